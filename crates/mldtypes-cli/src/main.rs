@@ -1,0 +1,2 @@
+//! The `mldtypes` command line.
+fn main() {}

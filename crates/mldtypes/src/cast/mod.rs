@@ -1,0 +1,1 @@
+//! Bulk slice conversion kernels with runtime CPU dispatch.

@@ -1,0 +1,1 @@
+//! One generic minifloat type; every named format is a descriptor.

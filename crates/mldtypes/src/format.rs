@@ -1,0 +1,395 @@
+//! Format descriptors: the handful of primary facts that define a binary
+//! floating-point format, in the manner of LLVM's `fltSemantics` and
+//! rustc_apfloat's `Semantics`.
+//!
+//! A [`Format`] states the exponent and mantissa widths, the exponent bias,
+//! how the format treats non-finite values ([`NonFinite`]), where its NaN
+//! lives ([`NanEncoding`]), whether it has a sign bit and whether it has a
+//! zero. Everything else — masks, the largest finite code, the smallest
+//! normal and subnormal magnitudes, epsilon — is derived by `const fn`s, so
+//! every named format of ml_dtypes is one documented line below.
+//!
+//! | format | E | M | bias | non-finite | NaN | notes |
+//! |---|---|---|---|---|---|---|
+//! | [`BFLOAT16`] | 8 | 7 | 127 | IEEE | IEEE | |
+//! | [`FLOAT16`] | 5 | 10 | 15 | IEEE | IEEE | IEEE binary16 |
+//! | [`FLOAT8_E3M4`] | 3 | 4 | 3 | IEEE | IEEE | |
+//! | [`FLOAT8_E4M3`] | 4 | 3 | 7 | IEEE | IEEE | |
+//! | [`FLOAT8_E4M3FN`] | 4 | 3 | 7 | NaN only | all ones | OCP FP8 E4M3 |
+//! | [`FLOAT8_E4M3FNUZ`] | 4 | 3 | 8 | NaN only | negative zero | |
+//! | [`FLOAT8_E4M3B11FNUZ`] | 4 | 3 | 11 | NaN only | negative zero | |
+//! | [`FLOAT8_E5M2`] | 5 | 2 | 15 | IEEE | IEEE | OCP FP8 E5M2 |
+//! | [`FLOAT8_E5M2FNUZ`] | 5 | 2 | 16 | NaN only | negative zero | |
+//! | [`FLOAT8_E8M0FNU`] | 8 | 0 | 127 | NaN only | all ones | unsigned, no zero (OCP MX scale) |
+//! | [`FLOAT6_E2M3FN`] | 2 | 3 | 1 | finite only | — | OCP MX FP6 |
+//! | [`FLOAT6_E3M2FN`] | 3 | 2 | 3 | finite only | — | OCP MX FP6 |
+//! | [`FLOAT4_E2M1FN`] | 2 | 1 | 1 | finite only | — | OCP MX FP4 |
+//!
+//! Sources: the ml_dtypes README (seed 001), the OCP Microscaling Formats
+//! (MX) v1.0 specification, LLVM `APFloat.cpp`.
+//!
+//! # Examples
+//!
+//! ```
+//! use mldtypes::format::FLOAT8_E4M3FN;
+//! assert_eq!(FLOAT8_E4M3FN.max_finite(), 448.0);
+//! assert_eq!(FLOAT8_E4M3FN.min_positive_normal(), 2f64.powi(-6));
+//! assert_eq!(FLOAT8_E4M3FN.min_positive_subnormal(), 2f64.powi(-9));
+//! assert_eq!(FLOAT8_E4M3FN.nan_code(), Some(0x7f));
+//! assert_eq!(FLOAT8_E4M3FN.max_code(), 0x7e);
+//! ```
+
+/// How a format represents values that are not finite numbers.
+///
+/// The three cases of LLVM's `fltNonfiniteBehavior`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NonFinite {
+    /// IEEE 754: the all-ones exponent encodes ±infinity (zero mantissa)
+    /// and NaN (non-zero mantissa).
+    Ieee,
+    /// No infinities; NaN is encoded as described by [`NanEncoding`]; every
+    /// other code, including the all-ones exponent, is a finite number
+    /// ("fn" and "fnuz" formats, float8_e8m0fnu).
+    NanOnly,
+    /// Every code is a finite number: no infinity, no NaN (the MX float6 and
+    /// float4 formats).
+    FiniteOnly,
+}
+
+/// Where a format's NaN lives (LLVM's `fltNanEncoding`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NanEncoding {
+    /// IEEE 754: all-ones exponent and a non-zero mantissa, either sign.
+    Ieee,
+    /// Only the all-ones exponent with the all-ones mantissa is NaN, either
+    /// sign (`0bS111_1111` for float8_e4m3fn, `0xFF` for float8_e8m0fnu).
+    AllOnes,
+    /// The single code that would be negative zero (`0b1000_0000`) is NaN;
+    /// the format has a single, unsigned zero ("uz").
+    NegativeZero,
+    /// The format has no NaN at all (only with [`NonFinite::FiniteOnly`]).
+    None,
+}
+
+/// A binary floating-point format, stated by its primary facts.
+///
+/// Bit layout of a code (stored in the low bits of a `u8`/`u16`):
+/// `[sign (1 bit if signed)][exponent (exp_bits)][mantissa (man_bits)]`.
+/// The value of a code with biased exponent `e` and mantissa `m` is
+/// `(-1)^s × 2^(e − bias) × (1 + m / 2^man_bits)` for normal codes, and
+/// `(-1)^s × 2^(1 − bias) × (m / 2^man_bits)` for subnormal codes
+/// (`e == 0`, only in formats with a zero). In formats without a zero
+/// (float8_e8m0fnu) the code with `e == 0` is the normal number
+/// `2^(−bias)`.
+///
+/// Every other property is derived by the `const fn` methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Format {
+    /// The ml_dtypes name of the format, e.g. `"float8_e4m3fn"`.
+    pub name: &'static str,
+    /// Width of the exponent field in bits.
+    pub exp_bits: u32,
+    /// Width of the stored mantissa (trailing significand) field in bits.
+    pub man_bits: u32,
+    /// Exponent bias: a normal code with biased exponent `e` has unbiased
+    /// exponent `e - bias`.
+    pub bias: i32,
+    /// How infinities and NaNs are represented.
+    pub non_finite: NonFinite,
+    /// Where the NaN code is, if any.
+    pub nan_encoding: NanEncoding,
+    /// Whether the format has a sign bit.
+    pub signed: bool,
+    /// Whether the format can represent zero.
+    pub has_zero: bool,
+}
+
+/// Declares the named formats, one documented line each.
+macro_rules! formats {
+    ($( $(#[$doc:meta])* $id:ident = $name:literal ($e:literal : $m:literal, bias $b:literal, $nf:ident, $nan:ident $(, $flag:ident)*); )*) => {
+        $(
+            $(#[$doc])*
+            pub const $id: Format = Format {
+                name: $name,
+                exp_bits: $e,
+                man_bits: $m,
+                bias: $b,
+                non_finite: NonFinite::$nf,
+                nan_encoding: NanEncoding::$nan,
+                signed: !formats!(@has unsigned $($flag)*),
+                has_zero: !formats!(@has no_zero $($flag)*),
+            };
+        )*
+        /// Every named format of this module, in ml_dtypes' documentation order
+        /// after bfloat16 and IEEE float16.
+        pub const ALL: &[Format] = &[$($id),*];
+    };
+    (@has unsigned unsigned $($rest:ident)*) => { true };
+    (@has no_zero no_zero $($rest:ident)*) => { true };
+    (@has $want:ident $other:ident $($rest:ident)*) => { formats!(@has $want $($rest)*) };
+    (@has $want:ident) => { false };
+}
+
+formats! {
+    /// bfloat16: float32 truncated to 16 bits; 1 sign, 8 exponent, 7 mantissa bits, IEEE.
+    BFLOAT16 = "bfloat16" (8:7, bias 127, Ieee, Ieee);
+    /// IEEE 754 binary16 (`half::f16`); 1 sign, 5 exponent, 10 mantissa bits.
+    FLOAT16 = "float16" (5:10, bias 15, Ieee, Ieee);
+    /// float8_e3m4: 1 sign, 3 exponent, 4 mantissa bits, bias 3, IEEE (max 15.5).
+    FLOAT8_E3M4 = "float8_e3m4" (3:4, bias 3, Ieee, Ieee);
+    /// float8_e4m3: 1 sign, 4 exponent, 3 mantissa bits, bias 7, IEEE (max 240).
+    FLOAT8_E4M3 = "float8_e4m3" (4:3, bias 7, Ieee, Ieee);
+    /// float8_e4m3fn (OCP FP8 E4M3): bias 7, no inf, NaN `0bS111_1111` (max 448).
+    FLOAT8_E4M3FN = "float8_e4m3fn" (4:3, bias 7, NanOnly, AllOnes);
+    /// float8_e4m3fnuz: bias 8, no inf, no −0, NaN `0b1000_0000` (max 240).
+    FLOAT8_E4M3FNUZ = "float8_e4m3fnuz" (4:3, bias 8, NanOnly, NegativeZero);
+    /// float8_e4m3b11fnuz: bias 11, no inf, no −0, NaN `0b1000_0000` (max 30).
+    FLOAT8_E4M3B11FNUZ = "float8_e4m3b11fnuz" (4:3, bias 11, NanOnly, NegativeZero);
+    /// float8_e5m2 (OCP FP8 E5M2): 1 sign, 5 exponent, 2 mantissa bits, bias 15, IEEE (max 57344).
+    FLOAT8_E5M2 = "float8_e5m2" (5:2, bias 15, Ieee, Ieee);
+    /// float8_e5m2fnuz: bias 16, no inf, no −0, NaN `0b1000_0000` (max 57344).
+    FLOAT8_E5M2FNUZ = "float8_e5m2fnuz" (5:2, bias 16, NanOnly, NegativeZero);
+    /// float8_e8m0fnu (OCP MX E8M0 scale): unsigned, 8 exponent bits, no mantissa, no zero,
+    /// no inf, NaN `0xFF`; values 2^−127 … 2^127.
+    FLOAT8_E8M0FNU = "float8_e8m0fnu" (8:0, bias 127, NanOnly, AllOnes, unsigned, no_zero);
+    /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM`, bias 1, finite only (max 7.5).
+    FLOAT6_E2M3FN = "float6_e2m3fn" (2:3, bias 1, FiniteOnly, None);
+    /// float6_e3m2fn (OCP MX FP6 E3M2): `0bSEEEMM`, bias 3, finite only (max 28).
+    FLOAT6_E3M2FN = "float6_e3m2fn" (3:2, bias 3, FiniteOnly, None);
+    /// float4_e2m1fn (OCP MX FP4 E2M1): `0bSEEM`, bias 1, finite only (max 6).
+    FLOAT4_E2M1FN = "float4_e2m1fn" (2:1, bias 1, FiniteOnly, None);
+}
+
+/// What a narrowing conversion does with a finite value beyond the largest
+/// finite number of the target format.
+///
+/// Source: ml_dtypes 0.6.0 (`NonSaturating`), NVIDIA `cvt.satfinite` and the
+/// OCP MX specification's recommendation (`Saturating`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Overflow {
+    /// ml_dtypes' behaviour: ±infinity in IEEE formats, NaN in NaN-only
+    /// formats, ±max in finite-only formats (float6, float4).
+    #[default]
+    NonSaturating,
+    /// Clamp to ±max finite; NaN stays NaN where the format has one, and
+    /// ±infinity becomes ±max.
+    Saturating,
+}
+
+/// `2^k` as an `f64`, for `-1074 <= k <= 1023`, in a `const` context.
+const fn pow2(k: i32) -> f64 {
+    if k >= -1022 {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (k + 1074))
+    }
+}
+
+impl Format {
+    /// Total number of significant bits in a code: sign (if any) + exponent + mantissa.
+    pub const fn bits(&self) -> u32 {
+        self.signed as u32 + self.exp_bits + self.man_bits
+    }
+
+    /// Precision in bits, counting the implicit leading bit (`man_bits + 1`),
+    /// as LLVM's `precision`.
+    pub const fn precision(&self) -> u32 {
+        self.man_bits + 1
+    }
+
+    /// Mask of all code bits: `(1 << bits()) - 1`.
+    pub const fn code_mask(&self) -> u32 {
+        (1u32 << self.bits()) - 1
+    }
+
+    /// The sign bit of a code (`0` for unsigned formats).
+    pub const fn sign_mask(&self) -> u32 {
+        if self.signed {
+            1 << (self.exp_bits + self.man_bits)
+        } else {
+            0
+        }
+    }
+
+    /// Mask of the exponent field, in place.
+    pub const fn exp_mask(&self) -> u32 {
+        ((1u32 << self.exp_bits) - 1) << self.man_bits
+    }
+
+    /// Mask of the mantissa field.
+    pub const fn man_mask(&self) -> u32 {
+        (1u32 << self.man_bits) - 1
+    }
+
+    /// Largest biased exponent field value (all ones).
+    pub const fn max_biased_exp(&self) -> u32 {
+        (1u32 << self.exp_bits) - 1
+    }
+
+    /// The largest code (sign clear) that encodes a finite number.
+    pub const fn max_code(&self) -> u32 {
+        let all = self.exp_mask() | self.man_mask();
+        match self.non_finite {
+            NonFinite::Ieee => all - self.man_mask() - 1,
+            NonFinite::NanOnly => match self.nan_encoding {
+                NanEncoding::AllOnes => all - 1,
+                _ => all,
+            },
+            NonFinite::FiniteOnly => all,
+        }
+    }
+
+    /// Largest unbiased exponent of a finite number (LLVM's `maxExponent`).
+    pub const fn max_exp(&self) -> i32 {
+        ((self.max_code() >> self.man_bits) as i32) - self.bias
+    }
+
+    /// Smallest unbiased exponent of a normal number (LLVM's `minExponent`):
+    /// `1 - bias`, or `-bias` for formats without a zero.
+    pub const fn min_exp(&self) -> i32 {
+        if self.has_zero {
+            1 - self.bias
+        } else {
+            -self.bias
+        }
+    }
+
+    /// Largest finite value.
+    pub const fn max_finite(&self) -> f64 {
+        let m = self.max_code() & self.man_mask();
+        let frac = (((1u64 << self.man_bits) + m as u64) as f64) / (1u64 << self.man_bits) as f64;
+        frac * pow2(self.max_exp())
+    }
+
+    /// Smallest positive normal value (`2^min_exp()`): finfo's `smallest_normal`.
+    pub const fn min_positive_normal(&self) -> f64 {
+        pow2(self.min_exp())
+    }
+
+    /// Smallest positive subnormal value, `2^(min_exp() - man_bits)`; equal
+    /// to [`Format::min_positive_normal`] when the format has no subnormals
+    /// (no zero or no mantissa bits).
+    pub const fn min_positive_subnormal(&self) -> f64 {
+        if self.has_zero {
+            pow2(self.min_exp() - self.man_bits as i32)
+        } else {
+            pow2(self.min_exp())
+        }
+    }
+
+    /// Machine epsilon: the gap between 1.0 and the next larger value, `2^-man_bits`.
+    pub const fn epsilon(&self) -> f64 {
+        pow2(-(self.man_bits as i32))
+    }
+
+    /// Whether the format encodes ±infinity.
+    pub const fn has_infinity(&self) -> bool {
+        matches!(self.non_finite, NonFinite::Ieee)
+    }
+
+    /// Whether the format has a NaN.
+    pub const fn has_nan(&self) -> bool {
+        !matches!(self.non_finite, NonFinite::FiniteOnly)
+    }
+
+    /// Whether zero carries a sign (−0 exists).
+    pub const fn has_signed_zero(&self) -> bool {
+        self.signed && self.has_zero && !matches!(self.nan_encoding, NanEncoding::NegativeZero)
+    }
+
+    /// The code of +infinity, if the format has infinities.
+    pub const fn inf_code(&self) -> Option<u32> {
+        if self.has_infinity() {
+            Some(self.exp_mask())
+        } else {
+            None
+        }
+    }
+
+    /// The canonical (positive, quiet) NaN code, if the format has a NaN:
+    /// the quiet NaN `exp_mask | top mantissa bit` for IEEE formats, the
+    /// all-ones code for [`NanEncoding::AllOnes`], and the would-be negative
+    /// zero for [`NanEncoding::NegativeZero`].
+    pub const fn nan_code(&self) -> Option<u32> {
+        match (self.non_finite, self.nan_encoding) {
+            (NonFinite::FiniteOnly, _) | (_, NanEncoding::None) => None,
+            (_, NanEncoding::Ieee) => Some(self.exp_mask() | (1 << (self.man_bits - 1))),
+            (_, NanEncoding::AllOnes) => Some(self.exp_mask() | self.man_mask()),
+            (_, NanEncoding::NegativeZero) => Some(self.sign_mask()),
+        }
+    }
+
+    /// Whether `code` (only the low [`Format::bits`] bits are looked at) is a NaN.
+    pub const fn is_nan_code(&self, code: u32) -> bool {
+        let code = code & self.code_mask();
+        let mag = code & !self.sign_mask();
+        match (self.non_finite, self.nan_encoding) {
+            (NonFinite::FiniteOnly, _) | (_, NanEncoding::None) => false,
+            (_, NanEncoding::Ieee) => {
+                (mag & self.exp_mask()) == self.exp_mask() && (mag & self.man_mask()) != 0
+            }
+            (_, NanEncoding::AllOnes) => mag == self.exp_mask() | self.man_mask(),
+            (_, NanEncoding::NegativeZero) => code == self.sign_mask(),
+        }
+    }
+
+    /// Number of distinct codes, `2^bits()`.
+    pub const fn code_count(&self) -> u32 {
+        1 << self.bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_facts_match_the_seed() {
+        let cases: &[(Format, f64, f64, f64)] = &[
+            // (format, max, smallest normal, smallest subnormal)
+            (
+                BFLOAT16,
+                3.3895313892515355e38,
+                2f64.powi(-126),
+                2f64.powi(-133),
+            ),
+            (FLOAT16, 65504.0, 2f64.powi(-14), 2f64.powi(-24)),
+            (FLOAT8_E3M4, 15.5, 0.25, 2f64.powi(-6)),
+            (FLOAT8_E4M3, 240.0, 2f64.powi(-6), 2f64.powi(-9)),
+            (FLOAT8_E4M3FN, 448.0, 2f64.powi(-6), 2f64.powi(-9)),
+            (FLOAT8_E4M3FNUZ, 240.0, 2f64.powi(-7), 2f64.powi(-10)),
+            (FLOAT8_E4M3B11FNUZ, 30.0, 2f64.powi(-10), 2f64.powi(-13)),
+            (FLOAT8_E5M2, 57344.0, 2f64.powi(-14), 2f64.powi(-16)),
+            (FLOAT8_E5M2FNUZ, 57344.0, 2f64.powi(-15), 2f64.powi(-17)),
+            (
+                FLOAT8_E8M0FNU,
+                2f64.powi(127),
+                2f64.powi(-127),
+                2f64.powi(-127),
+            ),
+            (FLOAT6_E2M3FN, 7.5, 1.0, 0.125),
+            (FLOAT6_E3M2FN, 28.0, 0.25, 0.0625),
+            (FLOAT4_E2M1FN, 6.0, 1.0, 0.5),
+        ];
+        for &(f, max, tiny, sub) in cases {
+            assert_eq!(f.max_finite(), max, "{}", f.name);
+            assert_eq!(f.min_positive_normal(), tiny, "{}", f.name);
+            assert_eq!(f.min_positive_subnormal(), sub, "{}", f.name);
+        }
+        assert_eq!(ALL.len(), 13);
+    }
+
+    #[test]
+    fn nan_codes() {
+        assert_eq!(FLOAT8_E4M3FNUZ.nan_code(), Some(0x80));
+        assert!(FLOAT8_E4M3FN.is_nan_code(0xff));
+        assert!(!FLOAT8_E4M3FN.is_nan_code(0xfe));
+        assert_eq!(FLOAT8_E8M0FNU.nan_code(), Some(0xff));
+        assert_eq!(FLOAT8_E5M2.nan_code(), Some(0x7e));
+        assert_eq!(FLOAT8_E5M2.inf_code(), Some(0x7c));
+        assert_eq!(BFLOAT16.nan_code(), Some(0x7fc0));
+        assert_eq!(FLOAT4_E2M1FN.nan_code(), None);
+        assert_eq!(FLOAT6_E2M3FN.bits(), 6);
+        assert_eq!(FLOAT8_E8M0FNU.bits(), 8);
+    }
+}

@@ -1,0 +1,1 @@
+//! Sub-byte integers: int1, int2, int4, uint1, uint2, uint4.

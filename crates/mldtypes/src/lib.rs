@@ -1,0 +1,23 @@
+//! # mldtypes
+//!
+//! Machine-learning number formats and JAX's type promotion semantics, in Rust.
+//!
+//! - [`format`]: format descriptors (exponent/mantissa widths, bias, non-finite
+//!   behaviour, NaN encoding) for every ml_dtypes floating-point format.
+//! - [`float`]: one generic minifloat type; `bfloat16`, the float8 family and the
+//!   MX float6/float4 formats are instances of it, bit-exact with ml_dtypes 0.6.0.
+//! - [`int`]: the sub-byte integers int1/int2/int4 and uint1/uint2/uint4.
+//! - [`info`]: `finfo` / `iinfo`, with every field of `ml_dtypes.finfo`.
+//! - [`dtype`]: the [`dtype::DType`] enum: names, aliases, sizes, kinds.
+//! - [`promote`]: a generic lattice engine and JAX's promotion lattices, weak
+//!   types, `result_type`, and the other systems' tables.
+//! - [`cast`]: bulk slice conversion kernels with runtime CPU dispatch.
+#![warn(missing_docs)]
+
+pub mod cast;
+pub mod dtype;
+pub mod float;
+pub mod format;
+pub mod info;
+pub mod int;
+pub mod promote;
