@@ -503,11 +503,37 @@ impl fmt::Display for TypePromotionError {
 
 impl std::error::Error for TypePromotionError {}
 
-/// A built JAX lattice plus the dtype → node-index map.
+/// `dtype as usize` → index in [`NODES`] (`u8::MAX`: not a lattice node).
+const NODE_OF_DTYPE: [u8; DType::ALL.len()] = {
+    let mut t = [u8::MAX; DType::ALL.len()];
+    let mut i = 0;
+    while i < NODES.len() {
+        if let JaxType::Strong(d) = NODES[i] {
+            t[d as usize] = i as u8;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The index of a node in [`NODES`] (and in every JAX lattice), or `None`
+/// for complex32 / bcomplex32.
+#[inline]
+const fn node_index(t: JaxType) -> Option<usize> {
+    match t {
+        JaxType::Strong(d) => match NODE_OF_DTYPE[d as usize] {
+            u8::MAX => None,
+            i => Some(i as usize),
+        },
+        JaxType::WeakInt => Some(32),
+        JaxType::WeakFloat => Some(33),
+        JaxType::WeakComplex => Some(34),
+    }
+}
+
+/// A built JAX lattice, its nodes in [`NODES`] order.
 struct JaxLattice {
     lattice: Lattice<JaxType>,
-    /// `dtype as usize` → node index (`None` for complex32 / bcomplex32).
-    dtype_index: Vec<Option<usize>>,
 }
 
 impl JaxLattice {
@@ -516,24 +542,12 @@ impl JaxLattice {
         // build them is a bug in this file, not a user error.
         let lattice =
             Lattice::with_nodes(&NODES, edges).expect("JAX lattice literal is a valid lattice");
-        let dtype_index = DType::ALL
-            .iter()
-            .map(|d| lattice.index_of(&JaxType::Strong(*d)))
-            .collect();
-        JaxLattice {
-            lattice,
-            dtype_index,
-        }
+        JaxLattice { lattice }
     }
 
     #[inline]
     fn index(&self, t: JaxType) -> Option<usize> {
-        match t {
-            JaxType::Strong(d) => self.dtype_index[d as usize],
-            JaxType::WeakInt => Some(32),
-            JaxType::WeakFloat => Some(33),
-            JaxType::WeakComplex => Some(34),
-        }
+        node_index(t)
     }
 }
 
@@ -716,6 +730,25 @@ impl PromotionConfig {
         TypePromotionError::NoPromotionPath { inputs, reason }
     }
 
+    /// Binary join: index lookups and one join-table lookup; the general path
+    /// only runs to build an error.
+    #[inline]
+    fn join2(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
+        let l = jax_lattice(self.mode, self.x64);
+        if let (Some(i), Some(j)) = (l.index(a), l.index(b)) {
+            if let Some(k) = l.lattice.join_index(i, j) {
+                return Ok(NODES[k]);
+            }
+        }
+        self.join2_error(a, b)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn join2_error(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
+        self.least_upper_bound(&[a, b])
+    }
+
     /// The least upper bound of `nodes` on this configuration's lattice
     /// (JAX's `_least_upper_bound`), listing `nodes` in the error as given.
     fn least_upper_bound(&self, nodes: &[JaxType]) -> Result<JaxType, TypePromotionError> {
@@ -766,7 +799,7 @@ impl PromotionConfig {
     /// assert_eq!(c.join(DType::UInt64.into(), DType::Int8.into()), Ok(JaxType::WeakFloat));
     /// ```
     pub fn join(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
-        self.least_upper_bound(&[a, b])
+        self.join2(a, b)
     }
 
     /// Explains the join of `nodes`: for each input, the path of lattice edges
@@ -816,7 +849,7 @@ impl PromotionConfig {
     /// assert!(e.to_string().contains("8-bit floats do not support implicit promotion"));
     /// ```
     pub fn promote_types(&self, a: JaxType, b: JaxType) -> Result<DType, TypePromotionError> {
-        Ok(self.least_upper_bound(&[a, b])?.numpy_dtype())
+        Ok(self.join2(a, b)?.numpy_dtype())
     }
 
     /// The default dtype of a weak result of kind `d` (JAX's `default_types`):
@@ -1037,6 +1070,15 @@ mod tests {
             assert!(t.non_idempotent().is_empty());
             assert!(t.non_associative_triples().is_empty());
         }
+    }
+
+    #[test]
+    fn node_indices_match_nodes() {
+        for (i, t) in NODES.iter().enumerate() {
+            assert_eq!(node_index(*t), Some(i));
+        }
+        assert_eq!(node_index(JaxType::Strong(DType::Complex32)), None);
+        assert_eq!(node_index(JaxType::Strong(DType::BComplex32)), None);
     }
 
     #[test]
