@@ -338,6 +338,50 @@ pub enum Operand {
     Scalar(PyScalar),
 }
 
+impl std::str::FromStr for Operand {
+    type Err = crate::dtype::ParseDTypeError;
+
+    /// Parses a command-line operand: `True`/`False` (Python bool), an integer
+    /// literal such as `1` or `-3` (Python int), a float literal such as `1.0`
+    /// or `2e3` (Python float), a complex literal ending in `j` such as `1j`
+    /// (Python complex), `i*`/`f*`/`c*` (the Python scalar types),
+    /// `weak:<dtype>` (a weakly typed array), otherwise a dtype (strong).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        match t {
+            "True" | "False" => return Ok(Operand::Scalar(PyScalar::Bool)),
+            "i*" => return Ok(Operand::Scalar(PyScalar::Int)),
+            "f*" => return Ok(Operand::Scalar(PyScalar::Float)),
+            "c*" => return Ok(Operand::Scalar(PyScalar::Complex)),
+            _ => {}
+        }
+        if let Some(d) = t.strip_prefix("weak:") {
+            return d.parse().map(Operand::Weak);
+        }
+        let numeric = |x: &str| {
+            x.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+' || c == '.')
+                && x.parse::<f64>().is_ok()
+        };
+        if t.parse::<i128>().is_ok() {
+            return Ok(Operand::Scalar(PyScalar::Int));
+        }
+        if numeric(t) {
+            return Ok(Operand::Scalar(PyScalar::Float));
+        }
+        if let Some(body) = t.strip_suffix('j') {
+            let body = body.trim_start_matches('(');
+            if body.is_empty()
+                || numeric(body)
+                || body.contains(['+', '-'])
+                    && body.split(['+', '-']).all(|p| p.is_empty() || numeric(p))
+            {
+                return Ok(Operand::Scalar(PyScalar::Complex));
+            }
+        }
+        t.parse().map(Operand::Strong)
+    }
+}
+
 /// Which of JAX's "no promotion path" texts applies (JAX checks them in this
 /// order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -782,6 +826,39 @@ impl PromotionConfig {
         }
     }
 
+    /// The lattice node an operand takes part in the join as (JAX's
+    /// `_jax_type` after canonicalization): a strong dtype canonicalized for
+    /// x64; a weakly typed value or Python int/float/complex → `i*`/`f*`/`c*`;
+    /// Python bool and weak bool → `bool`.
+    ///
+    /// # Errors
+    ///
+    /// [`TypePromotionError::NotAJaxType`] for complex32 / bcomplex32.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// use mldtypes::promote::jax::{JaxType, Operand, PromotionConfig, PyScalar};
+    /// let c = PromotionConfig::DEFAULT;
+    /// assert_eq!(c.lattice_node(Operand::Strong(DType::Int64)), Ok(JaxType::Strong(DType::Int32)));
+    /// assert_eq!(c.lattice_node(Operand::Weak(DType::BFloat16)), Ok(JaxType::WeakFloat));
+    /// assert_eq!(c.lattice_node(Operand::Scalar(PyScalar::Bool)), Ok(JaxType::Strong(DType::Bool)));
+    /// ```
+    pub fn lattice_node(&self, op: Operand) -> Result<JaxType, TypePromotionError> {
+        Ok(match op {
+            Operand::Strong(d) | Operand::Weak(d) if node_index(JaxType::Strong(d)).is_none() => {
+                return Err(TypePromotionError::NotAJaxType(d))
+            }
+            Operand::Strong(d) => JaxType::Strong(self.canonicalize_dtype(d)),
+            Operand::Weak(d) => JaxType::weak_of(d),
+            Operand::Scalar(PyScalar::Bool) => JaxType::Strong(DType::Bool),
+            Operand::Scalar(PyScalar::Int) => JaxType::WeakInt,
+            Operand::Scalar(PyScalar::Float) => JaxType::WeakFloat,
+            Operand::Scalar(PyScalar::Complex) => JaxType::WeakComplex,
+        })
+    }
+
     /// The raw lattice join `a ∨ b` (a seed-table cell: weak results stay
     /// weak types).
     ///
@@ -1079,6 +1156,29 @@ mod tests {
         }
         assert_eq!(node_index(JaxType::Strong(DType::Complex32)), None);
         assert_eq!(node_index(JaxType::Strong(DType::BComplex32)), None);
+    }
+
+    #[test]
+    fn operands_parse() {
+        let cases = [
+            ("True", Operand::Scalar(PyScalar::Bool)),
+            ("3", Operand::Scalar(PyScalar::Int)),
+            ("-3", Operand::Scalar(PyScalar::Int)),
+            ("1.5", Operand::Scalar(PyScalar::Float)),
+            ("2e3", Operand::Scalar(PyScalar::Float)),
+            ("1j", Operand::Scalar(PyScalar::Complex)),
+            ("1+2j", Operand::Scalar(PyScalar::Complex)),
+            ("f*", Operand::Scalar(PyScalar::Float)),
+            ("weak:int8", Operand::Weak(DType::Int8)),
+            ("bf16", Operand::Strong(DType::BFloat16)),
+            ("f8", Operand::Strong(DType::Float64)),
+            ("inf", Operand::Strong(DType::Int8)),
+        ];
+        for (s, want) in cases.iter().take(cases.len() - 1) {
+            assert_eq!(s.parse::<Operand>(), Ok(*want), "{s}");
+        }
+        assert!("inf".parse::<Operand>().is_err());
+        assert!("weak:nope".parse::<Operand>().is_err());
     }
 
     #[test]
