@@ -21,3 +21,9 @@ pub mod format;
 pub mod info;
 pub mod int;
 pub mod promote;
+
+pub use float::{
+    bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
+    float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+    float8_e8m0fnu,
+};

@@ -1,0 +1,406 @@
+//! The generic scalar core: encoding and decoding of any [`Format`], driven
+//! only by its descriptor. Every rounding in the crate goes through here.
+//!
+//! Codes are passed as `u32` holding the format's bits in the low
+//! [`Format::bits`] bits; bits above them are ignored on input and are zero
+//! on output.
+//!
+//! # Rounding
+//!
+//! Finite inputs are rounded to nearest, ties to even (IEEE 754
+//! `roundTiesToEven`), with subnormal inputs and outputs handled exactly.
+//! Formats without mantissa bits (float8_e8m0fnu) round ties away from zero
+//! ("round half up"), as ml_dtypes does. What happens to values that do not
+//! fit, to NaN, to infinities, and to zero depends on the format's
+//! non-finite behaviour and is described on [`encode_f32`].
+//!
+//! # Examples
+//!
+//! ```
+//! use mldtypes::float::core::{decode_f32, encode_f32, encode_f64};
+//! use mldtypes::format::{Overflow, FLOAT8_E4M3FN};
+//! let c = encode_f32(&FLOAT8_E4M3FN, 464.0, Overflow::NonSaturating);
+//! assert_eq!(c, 0x7e); // a tie between 448 and 480 rounds to the even 448
+//! assert_eq!(decode_f32(&FLOAT8_E4M3FN, c), 448.0);
+//! assert_eq!(encode_f64(&FLOAT8_E4M3FN, 464.01, Overflow::NonSaturating), 0x7f); // NaN
+//! ```
+
+use crate::format::{Format, NanEncoding, NonFinite, Overflow};
+
+/// How the magnitude of an inexact value is rounded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// Nearest, ties to even.
+    TiesEven,
+    /// Nearest, ties away from zero.
+    TiesAway,
+    /// Toward larger magnitude (any inexact value goes up).
+    Up,
+}
+
+/// The rounding rule ml_dtypes uses for a format: ties away from zero when
+/// the format has no mantissa bits (float8_e8m0fnu), ties to even otherwise.
+const fn nearest_rule(fmt: &Format) -> Round {
+    if fmt.man_bits == 0 {
+        Round::TiesAway
+    } else {
+        Round::TiesEven
+    }
+}
+
+/// `2^k` as an `f64`, for `-1074 <= k <= 1023`.
+#[inline]
+fn pow2(k: i32) -> f64 {
+    if k >= -1022 {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (k + 1074))
+    }
+}
+
+/// The sign bit of `fmt` if `neg`, else 0.
+#[inline]
+fn sign_bit(fmt: &Format, neg: bool) -> u32 {
+    if neg {
+        fmt.sign_mask()
+    } else {
+        0
+    }
+}
+
+/// The code a NaN input of the given sign becomes.
+///
+/// IEEE formats and signed all-ones formats keep the sign on the canonical
+/// quiet NaN; negative-zero-NaN and unsigned formats have a single NaN.
+/// Formats without a NaN (float6, float4) follow ml_dtypes: +NaN becomes
+/// −0 and −NaN becomes +0.
+#[inline]
+fn nan_result(fmt: &Format, neg: bool) -> u32 {
+    match fmt.nan_code() {
+        Some(nan) => match fmt.nan_encoding {
+            NanEncoding::NegativeZero => nan,
+            _ => nan | sign_bit(fmt, neg),
+        },
+        None => sign_bit(fmt, !neg),
+    }
+}
+
+/// The code of a finite value too large for the format.
+#[inline]
+fn overflow_result(fmt: &Format, neg: bool, ov: Overflow) -> u32 {
+    match (ov, fmt.non_finite) {
+        (Overflow::NonSaturating, NonFinite::Ieee) => fmt.exp_mask() | sign_bit(fmt, neg),
+        (Overflow::NonSaturating, NonFinite::NanOnly) => nan_result(fmt, neg),
+        _ => fmt.max_code() | sign_bit(fmt, neg),
+    }
+}
+
+/// The code of an infinite input.
+#[inline]
+fn inf_result(fmt: &Format, neg: bool, ov: Overflow) -> u32 {
+    if neg && !fmt.signed {
+        return nan_result(fmt, neg);
+    }
+    match (ov, fmt.non_finite) {
+        (Overflow::NonSaturating, NonFinite::Ieee) => fmt.exp_mask() | sign_bit(fmt, neg),
+        _ => overflow_result(fmt, neg, ov),
+    }
+}
+
+/// The code of an exact zero input (or a value that rounded to zero).
+#[inline]
+fn zero_result(fmt: &Format, neg: bool) -> u32 {
+    if !fmt.has_zero {
+        nan_result(fmt, neg)
+    } else if fmt.has_signed_zero() {
+        sign_bit(fmt, neg)
+    } else {
+        0
+    }
+}
+
+/// Rounds the non-zero finite value `(-1)^neg × sig × 2^exp` into `fmt`.
+#[inline]
+fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Overflow) -> u32 {
+    debug_assert!(sig != 0);
+    if neg && !fmt.signed {
+        return nan_result(fmt, neg);
+    }
+    let man_bits = fmt.man_bits as i32;
+    let top = 63 - sig.leading_zeros() as i32;
+    // Exponent of the unit in the last place of the result.
+    let mut q = (exp + top).max(fmt.min_exp()) - man_bits;
+    let shift = q - exp;
+    let mut m = if shift <= 0 {
+        sig << (-shift)
+    } else {
+        let (m, rem, half) = if shift >= 64 {
+            // sig < 2^64 <= 2^(shift-1) ... so the value is below half an ulp.
+            (0, sig, u64::MAX)
+        } else {
+            (
+                sig >> shift,
+                sig & ((1u64 << shift) - 1),
+                1u64 << (shift - 1),
+            )
+        };
+        let up = match mode {
+            Round::TiesEven => rem > half || (rem == half && m & 1 == 1),
+            Round::TiesAway => rem >= half,
+            Round::Up => rem != 0,
+        };
+        m + up as u64
+    };
+    if m >> (man_bits + 1) != 0 {
+        m >>= 1;
+        q += 1;
+    }
+    if m == 0 {
+        // Rounded to zero; formats without a zero stop at their smallest value.
+        return if fmt.has_zero {
+            zero_result(fmt, neg)
+        } else {
+            0
+        };
+    }
+    let implicit = 1u64 << man_bits;
+    let code = if m >= implicit {
+        let biased = (q + man_bits + fmt.bias) as i64;
+        debug_assert!(biased >= 0);
+        ((biased as u64) << man_bits) | (m - implicit)
+    } else {
+        m
+    };
+    if code > fmt.max_code() as u64 {
+        return overflow_result(fmt, neg, ov);
+    }
+    code as u32 | sign_bit(fmt, neg)
+}
+
+/// Encodes an `f32` into `fmt`, rounding to nearest, ties to even, exactly
+/// as ml_dtypes 0.6.0 converts `float32` (NumPy `astype`).
+///
+/// - Overflow ([`Overflow::NonSaturating`], ml_dtypes): ±infinity in IEEE
+///   formats; NaN in NaN-only formats (signed NaN `0bS111_1111` for
+///   float8_e4m3fn, `0x80` for fnuz formats, `0xFF` for float8_e8m0fnu);
+///   ±max in finite-only formats (float6, float4). With
+///   [`Overflow::Saturating`], ±max finite (and ±infinity becomes ±max).
+/// - NaN: the canonical quiet NaN with the input's sign (IEEE and
+///   float8_e4m3fn), the single NaN of fnuz and float8_e8m0fnu; formats
+///   without NaN map +NaN to −0 and −NaN to +0 (ml_dtypes' behaviour).
+/// - Zero: fnuz formats have only +0 (−0 becomes +0); float8_e8m0fnu has no
+///   zero: zero, negative values and NaN become its NaN `0xFF`, positive
+///   values below 2^-127 become `0x00` (2^-127), ties round away from zero.
+/// - ml_dtypes quirk, followed here: an `f32` *subnormal* input to a format
+///   whose normal range reaches below 2^-126 (only float8_e8m0fnu) is
+///   rounded up to the next representable value instead of to nearest, so
+///   every float32 in (2^-127, 2^-126) becomes 2^-126 (`0x01`).
+///   [`encode_f64`] rounds such values to nearest.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::encode_f32;
+/// use mldtypes::format::{Overflow::*, BFLOAT16, FLOAT4_E2M1FN, FLOAT8_E5M2};
+/// assert_eq!(encode_f32(&BFLOAT16, 1.0, NonSaturating), 0x3f80);
+/// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, NonSaturating), 0x7c); // +inf
+/// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, Saturating), 0x7b); // 57344
+/// assert_eq!(encode_f32(&FLOAT4_E2M1FN, f32::NAN, NonSaturating), 0x8); // −0
+/// ```
+pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
+    let b = x.to_bits();
+    let neg = b >> 31 != 0;
+    let e = (b >> 23) & 0xff;
+    let m = b & 0x7f_ffff;
+    if e == 0xff {
+        return if m != 0 {
+            nan_result(fmt, neg)
+        } else {
+            inf_result(fmt, neg, ov)
+        };
+    }
+    if e == 0 {
+        if m == 0 {
+            return zero_result(fmt, neg);
+        }
+        // ml_dtypes rounds subnormal float32 inputs up when they land in
+        // the target's normal range (see the function documentation).
+        let mode = if fmt.min_exp() < -126 {
+            Round::Up
+        } else {
+            nearest_rule(fmt)
+        };
+        return round_finite(fmt, neg, m as u64, -149, mode, ov);
+    }
+    round_finite(
+        fmt,
+        neg,
+        (m | 0x80_0000) as u64,
+        e as i32 - 150,
+        nearest_rule(fmt),
+        ov,
+    )
+}
+
+/// Encodes an `f64` into `fmt`, correctly rounded in one step from the
+/// `f64` value (never through `f32`).
+///
+/// Special values, overflow and zero are treated as in [`encode_f32`].
+///
+/// Deliberate deviation from ml_dtypes 0.6.0: NumPy casts from `float64`
+/// to the ml_dtypes formats round to `float32` first and then to the
+/// target, so a value just above a tie of the target format can round the
+/// wrong way there. This function rounds once. Also, float8_e8m0fnu values
+/// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (see
+/// the quirk in [`encode_f32`]).
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::encode_f64;
+/// use mldtypes::format::{Overflow::NonSaturating, FLOAT8_E4M3FN};
+/// // 1 + 2^-4 + 2^-30 is above the tie between 1 and 1.125; a float32
+/// // route would lose the 2^-30 and round the tie to even (1.0).
+/// let x = 1.0 + 2f64.powi(-4) + 2f64.powi(-30);
+/// assert_eq!(encode_f64(&FLOAT8_E4M3FN, x, NonSaturating), 0x39); // 1.125
+/// ```
+pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
+    let b = x.to_bits();
+    let neg = b >> 63 != 0;
+    let e = ((b >> 52) & 0x7ff) as i32;
+    let m = b & ((1u64 << 52) - 1);
+    if e == 0x7ff {
+        return if m != 0 {
+            nan_result(fmt, neg)
+        } else {
+            inf_result(fmt, neg, ov)
+        };
+    }
+    if e == 0 {
+        if m == 0 {
+            return zero_result(fmt, neg);
+        }
+        return round_finite(fmt, neg, m, -1074, nearest_rule(fmt), ov);
+    }
+    round_finite(fmt, neg, m | (1u64 << 52), e - 1075, nearest_rule(fmt), ov)
+}
+
+/// The `f32` NaN bit pattern ml_dtypes produces for a NaN code.
+///
+/// 16-bit formats (bfloat16, float16) keep sign and payload, left-aligned in
+/// the `f32` mantissa (bfloat16 is a truncated `f32`; NumPy widens float16
+/// this way). The float8 formats give the canonical quiet NaN with the
+/// code's sign; the fnuz NaN `0x80` gives the *negative* quiet NaN.
+#[inline]
+fn nan_bits_f32(fmt: &Format, code: u32) -> u32 {
+    let neg = code & fmt.sign_mask() != 0;
+    let sign = (neg as u32) << 31;
+    if fmt.bits() >= 16 && fmt.nan_encoding == NanEncoding::Ieee {
+        sign | 0x7f80_0000 | ((code & fmt.man_mask()) << (23 - fmt.man_bits))
+    } else {
+        sign | 0x7fc0_0000
+    }
+}
+
+/// Decodes `code` of `fmt` to its exact `f64` value, magnitude part only
+/// for finite, non-NaN codes. Returns `None` for NaN codes.
+#[inline]
+fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
+    if fmt.is_nan_code(code) {
+        return None;
+    }
+    let neg = code & fmt.sign_mask() != 0;
+    let mag = code & !fmt.sign_mask() & fmt.code_mask();
+    let e = mag >> fmt.man_bits;
+    let f = mag & fmt.man_mask();
+    let man_bits = fmt.man_bits as i32;
+    let v = if fmt.non_finite == NonFinite::Ieee && e == fmt.max_biased_exp() {
+        f64::INFINITY
+    } else if e == 0 && fmt.has_zero {
+        f as f64 * pow2(fmt.min_exp() - man_bits)
+    } else {
+        ((1u64 << man_bits) | f as u64) as f64 * pow2(e as i32 - fmt.bias - man_bits)
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// Decodes `code` of `fmt` to `f32`. Exact for every format of this crate
+/// (every value of every format is an `f32`).
+///
+/// NaN codes give the NaN bit pattern ml_dtypes gives: bfloat16 (and
+/// float16) keep sign and payload; float8 IEEE formats and float8_e4m3fn
+/// give the canonical quiet NaN with the code's sign; the fnuz NaN gives
+/// the negative quiet NaN `0xffc00000`; float8_e8m0fnu `0xFF` gives
+/// `0x7fc00000`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::decode_f32;
+/// use mldtypes::format::{FLOAT8_E4M3FNUZ, FLOAT8_E8M0FNU, FLOAT8_E5M2};
+/// assert_eq!(decode_f32(&FLOAT8_E5M2, 0x3c), 1.0);
+/// assert_eq!(decode_f32(&FLOAT8_E5M2, 0xfc), f32::NEG_INFINITY);
+/// assert_eq!(decode_f32(&FLOAT8_E8M0FNU, 0x00), 2f32.powi(-127));
+/// assert_eq!(decode_f32(&FLOAT8_E4M3FNUZ, 0x80).to_bits(), 0xffc0_0000);
+/// ```
+pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
+    match finite_or_inf(fmt, code) {
+        Some(v) => v as f32,
+        None => f32::from_bits(nan_bits_f32(fmt, code)),
+    }
+}
+
+/// Decodes `code` of `fmt` to its exact `f64` value.
+///
+/// NaN codes give the `f32` NaN of [`decode_f32`] widened as hardware does
+/// (sign and payload kept, quiet bit set), which is what NumPy's
+/// `astype(float64)` yields for the ml_dtypes types.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::decode_f64;
+/// use mldtypes::format::{BFLOAT16, FLOAT6_E3M2FN};
+/// assert_eq!(decode_f64(&FLOAT6_E3M2FN, 0x1f), 28.0);
+/// assert_eq!(decode_f64(&FLOAT6_E3M2FN, 0x20).to_bits(), (-0.0f64).to_bits());
+/// assert_eq!(decode_f64(&BFLOAT16, 0x0001), 2f64.powi(-133));
+/// ```
+pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
+    match finite_or_inf(fmt, code) {
+        Some(v) => v,
+        None => {
+            let b = nan_bits_f32(fmt, code) as u64;
+            f64::from_bits(((b >> 31) << 63) | 0x7ff8_0000_0000_0000 | ((b & 0x7f_ffff) << 29))
+        }
+    }
+}
+
+/// Converts `code` of format `from` directly to format `to`, correctly
+/// rounded (one rounding), equal to ml_dtypes 0.6.0's array casts
+/// (`a.astype(to)`).
+///
+/// Every value of every format is exactly an `f32`, so this is
+/// `encode_f32(to, decode_f32(from, code), ov)`, with two refinements that
+/// ml_dtypes makes as well: converting a format to itself returns the code
+/// unchanged (NaN payloads included; with [`Overflow::Saturating`]
+/// infinities still become ±max), and NaN payloads are never carried into
+/// another format (the target's canonical NaN with the source's sign).
+/// ml_dtypes refuses casts between float8_e8m0fnu and the float8/6/4
+/// formats; this function defines them by the same rule.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::convert;
+/// use mldtypes::format::{Overflow::NonSaturating, BFLOAT16, FLOAT16, FLOAT8_E4M3FN, FLOAT8_E5M2};
+/// assert_eq!(convert(&FLOAT8_E5M2, &FLOAT8_E4M3FN, 0x5e, NonSaturating), 0x7c); // 384
+/// assert_eq!(convert(&FLOAT8_E5M2, &FLOAT8_E4M3FN, 0x60, NonSaturating), 0x7f); // 512 → NaN
+/// assert_eq!(convert(&BFLOAT16, &FLOAT16, 0x7f81, NonSaturating), 0x7e00); // NaN payload dropped
+/// ```
+pub fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
+    let code = code & from.code_mask();
+    if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
+        return code;
+    }
+    encode_f32(to, decode_f32(from, code), ov)
+}
