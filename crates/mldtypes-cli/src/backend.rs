@@ -1,59 +1,26 @@
-//! The one place where the command line talks to the `mldtypes` library.
+//! The one place where the command line talks to the `mldtypes` library's
+//! number-format and conversion APIs.
 //!
-//! Every subcommand calls the functions of this module, never the library
-//! directly, so the rest of the crate is written against stable internal names.
-//! Sections marked `TEMPORARY` stand in for library APIs that are not available
-//! yet and are replaced by the real calls as they appear.
+//! Every subcommand calls the functions of this module for scalar and bulk
+//! conversion, finfo/iinfo and benchmarks, so the rest of the crate is written
+//! against stable internal names. Items marked `TEMPORARY` stand in for
+//! library APIs that are not available yet and are replaced by the real calls
+//! as they appear.
 
 use mldtypes::dtype::{DType, Kind};
+use mldtypes::float::core;
 use mldtypes::format::{Format, Overflow};
 
-use crate::error::{usage, Result};
+use crate::error::{usage, CliError, Result};
 
 // ---------------------------------------------------------------------------
 // DType names
 // ---------------------------------------------------------------------------
 
-/// Parses a dtype name, NumPy code or alias.
-///
-/// TEMPORARY: canonical names, NumPy itemsize codes and a few aliases, until
-/// `DType: FromStr` lands.
+/// Parses a dtype name, NumPy code or alias (`DType: FromStr`).
 pub fn parse_dtype(s: &str) -> Result<DType> {
-    let t = s.trim().trim_start_matches(['<', '=', '|']);
-    if let Some(d) = DType::ALL.iter().find(|d| d.name() == t) {
-        return Ok(*d);
-    }
-    let d = match t {
-        "?" | "b1" | "bool_" => DType::Bool,
-        "i1" => DType::Int8,
-        "i2" => DType::Int16,
-        "i4" => DType::Int32,
-        "i8" => DType::Int64,
-        "u1" => DType::UInt8,
-        "u2" => DType::UInt16,
-        "u4" => DType::UInt32,
-        "u8" => DType::UInt64,
-        "bf" | "bf16" => DType::BFloat16,
-        "f2" | "fp16" | "half" | "e" => DType::Float16,
-        "f4" | "float" | "fp32" | "f" => DType::Float32,
-        "f8" | "double" | "fp64" | "d" => DType::Float64,
-        "c8" | "F" => DType::Complex64,
-        "c16" | "D" => DType::Complex128,
-        _ => {
-            let mut near: Vec<&str> = DType::ALL
-                .iter()
-                .map(|d| d.name())
-                .filter(|n| n.starts_with(t.get(..3).unwrap_or(t)))
-                .collect();
-            near.truncate(4);
-            return Err(if near.is_empty() {
-                usage!("unknown dtype {s:?}")
-            } else {
-                usage!("unknown dtype {s:?}; did you mean {}?", near.join(", "))
-            });
-        }
-    };
-    Ok(d)
+    s.parse::<DType>()
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 // ---------------------------------------------------------------------------
@@ -70,80 +37,18 @@ pub fn small_float_format(d: DType) -> Option<Format> {
 }
 
 /// Decodes one code of `fmt` exactly to `f64`.
-///
-/// TEMPORARY: decodes from the descriptor until `float::core::decode_f64` lands.
 pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
-    let code = code & fmt.code_mask();
-    if fmt.is_nan_code(code) {
-        return f64::NAN;
-    }
-    let neg = code & fmt.sign_mask() != 0;
-    let mag = code & !fmt.sign_mask();
-    let e = (mag & fmt.exp_mask()) >> fmt.man_bits;
-    let m = mag & fmt.man_mask();
-    if fmt.has_infinity() && e == fmt.max_biased_exp() {
-        return if neg {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        };
-    }
-    let scale = 2f64.powi(-(fmt.man_bits as i32));
-    let v = if e == 0 && fmt.has_zero {
-        m as f64 * scale * 2f64.powi(1 - fmt.bias)
-    } else {
-        (1.0 + m as f64 * scale) * 2f64.powi(e as i32 - fmt.bias)
-    };
-    if neg {
-        -v
-    } else {
-        v
-    }
+    core::decode_f64(fmt, code)
 }
 
 /// Rounds `x` to the nearest code of `fmt` (round-to-nearest-even).
-///
-/// TEMPORARY: only bfloat16 and float16 (through `half`) until
-/// `float::core::encode_f64` lands; other formats report a usage error.
-pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> Result<u32> {
-    let code = match fmt.name {
-        "float16" => half::f16::from_f64(x).to_bits() as u32,
-        "bfloat16" => half::bf16::from_f32(x as f32).to_bits() as u32,
-        other => {
-            return Err(usage!(
-                "conversion to {other} is not available in this build"
-            ))
-        }
-    };
-    Ok(saturate(fmt, code, x, ov))
+pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
+    core::encode_f64(fmt, x, ov)
 }
 
 /// Rounds the float32 `x` to the nearest code of `fmt`.
-///
-/// TEMPORARY: see [`encode_f64`].
-pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> Result<u32> {
-    let code = match fmt.name {
-        "float16" => half::f16::from_f32(x).to_bits() as u32,
-        "bfloat16" => half::bf16::from_f32(x).to_bits() as u32,
-        other => {
-            return Err(usage!(
-                "conversion to {other} is not available in this build"
-            ))
-        }
-    };
-    Ok(saturate(fmt, code, x as f64, ov))
-}
-
-/// TEMPORARY: saturation on top of the `half` conversions.
-fn saturate(fmt: &Format, code: u32, x: f64, ov: Overflow) -> u32 {
-    if ov == Overflow::Saturating
-        && x.is_finite()
-        && Some(code & !fmt.sign_mask()) == fmt.inf_code()
-    {
-        (code & fmt.sign_mask()) | fmt.max_code()
-    } else {
-        code
-    }
+pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
+    core::encode_f32(fmt, x, ov)
 }
 
 // ---------------------------------------------------------------------------
@@ -161,11 +66,101 @@ pub fn storage_bytes(d: DType, n: usize) -> Option<usize> {
     }
 }
 
+/// Whether tensors of `from` can be converted to `to`: any pair of real
+/// floating-point dtypes.
+pub fn can_cast(from: DType, to: DType) -> bool {
+    from.is_float() && to.is_float()
+}
+
+/// One element in transit: a float32, a float64, or a code of a narrower format.
+#[derive(Clone, Copy)]
+enum Elem {
+    F32(f32),
+    F64(f64),
+    Code(u32),
+}
+
+/// TEMPORARY: reads element `i` of safetensors storage of `d` (bit-packed
+/// little-endian for 4/6-bit formats: element `i` occupies bits
+/// `[i*w, (i+1)*w)` of the byte stream).
+fn read_elem(src: &[u8], d: DType, i: usize) -> Elem {
+    match d {
+        DType::Float32 => Elem::F32(f32::from_le_bytes(
+            src[i * 4..i * 4 + 4].try_into().expect("4 bytes"),
+        )),
+        DType::Float64 => Elem::F64(f64::from_le_bytes(
+            src[i * 8..i * 8 + 8].try_into().expect("8 bytes"),
+        )),
+        _ => Elem::Code(match d.bits() {
+            16 => u16::from_le_bytes([src[2 * i], src[2 * i + 1]]) as u32,
+            8 => src[i] as u32,
+            w => {
+                let bit = i * w as usize;
+                let word =
+                    src[bit / 8] as u32 | (src.get(bit / 8 + 1).copied().unwrap_or(0) as u32) << 8;
+                (word >> (bit % 8)) & ((1 << w) - 1)
+            }
+        }),
+    }
+}
+
+/// TEMPORARY: writes element `i` (see [`read_elem`]); `dst` must start zeroed
+/// for the bit-packed formats.
+fn write_elem(dst: &mut [u8], d: DType, i: usize, e: Elem) {
+    match e {
+        Elem::F32(x) => dst[i * 4..i * 4 + 4].copy_from_slice(&x.to_le_bytes()),
+        Elem::F64(x) => dst[i * 8..i * 8 + 8].copy_from_slice(&x.to_le_bytes()),
+        Elem::Code(c) => match d.bits() {
+            16 => dst[2 * i..2 * i + 2].copy_from_slice(&(c as u16).to_le_bytes()),
+            8 => dst[i] = c as u8,
+            w => {
+                let bit = i * w as usize;
+                let word = c << (bit % 8);
+                dst[bit / 8] |= word as u8;
+                if word >> 8 != 0 {
+                    dst[bit / 8 + 1] |= (word >> 8) as u8;
+                }
+            }
+        },
+    }
+}
+
+/// TEMPORARY: one element conversion through the scalar core.
+fn convert_elem(e: Elem, from: DType, to: DType, ov: Overflow) -> Elem {
+    let sat32 = |x: f64| {
+        let y = x as f32;
+        if ov == Overflow::Saturating && x.is_finite() && y.is_infinite() {
+            f32::MAX.copysign(y)
+        } else {
+            y
+        }
+    };
+    match (e, to.format()) {
+        (Elem::F32(x), Some(f)) => Elem::Code(core::encode_f32(&f, x, ov)),
+        (Elem::F64(x), Some(f)) => Elem::Code(core::encode_f64(&f, x, ov)),
+        (Elem::Code(c), Some(f)) => {
+            Elem::Code(core::convert(&from.format().expect("float"), &f, c, ov))
+        }
+        (Elem::F32(x), None) if to == DType::Float32 => Elem::F32(x),
+        (Elem::F32(x), None) => Elem::F64(x as f64),
+        (Elem::F64(x), None) if to == DType::Float32 => Elem::F32(sat32(x)),
+        (Elem::F64(x), None) => Elem::F64(x),
+        (Elem::Code(c), None) => {
+            let fmt = from.format().expect("float");
+            if to == DType::Float32 {
+                Elem::F32(core::decode_f32(&fmt, c))
+            } else {
+                Elem::F64(core::decode_f64(&fmt, c))
+            }
+        }
+    }
+}
+
 /// Converts `src` (elements of `from`, in safetensors storage) into `dst`
 /// (elements of `to`, in safetensors storage, bit-packed where the tag is).
 ///
-/// TEMPORARY: float32/float64/float16/bfloat16 sources, float32/float16/bfloat16
-/// targets, element by element, until `cast::cast_bytes` and packing land.
+/// TEMPORARY: element by element through the scalar core until
+/// `cast::cast_bytes` and the packing functions land.
 pub fn cast_storage(
     src: &[u8],
     from: DType,
@@ -173,41 +168,22 @@ pub fn cast_storage(
     to: DType,
     ov: Overflow,
 ) -> Result<()> {
-    let n = src.len() / from.itemsize();
-    let read = |i: usize| -> Result<f32> {
-        let b = &src[i * from.itemsize()..(i + 1) * from.itemsize()];
-        Ok(match from {
-            DType::Float32 => f32::from_le_bytes(b.try_into().unwrap()),
-            DType::Float64 => f64::from_le_bytes(b.try_into().unwrap()) as f32,
-            DType::Float16 => half::f16::from_le_bytes(b.try_into().unwrap()).to_f32(),
-            DType::BFloat16 => half::bf16::from_le_bytes(b.try_into().unwrap()).to_f32(),
-            _ => {
-                return Err(usage!(
-                    "conversion from {from} is not available in this build"
-                ))
-            }
-        })
-    };
+    if !can_cast(from, to) {
+        return Err(usage!("cannot convert {from} to {to}"));
+    }
+    let n = src.len() * 8 / from.bits() as usize;
+    if storage_bytes(to, n) != Some(dst.len()) {
+        return Err(usage!(
+            "{n} elements of {to} do not fill {} bytes",
+            dst.len()
+        ));
+    }
+    dst.fill(0);
     for i in 0..n {
-        let x = read(i)?;
-        match to {
-            DType::Float32 => dst[i * 4..i * 4 + 4].copy_from_slice(&x.to_le_bytes()),
-            DType::Float16 | DType::BFloat16 => {
-                let code = encode_f32(&to.format().unwrap(), x, ov)? as u16;
-                dst[i * 2..i * 2 + 2].copy_from_slice(&code.to_le_bytes());
-            }
-            _ => return Err(usage!("conversion to {to} is not available in this build")),
-        }
+        let e = convert_elem(read_elem(src, from, i), from, to, ov);
+        write_elem(dst, to, i, e);
     }
     Ok(())
-}
-
-/// Whether converting tensors from `from` to `to` is supported.
-pub fn can_cast(from: DType, to: DType) -> bool {
-    matches!(
-        from,
-        DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16
-    ) && matches!(to, DType::Float32 | DType::Float16 | DType::BFloat16)
 }
 
 // ---------------------------------------------------------------------------
@@ -279,384 +255,6 @@ pub fn info(d: DType) -> Result<Vec<(&'static str, InfoValue)>> {
         }
         _ => Err(usage!("{d} has neither finfo nor iinfo")),
     }
-}
-
-// ---------------------------------------------------------------------------
-// Type promotion
-// ---------------------------------------------------------------------------
-
-/// An operand of a promotion query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Operand {
-    /// A strongly typed value of a dtype.
-    Strong(DType),
-    /// A weakly typed value of a dtype (`weak:DTYPE`).
-    Weak(DType),
-    /// A Python `int` scalar (`i*`).
-    PyInt,
-    /// A Python `float` scalar (`f*`).
-    PyFloat,
-    /// A Python `complex` scalar (`c*`).
-    PyComplex,
-}
-
-/// Promotion mode and x64 flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Config {
-    /// `jax_numpy_dtype_promotion=strict`.
-    pub strict: bool,
-    /// `jax_enable_x64`.
-    pub x64: bool,
-}
-
-/// A promotion that has no result: JAX's error class name and message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PromotionFailure {
-    /// The exception class, e.g. `TypePromotionError`.
-    pub kind: String,
-    /// The message text.
-    pub message: String,
-}
-
-/// The promotion systems of `table --system`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum System {
-    /// jax.numpy, standard mode (the current JAX page).
-    Jax,
-    /// jax.numpy, strict mode.
-    JaxStrict,
-    /// JAX's table of 2020 (no weak types).
-    #[value(name = "jax-2020")]
-    Jax2020,
-    /// jax.lax (no implicit promotion).
-    JaxLax,
-    /// NumPy's value-independent table (JEP 9407 appendix).
-    Numpy,
-    /// PyTorch (JEP 9407 appendix).
-    Torch,
-    /// TensorFlow (JEP 9407 appendix).
-    Tensorflow,
-}
-
-/// A lattice node: a dtype or one of the weak kinds `i*`, `f*`, `c*`.
-///
-/// TEMPORARY lattice, transcribed from the JAX lattice of the promotion issue,
-/// until `mldtypes::promote` lands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Node {
-    /// A strong dtype.
-    D(DType),
-    /// `i*`.
-    I,
-    /// `f*`.
-    F,
-    /// `c*`.
-    C,
-}
-
-impl Node {
-    /// Name as in the seed page's table (`i*` etc.) or the dtype's canonical name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Node::D(d) => d.name(),
-            Node::I => "i*",
-            Node::F => "f*",
-            Node::C => "c*",
-        }
-    }
-}
-
-fn lattice_edges(cfg: Config) -> Vec<(Node, Node)> {
-    use DType::*;
-    use Node::*;
-    let mut e = Vec::new();
-    let small = [
-        Float4E2M1FN,
-        Float6E2M3FN,
-        Float6E3M2FN,
-        Float8E3M4,
-        Float8E4M3,
-        Float8E8M0FNU,
-        Float8E4M3B11FNUZ,
-        Float8E4M3FN,
-        Float8E4M3FNUZ,
-        Float8E5M2,
-        Float8E5M2FNUZ,
-        BFloat16,
-        Float16,
-        Float32,
-        Float64,
-    ];
-    if cfg.strict {
-        for d in [
-            Int1, Int2, Int4, Int8, Int16, Int32, Int64, UInt1, UInt2, UInt4, UInt8, UInt16,
-            UInt32, UInt64,
-        ] {
-            e.push((I, D(d)));
-        }
-        e.push((I, F));
-        for d in small {
-            e.push((F, D(d)));
-        }
-        e.push((F, C));
-        e.push((C, D(Complex64)));
-        e.push((C, D(Complex128)));
-        return e;
-    }
-    e.push((D(Bool), I));
-    for d in [UInt8, UInt2, UInt4, UInt1, Int8, Int2, Int4, Int1] {
-        e.push((I, D(d)));
-    }
-    e.extend([
-        (D(UInt8), D(Int16)),
-        (D(UInt8), D(UInt16)),
-        (D(UInt16), D(Int32)),
-        (D(UInt16), D(UInt32)),
-        (D(UInt32), D(if cfg.x64 { Int64 } else { Int32 })),
-        (D(UInt32), D(UInt64)),
-        (D(UInt64), F),
-        (D(Int8), D(Int16)),
-        (D(Int16), D(Int32)),
-        (D(Int32), D(Int64)),
-        (D(Int64), F),
-    ]);
-    for d in &small[..13] {
-        e.push((F, D(*d)));
-    }
-    e.push((F, C));
-    e.extend([
-        (D(BFloat16), D(Float32)),
-        (D(Float16), D(Float32)),
-        (D(Float32), D(Float64)),
-        (D(Float32), D(Complex64)),
-        (D(Float64), D(Complex128)),
-        (C, D(Complex64)),
-        (D(Complex64), D(Complex128)),
-    ]);
-    e
-}
-
-/// Nodes and "immediately higher" edges of the JAX lattice for `cfg`.
-pub fn lattice(cfg: Config) -> (Vec<Node>, Vec<(Node, Node)>) {
-    let edges = lattice_edges(cfg);
-    let mut nodes: Vec<Node> = vec![Node::I, Node::F, Node::C];
-    nodes.extend(
-        DType::ALL
-            .iter()
-            .filter(|d| !matches!(d, DType::Complex32 | DType::BComplex32))
-            .map(|d| Node::D(*d)),
-    );
-    (nodes, edges)
-}
-
-fn upper(cfg: Config, n: Node) -> Vec<Node> {
-    let edges = lattice_edges(cfg);
-    let mut seen = vec![n];
-    let mut i = 0;
-    while i < seen.len() {
-        let cur = seen[i];
-        for (a, b) in &edges {
-            if *a == cur && !seen.contains(b) {
-                seen.push(*b);
-            }
-        }
-        i += 1;
-    }
-    seen
-}
-
-fn canonical(d: DType, x64: bool) -> DType {
-    if x64 {
-        return d;
-    }
-    match d {
-        DType::Int64 => DType::Int32,
-        DType::UInt64 => DType::UInt32,
-        DType::Float64 => DType::Float32,
-        DType::Complex128 => DType::Complex64,
-        d => d,
-    }
-}
-
-fn weak_default(n: Node, x64: bool) -> DType {
-    match n {
-        Node::I => canonical(DType::Int64, x64),
-        Node::F => canonical(DType::Float64, x64),
-        Node::C => canonical(DType::Complex128, x64),
-        Node::D(d) => d,
-    }
-}
-
-fn weak_node(d: DType) -> Node {
-    match d.kind() {
-        Kind::Bool => Node::D(DType::Bool),
-        Kind::Signed | Kind::Unsigned => Node::I,
-        Kind::Float => Node::F,
-        Kind::Complex => Node::C,
-    }
-}
-
-fn failure(ops: &[Operand], cfg: Config) -> PromotionFailure {
-    let names: Vec<String> = ops
-        .iter()
-        .map(|o| format!("'{}'", operand_dtype(*o, cfg.x64).0))
-        .collect();
-    let list = if names.len() == 1 {
-        format!("({},)", names[0])
-    } else {
-        format!("({})", names.join(", "))
-    };
-    let message = if cfg.strict {
-        format!("Input dtypes {list} have no available implicit dtype promotion path when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output type, or set jax_numpy_dtype_promotion=standard.")
-    } else {
-        format!("Input dtypes {list} have no available implicit dtype promotion path. Try explicitly casting inputs to the desired output type.")
-    };
-    PromotionFailure {
-        kind: "TypePromotionError".into(),
-        message,
-    }
-}
-
-fn operand_dtype(o: Operand, x64: bool) -> (DType, bool) {
-    match o {
-        Operand::Strong(d) => (canonical(d, x64), false),
-        Operand::Weak(d) => (canonical(d, x64), d != DType::Bool),
-        Operand::PyInt => (canonical(DType::Int64, x64), true),
-        Operand::PyFloat => (canonical(DType::Float64, x64), true),
-        Operand::PyComplex => (canonical(DType::Complex128, x64), true),
-    }
-}
-
-fn join(cfg: Config, nodes: &[Node]) -> Option<Node> {
-    let mut common = upper(cfg, nodes[0]);
-    for n in &nodes[1..] {
-        let u = upper(cfg, *n);
-        common.retain(|x| u.contains(x));
-    }
-    common.iter().copied().find(|c| {
-        let u = upper(cfg, *c);
-        common.iter().all(|x| u.contains(x))
-    })
-}
-
-/// `jax.dtypes.result_type(*ops, return_weak_type_flag=True)`.
-///
-/// TEMPORARY: see [`Node`].
-pub fn result_type(ops: &[Operand], cfg: Config) -> Result<(DType, bool), PromotionFailure> {
-    if ops.is_empty() {
-        return Err(PromotionFailure {
-            kind: "ValueError".into(),
-            message: "at least one array or dtype is required".into(),
-        });
-    }
-    for o in ops {
-        if let Operand::Strong(d) | Operand::Weak(d) = o {
-            if matches!(d, DType::Complex32 | DType::BComplex32) {
-                return Err(PromotionFailure {
-                    kind: "TypeError".into(),
-                    message: format!("{d} is not a valid dtype for JAX type promotion."),
-                });
-            }
-        }
-    }
-    let pairs: Vec<(DType, bool)> = ops.iter().map(|o| operand_dtype(*o, cfg.x64)).collect();
-    let (d, w) = if pairs.len() == 1 {
-        pairs[0]
-    } else if pairs.iter().all(|p| p.0 == pairs[0].0) && !pairs.iter().all(|p| p.1) {
-        (pairs[0].0, false)
-    } else if pairs.iter().all(|p| p.1) {
-        let nodes: Vec<Node> = pairs.iter().map(|p| Node::D(p.0)).collect();
-        match join(cfg, &nodes) {
-            Some(Node::D(d)) => (d, true),
-            Some(n) => (weak_default(n, cfg.x64), true),
-            None => return Err(failure(ops, cfg)),
-        }
-    } else {
-        let nodes: Vec<Node> = pairs
-            .iter()
-            .map(|p| if p.1 { weak_node(p.0) } else { Node::D(p.0) })
-            .collect();
-        match join(cfg, &nodes) {
-            Some(Node::D(d)) => (d, false),
-            Some(n) => (weak_default(n, cfg.x64), true),
-            None => return Err(failure(ops, cfg)),
-        }
-    };
-    Ok((canonical(d, cfg.x64), w && d != DType::Bool))
-}
-
-/// For each operand, the lattice path (node names) from its node up to the
-/// node of the result.
-///
-/// TEMPORARY: see [`Node`].
-pub fn explain(ops: &[Operand], cfg: Config) -> Result<Vec<Vec<String>>, PromotionFailure> {
-    let (d, weak) = result_type(ops, cfg)?;
-    let target = if weak { weak_node(d) } else { Node::D(d) };
-    let edges = lattice_edges(cfg);
-    Ok(ops
-        .iter()
-        .map(|o| {
-            let (od, ow) = operand_dtype(*o, cfg.x64);
-            let start = if ow { weak_node(od) } else { Node::D(od) };
-            // Breadth-first search for a shortest path.
-            let mut prev: Vec<(Node, Option<Node>)> = vec![(start, None)];
-            let mut i = 0;
-            while i < prev.len() && prev[i].0 != target {
-                let cur = prev[i].0;
-                for (a, b) in &edges {
-                    if *a == cur && !prev.iter().any(|p| p.0 == *b) {
-                        prev.push((*b, Some(cur)));
-                    }
-                }
-                i += 1;
-            }
-            let mut path = vec![target.name().to_string()];
-            let mut cur = target;
-            while let Some(p) = prev.iter().find(|p| p.0 == cur).and_then(|p| p.1) {
-                path.push(p.name().to_string());
-                cur = p;
-            }
-            path.reverse();
-            path
-        })
-        .collect())
-}
-
-/// One cell of `system`'s binary promotion table: the result dtype and weak
-/// flag, or the failure (`-` cells of the seed tables).
-///
-/// TEMPORARY: only the two jax.numpy systems until `mldtypes::promote` lands.
-pub fn table_cell(
-    system: System,
-    x64: bool,
-    a: Operand,
-    b: Operand,
-) -> Result<Result<(DType, bool), PromotionFailure>> {
-    let strict = match system {
-        System::Jax => false,
-        System::JaxStrict => true,
-        other => {
-            return Err(usage!(
-                "the {} table is not available in this build",
-                clap::ValueEnum::to_possible_value(&other)
-                    .unwrap()
-                    .get_name()
-            ))
-        }
-    };
-    Ok(result_type(&[a, b], Config { strict, x64 }))
-}
-
-/// Whether `system` and `other` disagree on the cell `(a, b)` (a cell missing
-/// from one of them counts as different).
-///
-/// TEMPORARY: systems without a table in this build never differ.
-pub fn differs(system: System, other: System, x64: bool, a: Operand, b: Operand) -> Result<bool> {
-    let x = table_cell(system, x64, a, b)?;
-    Ok(match table_cell(other, x64, a, b) {
-        Ok(y) => x != y,
-        Err(_) => false,
-    })
 }
 
 // ---------------------------------------------------------------------------

@@ -219,8 +219,8 @@ fn convert_one(to: DType, x: f64, from: FromType, ov: Overflow) -> Result<(u64, 
             let fmt = backend::small_float_format(to)
                 .ok_or_else(|| usage!("cast --to needs a floating-point dtype, not {to}"))?;
             let code = match from {
-                FromType::F32 => backend::encode_f32(&fmt, x as f32, ov)?,
-                FromType::F64 => backend::encode_f64(&fmt, x, ov)?,
+                FromType::F32 => backend::encode_f32(&fmt, x as f32, ov),
+                FromType::F64 => backend::encode_f64(&fmt, x, ov),
             };
             Ok((code as u64, backend::decode_f64(&fmt, code)))
         }

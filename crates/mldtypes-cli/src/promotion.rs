@@ -1,15 +1,34 @@
-//! `promote`, `table` and `lattice`: JAX type promotion queries.
+//! `promote`, `table` and `lattice`: JAX type promotion queries, on the
+//! promotion engine of `mldtypes::promote`.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use mldtypes::dtype::DType;
+use mldtypes::dtype::{DType, Naming};
+use mldtypes::promote::{
+    diff_view, table as system_table, JaxType, Operand, PromotionConfig, PromotionMode, PyScalar,
+    System, TypePromotionError, View,
+};
 use serde_json::{json, Value};
 
-use crate::backend::{self, Config, Node, Operand, PromotionFailure, System};
+use crate::backend;
 use crate::error::{usage, CliError, Result};
+
+/// The promotion configuration of the `--strict` / `--x32` flags (x64 is on
+/// unless `--x32` is given).
+pub fn config(strict: bool, x32: bool) -> PromotionConfig {
+    PromotionConfig {
+        mode: if strict {
+            PromotionMode::Strict
+        } else {
+            PromotionMode::Standard
+        },
+        x64: !x32,
+    }
+}
 
 /// Arguments of `mldtypes promote`.
 #[derive(Args, Debug)]
@@ -38,44 +57,67 @@ pub struct PromoteArgs {
     operands: Vec<String>,
 }
 
-/// Parses one promotion operand.
+/// Parses one promotion operand: a dtype (strong), `i*` / `f*` / `c*` (a
+/// Python int / float / complex scalar), or `weak:DTYPE`.
 pub fn parse_operand(s: &str) -> Result<Operand> {
-    Ok(match s {
-        "i*" => Operand::PyInt,
-        "f*" => Operand::PyFloat,
-        "c*" => Operand::PyComplex,
-        _ => match s.strip_prefix("weak:") {
+    Ok(match s.trim() {
+        "i*" => Operand::Scalar(PyScalar::Int),
+        "f*" => Operand::Scalar(PyScalar::Float),
+        "c*" => Operand::Scalar(PyScalar::Complex),
+        t => match t.strip_prefix("weak:") {
             Some(d) => Operand::Weak(backend::parse_dtype(d)?),
-            None => Operand::Strong(backend::parse_dtype(s)?),
+            None => Operand::Strong(backend::parse_dtype(t)?),
         },
     })
+}
+
+/// The lattice node an operand enters the join as (JAX's `_jax_type`).
+fn operand_node(op: Operand, cfg: PromotionConfig) -> JaxType {
+    match op {
+        Operand::Strong(d) => JaxType::Strong(cfg.canonicalize_dtype(d)),
+        Operand::Weak(d) => JaxType::weak_of(d),
+        Operand::Scalar(PyScalar::Bool) => JaxType::Strong(DType::Bool),
+        Operand::Scalar(PyScalar::Int) => JaxType::WeakInt,
+        Operand::Scalar(PyScalar::Float) => JaxType::WeakFloat,
+        Operand::Scalar(PyScalar::Complex) => JaxType::WeakComplex,
+    }
 }
 
 /// Outcome of one promotion query line.
 enum Outcome {
     Ok((DType, bool), Option<Vec<Vec<String>>>),
-    Failed(PromotionFailure),
+    Failed(TypePromotionError),
     Usage(String),
 }
 
-fn query(words: &[String], cfg: Config, explain: bool) -> Outcome {
+fn query(words: &[String], cfg: PromotionConfig, explain: bool) -> Outcome {
     let ops: Result<Vec<Operand>> = words.iter().map(|w| parse_operand(w)).collect();
     let ops = match ops {
         Ok(o) if o.is_empty() => return Outcome::Usage("no operands given".into()),
         Ok(o) => o,
         Err(e) => return Outcome::Usage(e.to_string()),
     };
-    match backend::result_type(&ops, cfg) {
+    match cfg.result_type(&ops) {
         Ok(r) => {
-            let paths = if explain {
-                backend::explain(&ops, cfg).ok()
-            } else {
-                None
-            };
+            let paths = explain.then(|| {
+                let nodes: Vec<JaxType> = ops.iter().map(|o| operand_node(*o, cfg)).collect();
+                match cfg.explain(&nodes) {
+                    Ok(e) => e
+                        .paths
+                        .iter()
+                        .map(|p| p.iter().map(|n| n.to_string()).collect())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                }
+            });
             Outcome::Ok(r, paths)
         }
-        Err(f) => Outcome::Failed(f),
+        Err(e) => Outcome::Failed(e),
     }
+}
+
+fn error_json(e: &TypePromotionError) -> Value {
+    json!({"error": {"kind": e.python_exception(), "message": e.to_string()}})
 }
 
 fn render(words: &[String], outcome: &Outcome, json: bool) -> String {
@@ -103,10 +145,8 @@ fn render(words: &[String], outcome: &Outcome, json: bool) -> String {
             }
             s
         }
-        (Outcome::Failed(f), true) => {
-            json!({"error": {"kind": f.kind, "message": f.message}}).to_string()
-        }
-        (Outcome::Failed(f), false) => format!("{}: {}", f.kind, f.message),
+        (Outcome::Failed(e), true) => error_json(e).to_string(),
+        (Outcome::Failed(e), false) => format!("{}: {e}", e.python_exception()),
         (Outcome::Usage(m), true) => {
             json!({"error": {"kind": "UsageError", "message": m}}).to_string()
         }
@@ -116,10 +156,7 @@ fn render(words: &[String], outcome: &Outcome, json: bool) -> String {
 
 /// `mldtypes promote`.
 pub fn promote(a: PromoteArgs) -> Result<()> {
-    let cfg = Config {
-        strict: a.strict,
-        x64: !a.x32,
-    };
+    let cfg = config(a.strict, a.x32);
     if !a.stdin {
         return match query(&a.operands, cfg, a.explain) {
             Outcome::Usage(m) => Err(CliError::Usage(m)),
@@ -192,45 +229,50 @@ pub enum TableFormat {
     Json,
 }
 
+fn parse_system(s: &str) -> std::result::Result<System, String> {
+    s.parse::<System>().map_err(|e| e.to_string())
+}
+
 /// Arguments of `mldtypes table`.
 #[derive(Args, Debug)]
 pub struct TableArgs {
-    /// The promotion system.
-    #[arg(long, value_enum, default_value = "jax")]
+    /// The promotion system: jax, jax-strict, jax-2020, jax-lax, numpy, torch, tensorflow.
+    #[arg(long, default_value = "jax", value_parser = parse_system)]
     system: System,
     /// 32-bit mode (`jax_enable_x64=False`).
     #[arg(long)]
     x32: bool,
-    /// `doc` (the 18 types of the JAX page), `all` (adds every ml_dtypes type),
-    /// or a comma-separated list of operands.
+    /// `doc` (the 18 types of the JAX page, or the system's own table), `all`
+    /// (adds every ml_dtypes type), or a comma-separated list of types.
     #[arg(long, default_value = "doc")]
     types: String,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: TableFormat,
-    /// The system whose differing cells are marked.
-    #[arg(long, value_enum, default_value = "numpy")]
+    /// The system whose differing cells are marked (compared as the seeds'
+    /// generator code does: `jnp.promote_types` vs `np.promote_types`).
+    #[arg(long, default_value = "numpy", value_parser = parse_system)]
     diff: System,
 }
 
 /// The 18 types of the JAX page's table, in its order.
-pub fn doc_types() -> Vec<Operand> {
+pub fn doc_types() -> Vec<JaxType> {
     use DType::*;
-    let mut v: Vec<Operand> = [
+    let mut v: Vec<JaxType> = [
         Bool, UInt8, UInt16, UInt32, UInt64, Int8, Int16, Int32, Int64, BFloat16, Float16, Float32,
         Float64, Complex64, Complex128,
     ]
     .into_iter()
-    .map(Operand::Strong)
+    .map(JaxType::Strong)
     .collect();
-    v.extend([Operand::PyInt, Operand::PyFloat, Operand::PyComplex]);
+    v.extend([JaxType::WeakInt, JaxType::WeakFloat, JaxType::WeakComplex]);
     v
 }
 
 /// Every type of the JAX lattice: the doc types plus every ml_dtypes type.
-pub fn all_types() -> Vec<Operand> {
+pub fn all_types() -> Vec<JaxType> {
     use DType::*;
-    let mut v: Vec<Operand> = [
+    let mut v: Vec<JaxType> = [
         Bool,
         UInt1,
         UInt2,
@@ -265,98 +307,76 @@ pub fn all_types() -> Vec<Operand> {
         Complex128,
     ]
     .into_iter()
-    .map(Operand::Strong)
+    .map(JaxType::Strong)
     .collect();
-    v.extend([Operand::PyInt, Operand::PyFloat, Operand::PyComplex]);
+    v.extend([JaxType::WeakInt, JaxType::WeakFloat, JaxType::WeakComplex]);
     v
 }
 
-/// The JAX page's short name of a dtype (`b1`, `u4`, `bf`, `c16`), or the
-/// canonical name for dtypes the page does not show.
-pub fn short_name(d: DType) -> &'static str {
-    use DType::*;
-    match d {
-        Bool => "b1",
-        UInt8 => "u1",
-        UInt16 => "u2",
-        UInt32 => "u4",
-        UInt64 => "u8",
-        Int8 => "i1",
-        Int16 => "i2",
-        Int32 => "i4",
-        Int64 => "i8",
-        BFloat16 => "bf",
-        Float16 => "f2",
-        Float32 => "f4",
-        Float64 => "f8",
-        Complex64 => "c8",
-        Complex128 => "c16",
-        d => d.name(),
+/// A node in a system's naming (`b1`, `bf`, `i*` for the JAX page).
+fn label(n: JaxType, naming: Naming) -> String {
+    match n {
+        JaxType::Strong(d) => d.code(naming).to_string(),
+        weak => weak.to_string(),
     }
 }
-
-fn operand_label(o: Operand, short: bool) -> String {
-    match o {
-        Operand::Strong(d) if short => short_name(d).into(),
-        Operand::Strong(d) => d.name().into(),
-        Operand::Weak(d) if short => format!("weak:{}", short_name(d)),
-        Operand::Weak(d) => format!("weak:{}", d.name()),
-        Operand::PyInt => "i*".into(),
-        Operand::PyFloat => "f*".into(),
-        Operand::PyComplex => "c*".into(),
-    }
-}
-
-fn result_label(d: DType, weak: bool, short: bool) -> String {
-    if weak {
-        use mldtypes::dtype::Kind;
-        match d.kind() {
-            Kind::Signed | Kind::Unsigned => return "i*".into(),
-            Kind::Float => return "f*".into(),
-            Kind::Complex => return "c*".into(),
-            Kind::Bool => {}
-        }
-    }
-    if short {
-        short_name(d).into()
-    } else {
-        d.name().into()
-    }
-}
-
-type Cell = std::result::Result<(DType, bool), PromotionFailure>;
 
 /// `mldtypes table`.
 pub fn table(a: TableArgs) -> Result<()> {
-    let x64 = !a.x32;
-    let types = match a.types.as_str() {
-        "doc" => doc_types(),
-        "all" => all_types(),
+    let cfg = PromotionConfig {
+        mode: PromotionMode::Standard,
+        x64: !a.x32,
+    };
+    let t = system_table(a.system, cfg);
+    let is_jax = matches!(a.system, System::Jax | System::JaxStrict);
+    let naming = a.system.naming();
+    let types: Vec<JaxType> = match a.types.as_str() {
+        "doc" if is_jax => doc_types(),
+        "all" if is_jax => all_types(),
+        "doc" | "all" => t.nodes.clone(),
         list => list
             .split([',', ' '])
             .filter(|w| !w.is_empty())
-            .map(parse_operand)
+            .map(|w| {
+                let n = match w {
+                    "i*" | "f*" | "c*" => w
+                        .parse::<JaxType>()
+                        .map_err(|e| CliError::Usage(e.to_string())),
+                    _ => DType::parse_code(w, naming)
+                        .or_else(|_| w.parse::<DType>())
+                        .map(JaxType::Strong)
+                        .map_err(|e| CliError::Usage(e.to_string())),
+                }?;
+                if !t.nodes.contains(&n) {
+                    return Err(usage!("{w} is not in the {} table", a.system));
+                }
+                Ok(n)
+            })
             .collect::<Result<Vec<_>>>()?,
     };
     if types.is_empty() {
-        return Err(usage!("--types lists no operands"));
+        return Err(usage!("--types lists no types"));
     }
-    let mut cells: Vec<Vec<(Cell, bool)>> = Vec::with_capacity(types.len());
-    for &r in &types {
-        let mut row = Vec::with_capacity(types.len());
-        for &c in &types {
-            let cell = backend::table_cell(a.system, x64, r, c)?;
-            let differs = a.system != a.diff && backend::differs(a.system, a.diff, x64, r, c)?;
-            row.push((cell, differs));
-        }
-        cells.push(row);
-    }
-    let short = true;
-    let label = |c: &Cell| match c {
-        Ok((d, w)) => result_label(*d, *w, short),
-        Err(_) => "-".to_string(),
+    let marked: HashSet<(JaxType, JaxType)> = if a.diff == a.system {
+        HashSet::new()
+    } else {
+        diff_view(a.system, a.diff, cfg, View::PromoteTypes)
+            .into_iter()
+            .map(|c| (c.row, c.col))
+            .collect()
     };
-    let heads: Vec<String> = types.iter().map(|t| operand_label(*t, short)).collect();
+    // Each cell: the result node (None: undefined) and whether it is marked.
+    let cells: Vec<Vec<(Option<JaxType>, bool)>> = types
+        .iter()
+        .map(|r| {
+            types
+                .iter()
+                .map(|c| (t.get(r, c).flatten().copied(), marked.contains(&(*r, *c))))
+                .collect()
+        })
+        .collect();
+    let cell_label = |c: &Option<JaxType>| c.map_or("-".to_string(), |n| label(n, naming));
+    let heads: Vec<String> = types.iter().map(|n| label(*n, naming)).collect();
     let mut out = String::new();
     match a.format {
         TableFormat::Html => {
@@ -369,7 +389,7 @@ pub fn table(a: TableArgs) -> Result<()> {
                 let _ = write!(out, "<tr><td>{h}</td>");
                 for (c, d) in row {
                     let class = if *d { " class=\"d\"" } else { "" };
-                    let _ = write!(out, "<td{class}>{}</td>", label(c));
+                    let _ = write!(out, "<td{class}>{}</td>", cell_label(c));
                 }
                 out.push_str("</tr>\n");
             }
@@ -391,9 +411,9 @@ pub fn table(a: TableArgs) -> Result<()> {
                     .iter()
                     .map(|(c, d)| {
                         if *d {
-                            format!(" **{}** ", label(c))
+                            format!(" **{}** ", cell_label(c))
                         } else {
-                            format!(" {} ", label(c))
+                            format!(" {} ", cell_label(c))
                         }
                     })
                     .collect();
@@ -403,7 +423,7 @@ pub fn table(a: TableArgs) -> Result<()> {
         TableFormat::Csv => {
             let _ = writeln!(out, ",{}", heads.join(","));
             for (h, row) in heads.iter().zip(&cells) {
-                let cols: Vec<String> = row.iter().map(|(c, _)| label(c)).collect();
+                let cols: Vec<String> = row.iter().map(|(c, _)| cell_label(c)).collect();
                 let _ = writeln!(out, "{h},{}", cols.join(","));
             }
         }
@@ -414,9 +434,9 @@ pub fn table(a: TableArgs) -> Result<()> {
                     row.iter()
                         .map(|(c, d)| {
                             if *d {
-                                format!("[{}]", label(c))
+                                format!("[{}]", cell_label(c))
                             } else {
-                                label(c)
+                                cell_label(c)
                             }
                         })
                         .collect()
@@ -443,13 +463,36 @@ pub fn table(a: TableArgs) -> Result<()> {
             }
         }
         TableFormat::Json => {
+            let mode_cfg = PromotionConfig {
+                mode: if a.system == System::JaxStrict {
+                    PromotionMode::Strict
+                } else {
+                    PromotionMode::Standard
+                },
+                ..cfg
+            };
             let mut arr = Vec::new();
             for (r, row) in types.iter().zip(&cells) {
                 for (c, (cell, _)) in types.iter().zip(row) {
-                    let (an, bn) = (operand_label(*r, false), operand_label(*c, false));
+                    let (an, bn) = (r.to_string(), c.to_string());
                     arr.push(match cell {
-                        Ok((d, w)) => json!({"a": an, "b": bn, "dtype": d.name(), "weak": w}),
-                        Err(f) => json!({"a": an, "b": bn, "error": {"kind": f.kind, "message": f.message}}),
+                        Some(JaxType::Strong(d)) => json!({"a": an, "b": bn, "dtype": d.name(), "weak": false}),
+                        Some(weak) => json!({
+                            "a": an, "b": bn,
+                            "dtype": cfg.canonicalize_dtype(weak.numpy_dtype()).name(),
+                            "weak": true,
+                        }),
+                        None if is_jax => match mode_cfg.join(*r, *c) {
+                            Err(e) => json!({"a": an, "b": bn, "error": error_json(&e)["error"]}),
+                            Ok(j) => json!({"a": an, "b": bn, "error": {
+                                "kind": "Undefined",
+                                "message": format!("the table has no cell for {r} and {c} (join {j})"),
+                            }}),
+                        },
+                        None => json!({"a": an, "b": bn, "error": {
+                            "kind": "Undefined",
+                            "message": format!("{r} and {c} have no promotion in the {} table", a.system),
+                        }}),
                     });
                 }
             }
@@ -495,32 +538,29 @@ pub struct LatticeArgs {
 
 /// `mldtypes lattice`.
 pub fn lattice(a: LatticeArgs) -> Result<()> {
-    let (nodes, edges) = backend::lattice(Config {
-        strict: a.strict,
-        x64: !a.x32,
-    });
-    let idx = |n: Node| {
-        nodes
-            .iter()
-            .position(|m| *m == n)
-            .expect("edge endpoints are nodes")
-    };
+    let l = config(a.strict, a.x32).lattice();
+    let nodes: Vec<JaxType> = l.nodes().to_vec();
+    let edges: Vec<(JaxType, JaxType)> = nodes
+        .iter()
+        .flat_map(|n| l.immediately_higher(n).into_iter().map(move |h| (*n, h)))
+        .collect();
+    let idx = |n: JaxType| nodes.iter().position(|m| *m == n).unwrap_or(0);
     let mut out = String::new();
     match a.format {
         LatticeFormat::Dot => {
             out.push_str("digraph lattice {\n  rankdir=BT;\n  node [shape=box, style=rounded];\n");
             for n in &nodes {
-                let _ = writeln!(out, "  \"{}\";", n.name());
+                let _ = writeln!(out, "  \"{n}\";");
             }
             for (lo, hi) in &edges {
-                let _ = writeln!(out, "  \"{}\" -> \"{}\";", lo.name(), hi.name());
+                let _ = writeln!(out, "  \"{}\" -> \"{}\";", lo, hi);
             }
             out.push_str("}\n");
         }
         LatticeFormat::Mermaid => {
             out.push_str("flowchart BT\n");
             for (i, n) in nodes.iter().enumerate() {
-                let _ = writeln!(out, "  n{i}[\"{}\"]", n.name());
+                let _ = writeln!(out, "  n{i}[\"{n}\"]");
             }
             for (lo, hi) in &edges {
                 let _ = writeln!(out, "  n{} --> n{}", idx(*lo), idx(*hi));
@@ -537,7 +577,7 @@ pub fn lattice(a: LatticeArgs) -> Result<()> {
     }
 }
 
-fn lattice_svg(nodes: &[Node], edges: &[(Node, Node)]) -> String {
+fn lattice_svg(nodes: &[JaxType], edges: &[(JaxType, JaxType)]) -> String {
     use layout::backends::svg::SVGWriter;
     use layout::core::base::Orientation;
     use layout::core::geometry::Point;
@@ -551,9 +591,9 @@ fn lattice_svg(nodes: &[Node], edges: &[(Node, Node)]) -> String {
     let handles: Vec<_> = nodes
         .iter()
         .map(|n| {
-            let label = n.name();
+            let label = n.to_string();
             let size = Point::new(12.0 + 9.0 * label.len() as f64, 34.0);
-            let shape = ShapeKind::new_box(label);
+            let shape = ShapeKind::new_box(&label);
             vg.add_node(Element::create(
                 shape,
                 StyleAttr::simple(),

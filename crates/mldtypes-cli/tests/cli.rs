@@ -176,7 +176,6 @@ fn table_html_reproduces_the_jax_page_cells() {
 }
 
 #[test]
-#[ignore = "needs the NumPy table of mldtypes::promote for the class=\"d\" marks"]
 fn table_html_reproduces_the_jax_page_markup_byte_for_byte() {
     let want = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_page_table.html"),
@@ -424,7 +423,6 @@ fn cast_reads_stdin_and_f32() {
 }
 
 #[test]
-#[ignore = "needs mldtypes::float::core::encode_f64"]
 fn cast_to_float8_e4m3fn() {
     let v: Value =
         serde_json::from_str(stdout_of(&["cast", "--to", "float8_e4m3fn", "--json", "464"]).trim())
