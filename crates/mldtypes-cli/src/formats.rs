@@ -1,0 +1,290 @@
+//! `info`, `values` and `cast`: facts about one number format.
+
+use std::io::BufRead;
+
+use clap::{Args, ValueEnum};
+use mldtypes::dtype::DType;
+use mldtypes::format::{Format, Overflow};
+use serde_json::{json, Map, Value};
+
+use crate::backend::{self, InfoValue};
+use crate::error::{usage, Result};
+
+/// A float as a JSON value: a number, or `"nan"`, `"inf"`, `"-inf"`.
+pub fn json_f64(x: f64) -> Value {
+    if x.is_nan() {
+        json!("nan")
+    } else if x == f64::INFINITY {
+        json!("inf")
+    } else if x == f64::NEG_INFINITY {
+        json!("-inf")
+    } else {
+        json!(x)
+    }
+}
+
+/// A float as text: the shortest decimal that parses back to the same `f64`.
+pub fn text_f64(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.into()
+    } else if x != 0.0 && (x.abs() >= 1e16 || x.abs() < 1e-5) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `mldtypes info`.
+pub fn info(name: &str, json: bool) -> Result<()> {
+    let d = backend::parse_dtype(name)?;
+    let fields = backend::info(d)?;
+    if json {
+        let mut m = Map::new();
+        for (k, v) in fields {
+            m.insert(
+                k.to_string(),
+                match v {
+                    InfoValue::Int(i) => match i64::try_from(i) {
+                        Ok(i) => json!(i),
+                        Err(_) => json!(u64::try_from(i).unwrap_or(u64::MAX)),
+                    },
+                    InfoValue::Float(f) => json_f64(f),
+                    InfoValue::Text(t) => json!(t),
+                },
+            );
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Value::Object(m)).expect("JSON serializes")
+        );
+    } else {
+        let w = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in fields {
+            let v = match v {
+                InfoValue::Int(i) => i.to_string(),
+                InfoValue::Float(f) => text_f64(f),
+                InfoValue::Text(t) => t,
+            };
+            println!("{k:<w$}  {v}");
+        }
+    }
+    Ok(())
+}
+
+/// The class of a code point: `zero`, `subnormal`, `normal`, `inf` or `nan`.
+pub fn class_of(fmt: &Format, code: u32) -> &'static str {
+    let v = backend::decode_f64(fmt, code);
+    if v.is_nan() {
+        "nan"
+    } else if v.is_infinite() {
+        "inf"
+    } else if v == 0.0 {
+        "zero"
+    } else if fmt.has_zero && (code & fmt.exp_mask()) == 0 {
+        "subnormal"
+    } else {
+        "normal"
+    }
+}
+
+fn narrow_format(name: &str) -> Result<(DType, Format)> {
+    let d = backend::parse_dtype(name)?;
+    match backend::small_float_format(d) {
+        Some(f) => Ok((d, f)),
+        None => Err(usage!(
+            "{d} is not a floating-point format of at most 16 bits (try bfloat16, float16, float8_e4m3fn, …)"
+        )),
+    }
+}
+
+/// `mldtypes values`.
+pub fn values(name: &str, json: bool) -> Result<()> {
+    let (_, fmt) = narrow_format(name)?;
+    let digits = fmt.bits().div_ceil(4) as usize;
+    let mut out = String::new();
+    if json {
+        let arr: Vec<Value> = (0..fmt.code_count())
+            .map(|c| json!({"bits": c, "value": json_f64(backend::decode_f64(&fmt, c)), "class": class_of(&fmt, c)}))
+            .collect();
+        out = serde_json::to_string(&arr).expect("JSON serializes");
+        out.push('\n');
+    } else {
+        use std::fmt::Write;
+        for c in 0..fmt.code_count() {
+            let v = backend::decode_f64(&fmt, c);
+            let _ = writeln!(
+                out,
+                "0x{c:0digits$x}  {:>14}  {}",
+                text_f64(v),
+                class_of(&fmt, c)
+            );
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
+/// The type a `cast` input is first parsed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FromType {
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary64.
+    F64,
+}
+
+/// Arguments of `mldtypes cast`.
+#[derive(Args, Debug)]
+pub struct CastArgs {
+    /// The target dtype (a floating-point format).
+    #[arg(long)]
+    to: String,
+    /// Parse inputs as this type first.
+    #[arg(long, value_enum, default_value = "f64")]
+    from: FromType,
+    /// Clamp finite values beyond the largest finite number to ±max instead of
+    /// ml_dtypes' overflow to inf / NaN.
+    #[arg(long)]
+    saturate: bool,
+    /// Print one JSON object per value.
+    #[arg(long)]
+    json: bool,
+    /// Read whitespace-separated values from standard input.
+    #[arg(long, conflicts_with = "values")]
+    stdin: bool,
+    /// Decimal or hex-float values (`464`, `0x1.cp+8`, `inf`, `-inf`, `nan`).
+    #[arg(
+        value_name = "VALUE",
+        required_unless_present = "stdin",
+        allow_hyphen_values = true
+    )]
+    values: Vec<String>,
+}
+
+/// Parses decimal or hex-float text (`0x1.cp+8`), `inf`, `-inf`, `nan` as
+/// `from`, returning the parsed value widened exactly to `f64`.
+pub fn parse_value(s: &str, from: FromType) -> Result<f64> {
+    let t = s.trim();
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = body.to_ascii_lowercase();
+    let bad = |why: String| usage!("cannot parse {s:?} as a number: {why}");
+    let v = if lower.starts_with("0x") {
+        let text = if lower.contains('p') {
+            lower.clone()
+        } else {
+            format!("{lower}p0")
+        };
+        match from {
+            FromType::F64 => {
+                hexf_parse::parse_hexf64(&text, false).map_err(|e| bad(e.to_string()))?
+            }
+            FromType::F32 => {
+                hexf_parse::parse_hexf32(&text, false).map_err(|e| bad(e.to_string()))? as f64
+            }
+        }
+    } else if lower == "nan" {
+        f64::NAN
+    } else if lower == "inf" || lower == "infinity" {
+        f64::INFINITY
+    } else {
+        if body.is_empty() || body.starts_with(['+', '-']) {
+            return Err(bad("not a decimal or hex-float number".into()));
+        }
+        match from {
+            FromType::F64 => body.parse::<f64>().map_err(|e| bad(e.to_string()))?,
+            FromType::F32 => body.parse::<f32>().map_err(|e| bad(e.to_string()))? as f64,
+        }
+    };
+    Ok(if neg { -v } else { v })
+}
+
+/// One converted value: result code and value.
+fn convert_one(to: DType, x: f64, from: FromType, ov: Overflow) -> Result<(u64, f64)> {
+    match to {
+        DType::Float64 => Ok((x.to_bits(), x)),
+        DType::Float32 => {
+            let mut y = x as f32;
+            if ov == Overflow::Saturating && x.is_finite() && y.is_infinite() {
+                y = f32::MAX.copysign(y);
+            }
+            Ok((y.to_bits() as u64, y as f64))
+        }
+        _ => {
+            let fmt = backend::small_float_format(to)
+                .ok_or_else(|| usage!("cast --to needs a floating-point dtype, not {to}"))?;
+            let code = match from {
+                FromType::F32 => backend::encode_f32(&fmt, x as f32, ov),
+                FromType::F64 => backend::encode_f64(&fmt, x, ov),
+            };
+            Ok((code as u64, backend::decode_f64(&fmt, code)))
+        }
+    }
+}
+
+/// `mldtypes cast`.
+pub fn cast(a: CastArgs) -> Result<()> {
+    let to = backend::parse_dtype(&a.to)?;
+    let ov = if a.saturate {
+        Overflow::Saturating
+    } else {
+        Overflow::NonSaturating
+    };
+    let inputs: Vec<String> = if a.stdin {
+        let mut v = Vec::new();
+        for line in std::io::stdin().lock().lines() {
+            let line = line.map_err(|e| usage!("cannot read standard input: {e}"))?;
+            v.extend(line.split_whitespace().map(String::from));
+        }
+        v
+    } else {
+        a.values.clone()
+    };
+    let digits = to.bits().div_ceil(4) as usize;
+    // Validate every input before printing anything.
+    let parsed: Vec<f64> = inputs
+        .iter()
+        .map(|s| parse_value(s, a.from))
+        .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for (s, &x) in inputs.iter().zip(&parsed) {
+        let (bits, value) = convert_one(to, x, a.from, ov)?;
+        let err = if value == x || (value.is_nan() && x.is_nan()) {
+            0.0
+        } else {
+            value - x
+        };
+        rows.push((s, bits, value, err));
+    }
+    if a.json {
+        for (s, bits, value, err) in rows {
+            println!(
+                "{}",
+                json!({"input": s, "bits": bits, "value": json_f64(value), "error": json_f64(err)})
+            );
+        }
+    } else {
+        let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
+        println!(
+            "{:<w$}  {:<bw$}  {:>14}  {:>14}",
+            "input",
+            "bits",
+            to.name(),
+            "error",
+            bw = digits + 2
+        );
+        for (s, bits, value, err) in rows {
+            println!(
+                "{s:<w$}  0x{bits:0digits$x}  {:>14}  {:>14}",
+                text_f64(value),
+                text_f64(err)
+            );
+        }
+    }
+    Ok(())
+}
