@@ -4,6 +4,20 @@
 
 use mldtypes::cast::{available_paths, cast_bytes_on, Overflow};
 use mldtypes::dtype::DType;
+use mldtypes::int::SubByteInt;
+use mldtypes::{int1, int2, int4, uint1, uint2, uint4};
+
+mod reference;
+use reference::{ref_convert_bytes, Rng};
+
+const SUB: &[DType] = &[
+    DType::Int1,
+    DType::Int2,
+    DType::Int4,
+    DType::UInt1,
+    DType::UInt2,
+    DType::UInt4,
+];
 
 fn conv(src: &[u8], from: DType, to: DType) -> Vec<u8> {
     let n = src.len() / from.itemsize();
@@ -93,4 +107,75 @@ fn bool_conversions() {
         ),
         [0, 0, 1, 1]
     );
+}
+
+#[test]
+fn floats_to_sub_byte_ints_match_the_scalar_conversions() {
+    let mut rng = Rng(99);
+    let mut x: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        0.999,
+        -0.999,
+        1.0,
+        -1.0,
+        7.5,
+        -8.5,
+        15.9,
+        16.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        2147483520.0,
+        2147483648.0,
+        -2147483648.0,
+        -2147483904.0,
+        1e20,
+        -1e20,
+    ];
+    x.extend((0..5000).map(|_| (rng.uniform_f32() - 0.5) * 64.0));
+    x.extend((0..5000).map(|_| f32::from_bits(rng.next() as u32)));
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x64: Vec<u8> = x.iter().flat_map(|v| (*v as f64).to_le_bytes()).collect();
+    for &d in SUB {
+        for (src, from) in [(&xb, DType::Float32), (&x64, DType::Float64)] {
+            let mut want = vec![0u8; x.len()];
+            ref_convert_bytes(src, from, &mut want, d, Overflow::NonSaturating);
+            assert_eq!(conv(src, from, d), want, "{from} -> {d}");
+        }
+        // And from a float8 / bfloat16 code, every code point.
+        for from in [DType::Float8E4M3FN, DType::Float8E5M2, DType::BFloat16] {
+            let codes: Vec<u8> = if from.itemsize() == 1 {
+                (0..=255).collect()
+            } else {
+                (0..=u16::MAX).flat_map(|c| c.to_le_bytes()).collect()
+            };
+            let mut want = vec![0u8; codes.len() / from.itemsize()];
+            ref_convert_bytes(&codes, from, &mut want, d, Overflow::NonSaturating);
+            assert_eq!(conv(&codes, from, d), want, "{from} -> {d}");
+        }
+    }
+}
+
+#[test]
+fn standard_ints_to_sub_byte_ints_wrap_like_from_i64_wrapping() {
+    let vals: Vec<i64> = (-300..300).chain([i64::MIN, i64::MAX, 1 << 40]).collect();
+    let src: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    fn wrap<T: SubByteInt>(v: i64) -> u8 {
+        T::from_i64_wrapping(v).to_bits()
+    }
+    for (d, f) in [
+        (DType::Int1, wrap::<int1> as fn(i64) -> u8),
+        (DType::Int2, wrap::<int2>),
+        (DType::Int4, wrap::<int4>),
+        (DType::UInt1, wrap::<uint1>),
+        (DType::UInt2, wrap::<uint2>),
+        (DType::UInt4, wrap::<uint4>),
+    ] {
+        let want: Vec<u8> = vals.iter().map(|v| f(*v)).collect();
+        assert_eq!(conv(&src, DType::Int64, d), want, "int64 -> {d}");
+    }
 }

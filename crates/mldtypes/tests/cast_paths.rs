@@ -8,6 +8,7 @@ use mldtypes::cast::{self, available_paths, cast_bytes_on, CastError, Overflow, 
 use mldtypes::dtype::DType;
 use mldtypes::format::Format;
 
+mod common;
 mod reference;
 use reference::{ref_convert_bytes, Rng};
 
@@ -115,6 +116,8 @@ fn probe_f32() -> Vec<f32> {
     }
     let mut rng = Rng(0x5eed);
     v.extend((0..1 << 16).map(|_| rng.next() as u32));
+    // The ml_dtypes probe set of the format vectors.
+    v.extend(common::load_u32("f32_probe_inputs"));
     let pos: Vec<u32> = v.iter().map(|b| b & 0x7fff_ffff).collect();
     pos.iter()
         .chain(
@@ -151,6 +154,11 @@ fn probe_f64() -> Vec<f64> {
     ]);
     let mut rng = Rng(0xf64);
     v.extend((0..1 << 15).map(|_| f64::from_bits(rng.next())));
+    v.extend(
+        common::load_u64("f64_probe_inputs")
+            .into_iter()
+            .map(f64::from_bits),
+    );
     v
 }
 
@@ -227,7 +235,14 @@ fn misaligned_buffers_and_chunk_tails() {
                 Overflow::NonSaturating,
             )
             .unwrap();
-            assert_eq!(&got[1..], &want[..], "float32 -> {to} on {p}, misaligned");
+            let bad = (0..n).find(|&i| {
+                let b = to.itemsize();
+                got[1 + i * b..1 + (i + 1) * b] != want[i * b..(i + 1) * b]
+            });
+            assert_eq!(
+                bad, None,
+                "float32 -> {to} on {p}, misaligned: first bad element"
+            );
         }
     }
 }
@@ -258,7 +273,7 @@ fn parallel_split_matches_single_thread() {
         DType::Float8E4M3FN,
         Overflow::NonSaturating,
     );
-    assert_eq!(a, b);
+    assert!(a == b, "parallel result differs");
 }
 
 #[test]

@@ -221,8 +221,14 @@ fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Over
     match (a, b) {
         (Cat::Int(_), _) | (_, Cat::Int(_)) => chunk_int(a, b, src, dst, ov),
         (Cat::F32, Cat::F32) | (Cat::F64, Cat::F64) => dst.copy_from_slice(src),
-        (Cat::Code8(f), Cat::Code8(g)) if f == g => dst.copy_from_slice(src),
-        (Cat::Code16(f), Cat::Code16(g)) if f == g => dst.copy_from_slice(src),
+        // A format to itself keeps every code (NaN payloads included),
+        // except that saturation turns infinities into ±max, and the unused
+        // high bits of float6 / float4 codes are cleared.
+        (Cat::Code8(f), Cat::Code8(g)) | (Cat::Code16(f), Cat::Code16(g))
+            if f == g && f.bits() % 8 == 0 && (!s || !f.has_infinity()) =>
+        {
+            dst.copy_from_slice(src)
+        }
         (Cat::F32, Cat::F64) => {
             let k = on_path!(path, |m| m::f32_to_f64 as unsafe fn(&[f32], &mut [f64]));
             with_src::<f32, _>(src, |x| with_dst::<f64>(dst, |d| unsafe { k(x, d) }));
@@ -317,11 +323,7 @@ fn chunk_scalar(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
                 scalar::decode_f64(&f, raw as u32).to_bits()
             }
             (Cat::Code8(f) | Cat::Code16(f), Cat::Code8(g) | Cat::Code16(g)) => {
-                if f == g {
-                    raw
-                } else {
-                    scalar::convert(&f, &g, raw as u32, ov) as u64
-                }
+                scalar::convert(&f, &g, raw as u32, ov) as u64
             }
             _ => unreachable!("integer pairs handled above"),
         };

@@ -179,12 +179,6 @@ pub(crate) fn enc_f32<F: Fmt, const SAT: bool>(u: u32) -> u32 {
         .wrapping_sub(magic);
     let mag = if a < normal_min { cs } else { cn };
     let is_nan = a > 0x7f80_0000;
-    if F::KEEP_PAYLOAD && is_nan {
-        // NumPy's float32 → float16: keep the top payload bits (a signalling
-        // NaN stays signalling) and make sure the result is still a NaN.
-        let p = (a >> shift) & f.man_mask();
-        return (neg << 15) | f.exp_mask() | if p == 0 { 1 } else { p };
-    }
     finish::<F, SAT>(mag, neg, is_nan, 0)
 }
 
@@ -195,7 +189,9 @@ fn enc_f32_e8m0<const SAT: bool>(u: u32) -> u32 {
     let neg = (u >> 31) != 0;
     let a = u & 0x7fff_ffff;
     let normal = (a.wrapping_add(1 << 22)) >> 23;
-    let sub = (a >= 0x0060_0000) as u32;
+    // ml_dtypes (and the scalar core) round float32 subnormals up here:
+    // everything in (2^-127, 2^-126) becomes 2^-126.
+    let sub = (a > 0x0040_0000) as u32;
     let code = if a < 0x0080_0000 { sub } else { normal };
     let over = code >= 0xff;
     let code = if over {
@@ -207,7 +203,8 @@ fn enc_f32_e8m0<const SAT: bool>(u: u32) -> u32 {
     } else {
         code
     };
-    if neg || a > 0x7f80_0000 {
+    // No zero: ±0, negative values and NaN are NaN.
+    if neg || a == 0 || a > 0x7f80_0000 {
         0xff
     } else {
         code
@@ -241,10 +238,6 @@ pub(crate) fn enc_f64<F: Fmt, const SAT: bool>(u: u64) -> u32 {
         mag as u32
     };
     let is_nan = a > 0x7ff0_0000_0000_0000;
-    if F::KEEP_PAYLOAD && is_nan {
-        let p = ((a >> shift) as u32) & f.man_mask();
-        return (neg << 15) | f.exp_mask() | if p == 0 { 1 } else { p };
-    }
     finish::<F, SAT>(mag, neg, is_nan, 0)
 }
 
@@ -265,7 +258,7 @@ fn enc_f64_e8m0<const SAT: bool>(u: u64) -> u32 {
     } else {
         code as u32
     };
-    if neg || a > 0x7ff0_0000_0000_0000 {
+    if neg || a == 0 || a > 0x7ff0_0000_0000_0000 {
         0xff
     } else {
         code
@@ -313,12 +306,6 @@ pub(crate) fn dec_f32<F: Fmt>(c: u32) -> u32 {
     };
     let v = if special.0 { special.1 } else { v };
     v | (neg << 31)
-}
-
-/// Code of `F` → float64 bits: exact widening of [`dec_f32`].
-#[inline(always)]
-pub(crate) fn dec_f64<F: Fmt>(c: u32) -> u64 {
-    (f32::from_bits(dec_f32::<F>(c)) as f64).to_bits()
 }
 
 /// float32 bits → bfloat16, round to nearest even; NaN → `0x7fc0` with the

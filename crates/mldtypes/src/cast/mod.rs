@@ -31,7 +31,12 @@
 //! # Examples
 //!
 //! ```
-//! use mldtypes::cast;
+//! use mldtypes::{cast, float8_e4m3fn};
+//! let x = [1.0f32, 464.0, 465.0];
+//! let mut y = [float8_e4m3fn::from_bits(0); 3];
+//! cast::convert_slice(&x, &mut y).unwrap();
+//! assert_eq!(y.map(|v| v.to_bits()), [0x38, 0x7e, 0x7f]); // 464 ties to 448; 465 is NaN
+//!
 //! let x = [1.0f32, 0.3, 464.0, -1e-3];
 //! let mut y = [half::f16::ZERO; 4];
 //! cast::convert_slice(&x, &mut y).unwrap();
@@ -117,9 +122,10 @@ mod sealed {
 /// An element type the conversion kernels accept: a plain-old-data scalar
 /// whose bytes (little-endian) are one element of [`Element::DTYPE`].
 ///
-/// Implemented for `f32`, `f64`, `half::f16`, the standard integers and
-/// `bool`-free numeric types, and every scalar type of [`crate::float`] and
-/// [`crate::int`]. Sealed.
+/// Implemented for `f32`, `f64`, `half::f16`, `half::bf16`, the standard
+/// integers, every float type of [`crate::float`] (`bfloat16`, the float8,
+/// float6 and float4 formats) and the sub-byte integers of [`crate::int`].
+/// Sealed.
 pub trait Element: bytemuck::Pod + sealed::Sealed {
     /// The dtype of this type.
     const DTYPE: DType;
@@ -140,6 +146,20 @@ elements! {
     f32 => Float32, f64 => Float64, half::f16 => Float16, half::bf16 => BFloat16,
     i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
     u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64,
+    crate::bfloat16 => BFloat16,
+    crate::float8_e3m4 => Float8E3M4,
+    crate::float8_e4m3 => Float8E4M3,
+    crate::float8_e4m3fn => Float8E4M3FN,
+    crate::float8_e4m3fnuz => Float8E4M3FNUZ,
+    crate::float8_e4m3b11fnuz => Float8E4M3B11FNUZ,
+    crate::float8_e5m2 => Float8E5M2,
+    crate::float8_e5m2fnuz => Float8E5M2FNUZ,
+    crate::float8_e8m0fnu => Float8E8M0FNU,
+    crate::float6_e2m3fn => Float6E2M3FN,
+    crate::float6_e3m2fn => Float6E3M2FN,
+    crate::float4_e2m1fn => Float4E2M1FN,
+    crate::int1 => Int1, crate::int2 => Int2, crate::int4 => Int4,
+    crate::uint1 => UInt1, crate::uint2 => UInt2, crate::uint4 => UInt4,
 }
 
 /// Converts `src` into `dst` element by element with ml_dtypes' rounding

@@ -2,8 +2,6 @@
 
 use crate::format::{Format, Overflow};
 
-use super::kernels::{self, Fmt};
-
 macro_rules! with_marker {
     ($fmt:expr, |$M:ident| $body:expr) => {{
         use super::kernels::*;
@@ -66,43 +64,29 @@ macro_rules! with_marker {
 }
 pub(crate) use with_marker;
 
-#[inline(never)]
-fn enc32<F: Fmt>(x: f32, ov: Overflow) -> u32 {
-    match ov {
-        Overflow::NonSaturating => kernels::enc_f32::<F, false>(x.to_bits()),
-        Overflow::Saturating => kernels::enc_f32::<F, true>(x.to_bits()),
-    }
-}
-
-#[inline(never)]
-fn enc64<F: Fmt>(x: f64, ov: Overflow) -> u32 {
-    match ov {
-        Overflow::NonSaturating => kernels::enc_f64::<F, false>(x.to_bits()),
-        Overflow::Saturating => kernels::enc_f64::<F, true>(x.to_bits()),
-    }
-}
+use crate::float::core;
 
 /// float32 → code of `fmt`.
 pub(crate) fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
-    with_marker!(fmt, |M| enc32::<M>(x, ov))
+    core::encode_f32(fmt, x, ov)
 }
 
 /// float64 → code of `fmt`.
 pub(crate) fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
-    with_marker!(fmt, |M| enc64::<M>(x, ov))
+    core::encode_f64(fmt, x, ov)
 }
 
 /// Code of `fmt` → float32.
 pub(crate) fn decode_f32(fmt: &Format, code: u32) -> f32 {
-    with_marker!(fmt, |M| f32::from_bits(kernels::dec_f32::<M>(code)))
+    core::decode_f32(fmt, code)
 }
 
 /// Code of `fmt` → float64.
 pub(crate) fn decode_f64(fmt: &Format, code: u32) -> f64 {
-    with_marker!(fmt, |M| f64::from_bits(kernels::dec_f64::<M>(code)))
+    core::decode_f64(fmt, code)
 }
 
 /// Code of `from` → code of `to`, correctly rounded.
 pub(crate) fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
-    encode_f32(to, decode_f32(from, code), ov)
+    core::convert(from, to, code, ov)
 }
