@@ -138,7 +138,7 @@ fn best(reps: usize, mut f: impl FnMut()) -> Duration {
 
 /// Repetitions for `n` elements: more for small inputs.
 fn reps_for(n: usize) -> usize {
-    (((1usize << 26) / n.max(1)).clamp(3, 1000)).max(3)
+    ((1usize << 27) / n.max(1)).clamp(7, 1000)
 }
 
 /// Times `from → to` over `n` generated elements on the calling thread.
