@@ -69,14 +69,6 @@ pub(crate) fn category(d: DType) -> Option<Cat> {
     })
 }
 
-/// Index of a format in [`format::ALL`].
-fn fmt_index(f: &Format) -> usize {
-    format::ALL
-        .iter()
-        .position(|g| g == f)
-        .expect("format from the DType table")
-}
-
 /// Whether the pair is supported, as an error if not.
 pub(crate) fn check_pair(from: DType, to: DType) -> Result<(Cat, Cat), CastError> {
     let unsupported = || CastError::UnsupportedPair { from, to };
@@ -198,7 +190,7 @@ fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
 fn table8(from: &Format, to: &Format, ov: Overflow) -> &'static [u8; 256] {
     const N: usize = 13;
     static TABLES: [OnceLock<[u8; 256]>; N * N * 2] = [const { OnceLock::new() }; N * N * 2];
-    let i = (fmt_index(from) * N + fmt_index(to)) * 2 + sat(ov) as usize;
+    let i = (scalar::fmt_id(from) * N + scalar::fmt_id(to)) * 2 + sat(ov) as usize;
     TABLES[i].get_or_init(|| {
         let mut t = [0u8; 256];
         for (c, e) in t.iter_mut().enumerate() {

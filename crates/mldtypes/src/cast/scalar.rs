@@ -2,63 +2,86 @@
 
 use crate::format::{Format, Overflow};
 
+/// A small index identifying each named format (its position in
+/// [`crate::format::ALL`]), found from the primary facts without comparing
+/// names, so that kernel selection stays cheap.
+pub(crate) fn fmt_id(f: &Format) -> usize {
+    use crate::format::NonFinite::*;
+    match (f.exp_bits, f.man_bits, f.bias, f.non_finite) {
+        (8, 7, 127, Ieee) => 0,      // bfloat16
+        (5, 10, 15, Ieee) => 1,      // float16
+        (3, 4, 3, Ieee) => 2,        // float8_e3m4
+        (4, 3, 7, Ieee) => 3,        // float8_e4m3
+        (4, 3, 7, NanOnly) => 4,     // float8_e4m3fn
+        (4, 3, 8, NanOnly) => 5,     // float8_e4m3fnuz
+        (4, 3, 11, NanOnly) => 6,    // float8_e4m3b11fnuz
+        (5, 2, 15, Ieee) => 7,       // float8_e5m2
+        (5, 2, 16, NanOnly) => 8,    // float8_e5m2fnuz
+        (8, 0, 127, NanOnly) => 9,   // float8_e8m0fnu
+        (2, 3, 1, FiniteOnly) => 10, // float6_e2m3fn
+        (3, 2, 3, FiniteOnly) => 11, // float6_e3m2fn
+        (2, 1, 1, FiniteOnly) => 12, // float4_e2m1fn
+        _ => unreachable!("not a named format: {}", f.name),
+    }
+}
+
 macro_rules! with_marker {
     ($fmt:expr, |$M:ident| $body:expr) => {{
         use super::kernels::*;
-        match $fmt.name {
-            "bfloat16" => {
+        match super::scalar::fmt_id(&$fmt) {
+            0 => {
                 type $M = BF16;
                 $body
             }
-            "float16" => {
+            1 => {
                 type $M = F16;
                 $body
             }
-            "float8_e3m4" => {
+            2 => {
                 type $M = E3M4;
                 $body
             }
-            "float8_e4m3" => {
+            3 => {
                 type $M = E4M3;
                 $body
             }
-            "float8_e4m3fn" => {
+            4 => {
                 type $M = E4M3FN;
                 $body
             }
-            "float8_e4m3fnuz" => {
+            5 => {
                 type $M = E4M3FNUZ;
                 $body
             }
-            "float8_e4m3b11fnuz" => {
+            6 => {
                 type $M = E4M3B11FNUZ;
                 $body
             }
-            "float8_e5m2" => {
+            7 => {
                 type $M = E5M2;
                 $body
             }
-            "float8_e5m2fnuz" => {
+            8 => {
                 type $M = E5M2FNUZ;
                 $body
             }
-            "float8_e8m0fnu" => {
+            9 => {
                 type $M = E8M0FNU;
                 $body
             }
-            "float6_e2m3fn" => {
+            10 => {
                 type $M = F6E2M3;
                 $body
             }
-            "float6_e3m2fn" => {
+            11 => {
                 type $M = F6E3M2;
                 $body
             }
-            "float4_e2m1fn" => {
+            12 => {
                 type $M = F4E2M1;
                 $body
             }
-            _ => unreachable!("unknown format {}", $fmt.name),
+            _ => unreachable!(),
         }
     }};
 }
@@ -89,4 +112,14 @@ pub(crate) fn decode_f64(fmt: &Format, code: u32) -> f64 {
 /// Code of `from` → code of `to`, correctly rounded.
 pub(crate) fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
     core::convert(from, to, code, ov)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn format_ids_are_positions_in_all() {
+        for (i, f) in crate::format::ALL.iter().enumerate() {
+            assert_eq!(super::fmt_id(f), i, "{}", f.name);
+        }
+    }
 }
