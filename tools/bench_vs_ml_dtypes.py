@@ -69,7 +69,7 @@ def time_ml_dtypes(n, repeats):
     return rows
 
 
-def run_mldtypes(n):
+def run_mldtypes(n, path=None):
     cli = [
         "cargo", "run", "--release", "-q", "-p", "mldtypes-cli", "--",
         "bench", "--elements", str(n), "--json",
@@ -78,7 +78,11 @@ def run_mldtypes(n):
         "cargo", "run", "--release", "-q", "-p", "mldtypes", "--example",
         "bench_cast", "--", str(n),
     ]
+    if path:
+        cli, example = None, example + [path]
     for cmd in (cli, example):
+        if cmd is None:
+            continue
         p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if p.returncode == 0:
             try:
@@ -86,7 +90,7 @@ def run_mldtypes(n):
             except json.JSONDecodeError:
                 continue
             if rows and "memcpy_ns_per_element" in rows[0]:
-                return rows, " ".join(cmd[:7])
+                return rows, " ".join(cmd[:8])
     sys.exit("could not run the mldtypes bench:\n" + p.stderr)
 
 
@@ -104,12 +108,14 @@ def main():
     ap.add_argument("--elements", type=int, default=1 << 24)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--json", help="also write the table as JSON to this file")
+    ap.add_argument("--path", help="force a kernel path (portable, avx2, avx512; bench_cast only)")
     args = ap.parse_args()
 
     ref = time_ml_dtypes(args.elements, args.repeats)
-    ours, how = run_mldtypes(args.elements)
+    ours, how = run_mldtypes(args.elements, args.path)
     print(f"{args.elements} elements, single thread; ml_dtypes {ml_dtypes.__version__}, "
-          f"numpy {np.__version__}; mldtypes via `{how}`")
+          f"numpy {np.__version__}; mldtypes via `{how}` "
+          f"(path {ours[0].get('path', '?')})")
     hdr = (f"{'conversion':<34} {'astype ns':>9} {'copyto ns':>9} {'ours ns':>8} "
            f"{'vs astype':>9} {'vs copyto':>9} {'/memcpy':>8}  target")
     print(hdr)

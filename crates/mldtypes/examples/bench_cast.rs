@@ -1,7 +1,8 @@
 //! Single-threaded conversion timings as JSON, for `tools/bench_vs_ml_dtypes.py`
 //! (the same rows `mldtypes bench --json` prints).
 //!
-//! Usage: `cargo run --release -p mldtypes --example bench_cast -- [ELEMENTS]`
+//! Usage: `cargo run --release -p mldtypes --example bench_cast -- [ELEMENTS] [PATH]`
+//! (`PATH`: `portable`, `avx2`, `avx512`; default: the fastest this CPU runs).
 
 fn main() {
     let elements = match std::env::args().nth(1) {
@@ -14,6 +15,23 @@ fn main() {
             }
         },
     };
+    if let Some(name) = std::env::args().nth(2) {
+        let path = mldtypes::cast::Path::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == name);
+        match path.map(|p| mldtypes::cast::set_path(Some(p))) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                eprintln!("bench_cast: {e}");
+                std::process::exit(2);
+            }
+            None => {
+                eprintln!("bench_cast: unknown path {name:?}");
+                std::process::exit(2);
+            }
+        }
+    }
     let rows: Vec<serde_json::Value> = mldtypes::cast::bench::run(elements)
         .into_iter()
         .map(|r| {
