@@ -9,7 +9,7 @@
 //!   per byte, four float6 in three bytes) in the safetensors bit order.
 //! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
 //!   rounding once at the end.
-//! - [`bench`]: single-threaded timings of every conversion, for the CLI.
+//! - [`mod@bench`]: single-threaded timings of every conversion, for the CLI.
 //!
 //! Every result is bit-identical to the scalar conversions of
 //! [`crate::float`] (round-to-nearest-even, ml_dtypes' non-saturating
