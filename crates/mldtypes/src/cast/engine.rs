@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use bytemuck::Pod;
 
 use crate::dtype::{DType, Kind};
-use crate::format::{self, Format, Overflow};
+use crate::format::{Format, Overflow};
 
 use super::dispatch::Path;
 use super::kernels::{self, Code};
@@ -150,17 +150,6 @@ type EncF64<C> = unsafe fn(&[f64], &mut [C]);
 type DecF32<C> = unsafe fn(&[C], &mut [f32]);
 
 fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
-    if *fmt == format::BFLOAT16 && std::mem::size_of::<C>() == 2 {
-        // bfloat16 has its own, shorter, rounding; reinterpret the pointer type.
-        let k: EncF32<u16> = on_path!(path, |m| if sat {
-            m::enc_bf16::<true>
-        } else {
-            m::enc_bf16::<false>
-        });
-        // SAFETY: `C` is `u16` here (size 2, and `Code` is only implemented
-        // for u8 and u16), so the function types are identical.
-        return unsafe { std::mem::transmute::<EncF32<u16>, EncF32<C>>(k) };
-    }
     with_marker!(fmt, |M| on_path!(path, |m| if sat {
         m::enc_f32::<M, C, true> as EncF32<C>
     } else {
@@ -177,11 +166,6 @@ fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
 }
 
 fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
-    if *fmt == format::BFLOAT16 && std::mem::size_of::<C>() == 2 {
-        let k: DecF32<u16> = on_path!(path, |m| m::dec_bf16);
-        // SAFETY: `C` is `u16` (see `pick_enc_f32`).
-        return unsafe { std::mem::transmute::<DecF32<u16>, DecF32<C>>(k) };
-    }
     with_marker!(fmt, |M| on_path!(path, |m| m::dec_f32::<M, C> as DecF32<C>))
 }
 

@@ -157,6 +157,10 @@ fn finish<F: Fmt, const SAT: bool>(mag: u32, neg: u32, is_nan: bool, nan_payload
 #[inline(always)]
 pub(crate) fn enc_f32<F: Fmt, const SAT: bool>(u: u32) -> u32 {
     let f = F::F;
+    if f.exp_bits == 8 && f.man_bits == 7 {
+        // bfloat16 shares float32's exponent: a shorter rounding suffices.
+        return enc_bf16::<SAT>(u);
+    }
     if !f.signed {
         return enc_f32_e8m0::<SAT>(u);
     }
@@ -336,13 +340,6 @@ fn enc_f32_body<F: Fmt, C: Code, const SAT: bool>(src: &[f32], dst: &mut [C]) {
 }
 
 #[inline(always)]
-fn enc_bf16_body<const SAT: bool>(src: &[f32], dst: &mut [u16]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = enc_bf16::<SAT>(s.to_bits()) as u16;
-    }
-}
-
-#[inline(always)]
 fn enc_f64_body<F: Fmt, C: Code, const SAT: bool>(src: &[f64], dst: &mut [C]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = C::from_u32(enc_f64::<F, SAT>(s.to_bits()));
@@ -353,13 +350,6 @@ fn enc_f64_body<F: Fmt, C: Code, const SAT: bool>(src: &[f64], dst: &mut [C]) {
 fn dec_f32_body<F: Fmt, C: Code>(src: &[C], dst: &mut [f32]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = f32::from_bits(dec_f32::<F>(s.to_u32()));
-    }
-}
-
-#[inline(always)]
-fn dec_bf16_body(src: &[u16], dst: &mut [f32]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = f32::from_bits((*s as u32) << 16);
     }
 }
 
@@ -462,20 +452,12 @@ macro_rules! instantiate {
                 enc_f32_body::<F, C, SAT>(src, dst)
             }
             $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn enc_bf16<const SAT: bool>(src: &[f32], dst: &mut [u16]) {
-                enc_bf16_body::<SAT>(src, dst)
-            }
-            $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn enc_f64<F: Fmt, C: Code, const SAT: bool>(src: &[f64], dst: &mut [C]) {
                 enc_f64_body::<F, C, SAT>(src, dst)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn dec_f32<F: Fmt, C: Code>(src: &[C], dst: &mut [f32]) {
                 dec_f32_body::<F, C>(src, dst)
-            }
-            $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn dec_bf16(src: &[u16], dst: &mut [f32]) {
-                dec_bf16_body(src, dst)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn f32_to_f64(src: &[f32], dst: &mut [f64]) {
