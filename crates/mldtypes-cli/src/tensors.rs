@@ -101,12 +101,12 @@ impl Stats {
         }
     }
 
-    fn add(&mut self, x: f32, y: f32, max: f32) {
+    fn add(&mut self, x: f32, y: f32, limit: &OverflowLimit) {
         self.count += 1;
         if !x.is_finite() {
             return;
         }
-        if !y.is_finite() || (x.abs() > max && y.abs() == max) {
+        if !y.is_finite() || limit.beyond(x as f64) {
             self.overflow += 1;
             return;
         }
@@ -127,6 +127,39 @@ impl Stats {
         self.sq_ref += o.sq_ref;
         self.overflow += o.overflow;
         self.flushed += o.flushed;
+    }
+}
+
+/// Where finite values stop rounding to a finite number of the target: a
+/// value overflows (to inf / NaN, or is saturated to ±max) when its magnitude
+/// rounds, with an unbounded exponent, to more than the largest finite value.
+struct OverflowLimit {
+    /// max + half an ulp of max: the rounding boundary.
+    threshold: f64,
+    /// Whether the boundary itself rounds up (ties-to-even away from an odd max).
+    tie_overflows: bool,
+}
+
+impl OverflowLimit {
+    fn of(to: DType) -> OverflowLimit {
+        match to.format() {
+            Some(f) => OverflowLimit {
+                threshold: f.max_finite() + 2f64.powi(f.max_exp() - f.man_bits as i32 - 1),
+                tie_overflows: f.max_code() & 1 == 1,
+            },
+            None if to == DType::Float32 => OverflowLimit {
+                threshold: f32::MAX as f64 + 2f64.powi(103),
+                tie_overflows: true,
+            },
+            None => OverflowLimit {
+                threshold: f64::INFINITY,
+                tie_overflows: false,
+            },
+        }
+    }
+
+    fn beyond(&self, x: f64) -> bool {
+        x.abs() > self.threshold || (x.abs() == self.threshold && self.tie_overflows)
     }
 }
 
@@ -292,11 +325,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         ProgressBar::hidden()
     };
 
-    let max = match to.format() {
-        Some(f) => f.max_finite() as f32,
-        None if to == DType::Float32 => f32::MAX,
-        None => f32::INFINITY,
-    };
+    let limit = OverflowLimit::of(to);
     let mut outputs: Vec<(String, Tag, Vec<usize>, Vec<u8>)> = Vec::with_capacity(plans.len());
     let mut rows: Vec<(String, Vec<usize>, DType, Stats)> = Vec::new();
     let mut totals = Stats::default();
@@ -321,7 +350,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
             decode_f32(&dst, to, n)?,
         ) {
             for (x, y) in xs.iter().zip(&ys) {
-                stats.add(*x, *y, max);
+                stats.add(*x, *y, &limit);
             }
         }
         totals.merge(&stats);

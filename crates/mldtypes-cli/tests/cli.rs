@@ -749,3 +749,100 @@ fn bench_json_shape() {
         .assert()
         .code(2);
 }
+
+/// Converts the sample file to `to` and returns the output tensor `layer.weight`.
+fn convert_sample(to: &str, extra: &[&str]) -> (Dtype, Vec<usize>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    write_sample(&inp);
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", to])
+        .args(extra)
+        .assert()
+        .success();
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let t = st.tensor("layer.weight").unwrap();
+    (t.dtype(), t.shape().to_vec(), t.data().to_vec())
+}
+
+#[test]
+fn convert_to_float8_matches_the_scalar_types() {
+    let (tag, shape, data) = convert_sample("float8_e4m3fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F8_E4M3, vec![8, 8]));
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+    assert_eq!(data[6], 0x7f); // 65504 overflows to NaN (no infinity in e4m3fn)
+    let (_, _, sat) = convert_sample("float8_e4m3fn", &["--saturate"]);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32_saturating(*x).to_bits())
+        .collect();
+    assert_eq!(sat, want);
+    assert_eq!(sat[6], 0x7e); // 448
+    let (tag, _, data) = convert_sample("float8_e5m2", &[]);
+    assert_eq!(tag, Dtype::F8_E5M2);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e5m2::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+}
+
+#[test]
+fn convert_to_packed_float4_and_float6() {
+    // F4: two codes per byte, element 2k in the low nibble.
+    let (tag, shape, data) = convert_sample("float4_e2m1fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F4, vec![8, 8]));
+    let codes: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float4_e2m1fn::from_f32(*x).to_bits())
+        .collect();
+    let want: Vec<u8> = codes.chunks(2).map(|p| p[0] | p[1] << 4).collect();
+    assert_eq!(data, want);
+    // F6: four codes in three bytes, a little-endian bit stream.
+    let (tag, _, data) = convert_sample("float6_e2m3fn", &[]);
+    assert_eq!(tag, Dtype::F6_E2M3);
+    let codes: Vec<u32> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float6_e2m3fn::from_f32(*x).to_bits() as u32)
+        .collect();
+    let want: Vec<u8> = codes
+        .chunks(4)
+        .flat_map(|g| {
+            let w = g[0] | g[1] << 6 | g[2] << 12 | g[3] << 18;
+            [w as u8, (w >> 8) as u8, (w >> 16) as u8]
+        })
+        .collect();
+    assert_eq!(data, want);
+    // An element count that does not pack into whole bytes is refused up front.
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("odd.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    let b: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let views = vec![("t", TensorView::new(Dtype::F32, vec![3], &b).unwrap())];
+    std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "float4_e2m1fn"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("whole bytes"));
+    assert!(!out.exists());
+}
