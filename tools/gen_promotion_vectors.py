@@ -16,6 +16,9 @@ Writes JSON files under crates/mldtypes/tests/vectors/promote/:
                   jax.numpy.promote_types and jax.dtypes.result_type.
 * canonicalize.json -- jax.dtypes.canonicalize_dtype for every dtype, x64 off/on.
 
+Error texts are stored once per file in "messages"; an error cell is
+{"error": exception class name, "m": index into "messages"}.
+
 x64 must be fixed before JAX is used, so each x64 setting runs in its own subprocess
 (JAX_ENABLE_X64); strict mode is entered with jax.numpy_dtype_promotion('strict').
 PYTHONHASHSEED is pinned so that the order of dtypes inside error messages (JAX lists
@@ -170,6 +173,29 @@ def worker(x64):
     return {"x64": x64, "modes": out, "canonicalize": canon}
 
 
+def intern_messages(obj):
+    """Replace each error's "message" text by an index "m" into obj["messages"]
+    (the same texts recur thousands of times)."""
+    table, index = [], {}
+
+    def walk(x):
+        if isinstance(x, dict):
+            if "error" in x and "message" in x:
+                msg = x.pop("message")
+                if msg not in index:
+                    index[msg] = len(table)
+                    table.append(msg)
+                x["m"] = index[msg]
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(obj)
+    obj["messages"] = table
+
+
 def main():
     versions = check_versions()
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -193,6 +219,7 @@ def main():
     invalid = {**meta, "configs": configs(lambda m: {"cases": m["invalid"]})}
     canon = {**meta, "x64_off": results[False]["canonicalize"], "x64_on": results[True]["canonicalize"]}
     for name, obj in [("pairs", pairs), ("lists", lists), ("invalid", invalid), ("canonicalize", canon)]:
+        intern_messages(obj)
         with open(os.path.join(outdir, name + ".json"), "w") as f:
             json.dump(obj, f, separators=(",", ":"), sort_keys=False)
             f.write("\n")

@@ -22,6 +22,9 @@ pub mod info;
 pub mod int;
 pub mod promote;
 
+pub use float::complex::{bcomplex32, complex32};
+pub use int::{int1, int2, int4, uint1, uint2, uint4};
+
 pub use float::{
     bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
     float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,

@@ -13,9 +13,31 @@ fn load(name: &str) -> Value {
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["versions"]["jax"], "0.10.2");
+    let messages = v["messages"].as_array().unwrap().clone();
+    inline_messages(&mut v, &messages);
     v
+}
+
+/// Error cells store `"m"`, an index into the file's `"messages"`; put the
+/// text back as `"message"`.
+fn inline_messages(v: &mut Value, messages: &[Value]) {
+    match v {
+        Value::Object(o) => {
+            if let Some(m) = o.remove("m") {
+                o.insert(
+                    "message".into(),
+                    messages[m.as_u64().unwrap() as usize].clone(),
+                );
+            }
+            for x in o.values_mut() {
+                inline_messages(x, messages);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| inline_messages(x, messages)),
+        _ => {}
+    }
 }
 
 fn config(c: &Value) -> PromotionConfig {

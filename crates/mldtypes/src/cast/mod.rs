@@ -1,1 +1,299 @@
 //! Bulk slice conversion kernels with runtime CPU dispatch.
+//!
+//! - [`convert_slice`] / [`convert_slice_with`]: typed conversion between any
+//!   two [`Element`] types (f32, f64, `half::f16`, every ml_dtypes float
+//!   format, the sub-byte integers, the standard integers).
+//! - [`cast_bytes`]: the same over raw little-endian bytes described by
+//!   [`DType`]s, one element per `itemsize` (unpacked).
+//! - [`pack`]: packed sub-byte storage (two float4/int4 per byte, four int2
+//!   per byte, four float6 in three bytes) in the safetensors bit order.
+//! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
+//!   rounding once at the end.
+//! - [`bench`]: single-threaded timings of every conversion, for the CLI.
+//!
+//! Every result is bit-identical to the scalar conversions of
+//! [`crate::float`] (round-to-nearest-even, ml_dtypes' non-saturating
+//! overflow by default, [`Overflow::Saturating`] on request), whichever
+//! [`Path`] runs: the fastest one this CPU supports is detected once at run
+//! time; [`set_path`] or the `*_on` functions force one.
+//!
+//! Pairs: every pair among float32, float64, float16, bfloat16 and the
+//! float8 / float6 / float4 formats; any integer dtype (bool, int1…int64,
+//! uint1…uint64) to any other (wrapping, as NumPy's `astype`); and the
+//! sub-byte integers and bool to and from every float (NumPy's cast:
+//! truncation toward zero, NaN / ±inf / values outside int32 give 0, then
+//! wrapping). Complex dtypes are not supported.
+//!
+//! Large inputs (at least 262,144 elements) are split across threads with
+//! rayon when the `rayon` feature is on (default); [`cast_bytes_on`] runs on
+//! the calling thread only.
+//!
+//! # Examples
+//!
+//! ```
+//! use mldtypes::cast;
+//! let x = [1.0f32, 0.3, 464.0, -1e-3];
+//! let mut y = [half::f16::ZERO; 4];
+//! cast::convert_slice(&x, &mut y).unwrap();
+//! assert_eq!(y[0], half::f16::ONE);
+//! ```
+
+mod dispatch;
+mod engine;
+pub(crate) mod kernels;
+mod scalar;
+
+pub mod bench;
+pub mod pack;
+pub mod reduce;
+
+pub use dispatch::{available_paths, path, set_path, Path};
+
+use crate::dtype::DType;
+pub use crate::format::Overflow;
+
+/// Why a conversion was refused. Nothing is written to the destination when
+/// an error is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastError {
+    /// Source and destination hold different numbers of elements.
+    LengthMismatch {
+        /// Elements in the source.
+        src: usize,
+        /// Elements the destination holds.
+        dst: usize,
+    },
+    /// The conversion between these dtypes is not supported (complex dtypes,
+    /// or a standard integer wider than a sub-byte one to or from a float).
+    UnsupportedPair {
+        /// Source dtype.
+        from: DType,
+        /// Destination dtype.
+        to: DType,
+    },
+    /// A byte buffer's length is not a whole number of elements of its dtype
+    /// (or, packed, of whole packing groups).
+    PartialElement {
+        /// The dtype of the buffer.
+        dtype: DType,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A dtype cannot be stored packed (only float4_e2m1fn, float6_e2m3fn,
+    /// float6_e3m2fn, int4, uint4, int2, uint2 can).
+    NotPackable(DType),
+    /// A forced [`Path`] needs instructions this CPU lacks.
+    PathUnavailable(Path),
+}
+
+impl std::fmt::Display for CastError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CastError::LengthMismatch { src, dst } => write!(
+                f,
+                "length mismatch: the source has {src} elements but the destination holds {dst}"
+            ),
+            CastError::UnsupportedPair { from, to } => {
+                write!(f, "conversion from {from} to {to} is not supported")
+            }
+            CastError::PartialElement { dtype, len } => write!(
+                f,
+                "a buffer of {len} bytes is not a whole number of {dtype} elements"
+            ),
+            CastError::NotPackable(d) => write!(f, "{d} has no packed storage"),
+            CastError::PathUnavailable(p) => {
+                write!(f, "the {p} kernels need CPU features this machine lacks")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CastError {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type the conversion kernels accept: a plain-old-data scalar
+/// whose bytes (little-endian) are one element of [`Element::DTYPE`].
+///
+/// Implemented for `f32`, `f64`, `half::f16`, the standard integers and
+/// `bool`-free numeric types, and every scalar type of [`crate::float`] and
+/// [`crate::int`]. Sealed.
+pub trait Element: bytemuck::Pod + sealed::Sealed {
+    /// The dtype of this type.
+    const DTYPE: DType;
+}
+
+macro_rules! elements {
+    ($($t:ty => $d:ident),* $(,)?) => {
+        $(
+            impl sealed::Sealed for $t {}
+            impl Element for $t {
+                const DTYPE: DType = DType::$d;
+            }
+        )*
+    };
+}
+
+elements! {
+    f32 => Float32, f64 => Float64, half::f16 => Float16, half::bf16 => BFloat16,
+    i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
+    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64,
+}
+
+/// Converts `src` into `dst` element by element with ml_dtypes' rounding
+/// (round-to-nearest-even, non-saturating overflow).
+///
+/// # Errors
+///
+/// [`CastError::LengthMismatch`] if the lengths differ,
+/// [`CastError::UnsupportedPair`] for pairs outside the list in the
+/// [module documentation](self).
+///
+/// # Examples
+///
+/// ```
+/// let x = [0.1f64, 1e10];
+/// let mut y = [0f32; 2];
+/// mldtypes::cast::convert_slice(&x, &mut y).unwrap();
+/// assert_eq!(y, [0.1f32, 1e10]);
+/// ```
+pub fn convert_slice<A: Element, B: Element>(src: &[A], dst: &mut [B]) -> Result<(), CastError> {
+    convert_slice_with(src, dst, Overflow::NonSaturating)
+}
+
+/// [`convert_slice`] with an explicit overflow mode.
+///
+/// # Errors
+///
+/// As [`convert_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{convert_slice_with, Overflow};
+/// let x = [1e6f32];
+/// let mut y = [half::f16::ZERO];
+/// convert_slice_with(&x, &mut y, Overflow::Saturating).unwrap();
+/// assert_eq!(y[0], half::f16::MAX);
+/// ```
+pub fn convert_slice_with<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+    ov: Overflow,
+) -> Result<(), CastError> {
+    convert_slice_on(path(), src, dst, ov)
+}
+
+/// [`convert_slice_with`] on a given [`Path`] (for tests and benchmarks).
+///
+/// # Errors
+///
+/// As [`convert_slice`], and [`CastError::PathUnavailable`] if the CPU
+/// cannot run `path`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{convert_slice_on, Overflow, Path};
+/// let x = [1.5f32];
+/// let mut y = [0f64];
+/// convert_slice_on(Path::Scalar, &x, &mut y, Overflow::NonSaturating).unwrap();
+/// assert_eq!(y[0], 1.5);
+/// ```
+pub fn convert_slice_on<A: Element, B: Element>(
+    path: Path,
+    src: &[A],
+    dst: &mut [B],
+    ov: Overflow,
+) -> Result<(), CastError> {
+    if src.len() != dst.len() {
+        return Err(CastError::LengthMismatch {
+            src: src.len(),
+            dst: dst.len(),
+        });
+    }
+    engine::convert_bytes(
+        bytemuck::cast_slice(src),
+        A::DTYPE,
+        bytemuck::cast_slice_mut(dst),
+        B::DTYPE,
+        ov,
+        path,
+        true,
+    )
+}
+
+/// Converts unpacked elements stored as little-endian bytes: `src` holds
+/// `src.len() / from.itemsize()` elements of `from`, `dst` receives as many
+/// elements of `to`. Sub-byte dtypes take one byte per element, value in the
+/// low bits (ml_dtypes' layout); use [`pack`] for packed storage. The
+/// buffers need no particular alignment.
+///
+/// # Errors
+///
+/// [`CastError::PartialElement`] if a length is not a multiple of the
+/// itemsize, [`CastError::LengthMismatch`] if the element counts differ,
+/// [`CastError::UnsupportedPair`] for unsupported pairs.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{cast_bytes, Overflow};
+/// use mldtypes::dtype::DType;
+/// let src: Vec<u8> = [448.0f32, 464.0, 465.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+/// let mut dst = [0u8; 3];
+/// cast_bytes(&src, DType::Float32, &mut dst, DType::Float8E4M3FN, Overflow::NonSaturating).unwrap();
+/// assert_eq!(dst, [0x7e, 0x7e, 0x7f]); // 464 ties to 448; beyond it is NaN
+/// ```
+pub fn cast_bytes(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    ov: Overflow,
+) -> Result<(), CastError> {
+    engine::convert_bytes(src, from, dst, to, ov, path(), true)
+}
+
+/// [`cast_bytes`] on a given [`Path`], on the calling thread only.
+///
+/// # Errors
+///
+/// As [`cast_bytes`], and [`CastError::PathUnavailable`] if the CPU cannot
+/// run `path`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{cast_bytes_on, Overflow, Path};
+/// use mldtypes::dtype::DType;
+/// let mut dst = [0u8; 4];
+/// cast_bytes_on(Path::Portable, &[0x3c], DType::Float8E4M3FN, &mut dst, DType::Float32,
+///               Overflow::NonSaturating).unwrap();
+/// assert_eq!(f32::from_le_bytes(dst), 1.5);
+/// ```
+pub fn cast_bytes_on(
+    path: Path,
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    ov: Overflow,
+) -> Result<(), CastError> {
+    engine::convert_bytes(src, from, dst, to, ov, path, false)
+}
+
+/// Whether `cast_bytes(_, from, _, to, _)` is supported.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// assert!(mldtypes::cast::is_supported(DType::Float32, DType::Float4E2M1FN));
+/// assert!(!mldtypes::cast::is_supported(DType::Complex64, DType::Float32));
+/// ```
+pub fn is_supported(from: DType, to: DType) -> bool {
+    engine::check_pair(from, to).is_ok()
+}

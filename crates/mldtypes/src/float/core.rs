@@ -404,3 +404,36 @@ pub fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
     }
     encode_f32(to, decode_f32(from, code), ov)
 }
+
+/// Rounds the exact value `(-1)^neg × (sig + sticky·ε) × 2^exp` into `fmt`
+/// (nearest, ties to even; ties away for formats without mantissa bits),
+/// where `sticky` stands for non-zero bits below `sig` that were dropped.
+/// Used for integers and hexadecimal text, which never round twice.
+pub(crate) fn encode_exact(
+    fmt: &Format,
+    neg: bool,
+    sig: u64,
+    exp: i64,
+    sticky: bool,
+    ov: Overflow,
+) -> u32 {
+    if sig == 0 {
+        // `sticky` without `sig` cannot happen: callers keep the top bits.
+        return zero_result(fmt, neg);
+    }
+    // Make room for a sticky bit below the rounding position: every format
+    // has at most 24 significant bits, far fewer than the 62 kept here.
+    let lz = sig.leading_zeros() as i64;
+    let dropped = lz == 0 && sig & 1 != 0;
+    let (mut sig, exp) = if lz >= 1 {
+        (sig << (lz - 1), exp - (lz - 1))
+    } else {
+        (sig >> 1, exp + 1)
+    };
+    if sticky || dropped {
+        sig |= 1;
+    }
+    // Far outside every format's range: clamp, keeping the rounding result.
+    let exp = exp.clamp(-4096, 4096);
+    round_finite(fmt, neg, sig, exp as i32, nearest_rule(fmt), ov)
+}

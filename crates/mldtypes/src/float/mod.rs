@@ -25,6 +25,21 @@
 
 pub mod complex;
 pub mod core;
+mod display;
+mod ops;
+pub mod parse;
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::iter::{Product, Sum};
+use std::num::FpCategory;
+use std::ops::{
+    Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
+};
+use std::str::FromStr;
+
+pub use parse::{ParseError, ParseErrorKind};
 
 use crate::format::{self, Format, Overflow};
 
@@ -45,7 +60,16 @@ use crate::format::{self, Format, Overflow};
 /// assert_eq!(roundtrip::<float6_e2m3fn>(100.0), 7.5); // float6 saturates
 /// ```
 pub trait MiniFloat:
-    Copy + Default + std::fmt::Debug + PartialEq + PartialOrd + Send + Sync + 'static
+    Copy
+    + Default
+    + fmt::Debug
+    + fmt::Display
+    + FromStr<Err = ParseError>
+    + PartialEq
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
 {
     /// The format descriptor of this type.
     const FORMAT: Format;
@@ -193,15 +217,15 @@ pub trait MiniFloat:
 /// Declares the float types, one line per format:
 /// `name: storage = FORMAT_CONSTANT, "doc";`.
 macro_rules! minifloats {
-    ($( $(#[$doc:meta])* $name:ident : $bits:ty = $fmt:ident; )*) => {
-        $( minifloat_type!($(#[$doc])* $name, $bits, $fmt); )*
+    ($( $(#[$doc:meta])* $name:ident : $bits:ty = $fmt:ident [$($flag:ident)*]; )*) => {
+        $( minifloat_type!($(#[$doc])* $name, $bits, $fmt, [$($flag)*]); )*
     };
 }
 
 /// Everything one float type is made of; the body is the same for every
 /// format.
 macro_rules! minifloat_type {
-    ($(#[$doc:meta])* $name:ident, $bits:ty, $fmt:ident) => {
+    ($(#[$doc:meta])* $name:ident, $bits:ty, $fmt:ident, [$($flag:ident)*]) => {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
@@ -360,6 +384,260 @@ macro_rules! minifloat_type {
             }
         }
 
+        impl $name {
+            #[inline]
+            const fn c(code: u32) -> Self {
+                Self(code as $bits)
+            }
+            #[inline]
+            fn code(self) -> u32 {
+                <Self as MiniFloat>::code(self)
+            }
+
+            /// Largest finite value.
+            pub const MAX: Self = Self::c(format::$fmt.max_code());
+            /// Smallest finite value (−MAX in signed formats, the smallest
+            /// positive value 2^-127 in the unsigned float8_e8m0fnu).
+            pub const MIN: Self = Self::c(ops::min_code(&format::$fmt));
+            /// Smallest positive normal value (finfo's `smallest_normal`, `tiny`).
+            pub const MIN_POSITIVE: Self = Self::c(ops::min_positive_code(&format::$fmt));
+            /// Smallest positive value: the smallest subnormal, or
+            /// [`Self::MIN_POSITIVE`] when the format has no subnormals.
+            pub const MIN_POSITIVE_SUBNORMAL: Self = Self::c(ops::min_subnormal_code(&format::$fmt));
+            /// Machine epsilon, the gap between 1 and the next larger value: `2^-man_bits`.
+            pub const EPSILON: Self = Self::c(ops::pow2_code(&format::$fmt, -(format::$fmt.man_bits as i32)));
+            /// One.
+            pub const ONE: Self = Self::c(ops::pow2_code(&format::$fmt, 0));
+
+            /// Whether this is NaN.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(!T::ONE.is_nan());
+            /// ```
+            #[inline]
+            pub fn is_nan(self) -> bool {
+                format::$fmt.is_nan_code(self.code())
+            }
+
+            /// Whether this is +infinity or −infinity (always false in
+            /// formats without infinities).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(!T::MAX.is_infinite());
+            /// ```
+            #[inline]
+            pub fn is_infinite(self) -> bool {
+                ops::is_infinite(&format::$fmt, self.code())
+            }
+
+            /// Whether this is neither infinite nor NaN.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(T::MAX.is_finite());
+            /// ```
+            #[inline]
+            pub fn is_finite(self) -> bool {
+                !self.is_nan() && !self.is_infinite()
+            }
+
+            /// Whether this is a normal number (not zero, subnormal,
+            /// infinite or NaN).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(T::MIN_POSITIVE.is_normal());
+            /// ```
+            #[inline]
+            pub fn is_normal(self) -> bool {
+                self.classify() == FpCategory::Normal
+            }
+
+            /// Whether this is a subnormal number.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(!T::MIN_POSITIVE.is_subnormal());
+            /// ```
+            #[inline]
+            pub fn is_subnormal(self) -> bool {
+                self.classify() == FpCategory::Subnormal
+            }
+
+            /// Whether the sign bit is set (including −0 and negative NaN;
+            /// the fnuz NaN `0x80` counts as negative).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(!T::ONE.is_sign_negative());
+            /// ```
+            #[inline]
+            pub fn is_sign_negative(self) -> bool {
+                ops::sign_negative(&format::$fmt, self.code())
+            }
+
+            /// Whether the sign bit is clear.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(T::MAX.is_sign_positive());
+            /// ```
+            #[inline]
+            pub fn is_sign_positive(self) -> bool {
+                !self.is_sign_negative()
+            }
+
+            /// The floating-point category of the value.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use std::num::FpCategory;
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::ONE.classify(), FpCategory::Normal);
+            /// ```
+            #[inline]
+            pub fn classify(self) -> FpCategory {
+                ops::classify(&format::$fmt, self.code())
+            }
+
+            /// Absolute value (clears the sign bit; the fnuz NaN stays NaN).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::MIN.abs(), if T::FORMAT.signed { T::MAX } else { T::MIN });
+            /// ```
+            #[inline]
+            pub fn abs(self) -> Self {
+                Self::c(ops::abs(&format::$fmt, self.code()))
+            }
+
+            /// The magnitude of `self` with the sign of `sign`. fnuz zero
+            /// and NaN are unchanged (they have one encoding).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::ONE.copysign(T::MAX), T::ONE);
+            /// ```
+            #[inline]
+            pub fn copysign(self, sign: Self) -> Self {
+                Self::c(ops::copysign(&format::$fmt, self.code(), sign.code()))
+            }
+
+            /// Rust's `signum`: 1 for positive values and +0, −1 for
+            /// negative values and −0, NaN for NaN (ml_dtypes' `np.sign`
+            /// differs: it gives 0 for zeros).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::MAX.signum(), T::ONE);
+            /// ```
+            #[inline]
+            pub fn signum(self) -> Self {
+                if self.is_nan() {
+                    self
+                } else {
+                    Self::from_f32(self.to_f32().signum())
+                }
+            }
+
+            /// The least value greater than `self` (IEEE `nextUp`). NaN
+            /// stays NaN; the largest finite value steps to +infinity, to
+            /// NaN in formats without infinities, and to itself in
+            /// finite-only formats (float6, float4).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(T::ONE.next_up() > T::ONE);
+            /// ```
+            #[inline]
+            pub fn next_up(self) -> Self {
+                Self::c(ops::next_up(&format::$fmt, self.code()))
+            }
+
+            /// The greatest value less than `self` (IEEE `nextDown`); the
+            /// mirror image of [`Self::next_up`]. float8_e8m0fnu's
+            /// smallest value steps down to NaN.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert!(T::ONE.next_down() < T::ONE);
+            /// ```
+            #[inline]
+            pub fn next_down(self) -> Self {
+                Self::c(ops::next_down(&format::$fmt, self.code()))
+            }
+
+            /// IEEE 754 `totalOrder`: −NaN < −inf < … < −0 < +0 < … < +inf
+            /// < +NaN (the fnuz NaN, negative as an `f32`, sorts first).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use std::cmp::Ordering;
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::ONE.total_cmp(&T::MAX), Ordering::Less);
+            /// ```
+            #[inline]
+            pub fn total_cmp(&self, other: &Self) -> Ordering {
+                ops::total_cmp(&format::$fmt, self.code(), other.code())
+            }
+
+            /// The larger of two values, ignoring NaN (like `f32::max`).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::ONE.max(T::MAX), T::MAX);
+            /// ```
+            #[inline]
+            pub fn max(self, other: Self) -> Self {
+                if self.is_nan() || other > self { other } else { self }
+            }
+
+            /// The smaller of two values, ignoring NaN (like `f32::min`).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::ONE.min(T::MAX), T::ONE);
+            /// ```
+            #[inline]
+            pub fn min(self, other: Self) -> Self {
+                if self.is_nan() || other < self { other } else { self }
+            }
+        }
+
+        $( minifloat_flag!($flag, $name, $bits, $fmt); )*
+
         impl PartialEq for $name {
             /// Equality by value: NaN is unequal to everything, +0 == −0.
             #[inline]
@@ -371,14 +649,55 @@ macro_rules! minifloat_type {
         impl PartialOrd for $name {
             /// Ordering by value; NaN is unordered.
             #[inline]
-            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
                 self.to_f32().partial_cmp(&other.to_f32())
             }
         }
 
-        impl std::fmt::Debug for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                std::fmt::Debug::fmt(&self.to_f32(), f)
+        impl Hash for $name {
+            /// Hashes the value, consistently with `PartialEq` (+0 and −0
+            /// hash alike).
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                ops::hash_code(&format::$fmt, self.code()).hash(state)
+            }
+        }
+
+        impl fmt::Display for $name {
+            /// The shortest decimal that parses back to the same value in
+            /// this format; with a precision, the exact value rounded to it.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                display::fmt_code(&format::$fmt, self.code(), display::Style::Display, f)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            /// Like `Display`, but with `.0` on integers and exponent form
+            /// below 1e-4 and from 1e16 on (as `f32`'s `Debug`).
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                display::fmt_code(&format::$fmt, self.code(), display::Style::Debug, f)
+            }
+        }
+
+        impl fmt::LowerExp for $name {
+            /// Shortest round-trip digits in exponent form, e.g. `1.5e2`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                display::fmt_code(&format::$fmt, self.code(), display::Style::Exp('e'), f)
+            }
+        }
+
+        impl fmt::UpperExp for $name {
+            /// Shortest round-trip digits in exponent form, e.g. `1.5E2`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                display::fmt_code(&format::$fmt, self.code(), display::Style::Exp('E'), f)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ParseError;
+            /// Correctly rounded from the decimal (or hexadecimal) text
+            /// itself; see [`parse::parse_code`].
+            fn from_str(s: &str) -> Result<Self, ParseError> {
+                parse::parse_code(&format::$fmt, s).map(Self::c)
             }
         }
 
@@ -397,41 +716,448 @@ macro_rules! minifloat_type {
                 x.to_f64()
             }
         }
+
+        impl Neg for $name {
+            type Output = Self;
+            /// Negation (sign-bit flip; fnuz zero and NaN are their own
+            /// negation; float8_e8m0fnu values negate to NaN), as ml_dtypes.
+            #[inline]
+            fn neg(self) -> Self {
+                Self::c(ops::neg(&format::$fmt, self.code()))
+            }
+        }
+
+        minifloat_binop!($name, Add, add, AddAssign, add_assign, +);
+        minifloat_binop!($name, Sub, sub, SubAssign, sub_assign, -);
+        minifloat_binop!($name, Mul, mul, MulAssign, mul_assign, *);
+        minifloat_binop!($name, Div, div, DivAssign, div_assign, /);
+        minifloat_binop!($name, Rem, rem, RemAssign, rem_assign, %);
+
+        impl Sum for $name {
+            /// Adds in order, rounding after every addition (as NumPy's
+            /// `sum` over an ml_dtypes array with the same dtype does).
+            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.fold(Self::from_f32(0.0), |a, b| a + b)
+            }
+        }
+
+        impl Product for $name {
+            /// Multiplies in order, rounding after every multiplication.
+            fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.fold(Self::ONE, |a, b| a * b)
+            }
+        }
+
+        impl num_traits::Bounded for $name {
+            fn min_value() -> Self {
+                Self::MIN
+            }
+            fn max_value() -> Self {
+                Self::MAX
+            }
+        }
+
+        impl num_traits::One for $name {
+            fn one() -> Self {
+                Self::ONE
+            }
+        }
+
+        impl num_traits::ToPrimitive for $name {
+            fn to_i64(&self) -> Option<i64> {
+                num_traits::ToPrimitive::to_i64(&$name::to_f64(*self))
+            }
+            fn to_u64(&self) -> Option<u64> {
+                num_traits::ToPrimitive::to_u64(&$name::to_f64(*self))
+            }
+            fn to_i128(&self) -> Option<i128> {
+                num_traits::ToPrimitive::to_i128(&$name::to_f64(*self))
+            }
+            fn to_u128(&self) -> Option<u128> {
+                num_traits::ToPrimitive::to_u128(&$name::to_f64(*self))
+            }
+            fn to_f32(&self) -> Option<f32> {
+                Some($name::to_f32(*self))
+            }
+            fn to_f64(&self) -> Option<f64> {
+                Some($name::to_f64(*self))
+            }
+        }
+
+        impl num_traits::FromPrimitive for $name {
+            /// Correctly rounded from the integer (no rounding through `f64`).
+            fn from_i64(n: i64) -> Option<Self> {
+                Some(Self::c(int_code(&format::$fmt, n < 0, n.unsigned_abs() as u128)))
+            }
+            fn from_u64(n: u64) -> Option<Self> {
+                Some(Self::c(int_code(&format::$fmt, false, n as u128)))
+            }
+            fn from_i128(n: i128) -> Option<Self> {
+                Some(Self::c(int_code(&format::$fmt, n < 0, n.unsigned_abs())))
+            }
+            fn from_u128(n: u128) -> Option<Self> {
+                Some(Self::c(int_code(&format::$fmt, false, n)))
+            }
+            fn from_f32(x: f32) -> Option<Self> {
+                Some(Self::from_f32(x))
+            }
+            fn from_f64(x: f64) -> Option<Self> {
+                Some(Self::from_f64(x))
+            }
+        }
+
+        impl num_traits::NumCast for $name {
+            /// Correctly rounded from any primitive: integers beyond 2^53
+            /// are rounded from their exact value, floats from their value.
+            fn from<N: num_traits::ToPrimitive>(n: N) -> Option<Self> {
+                let f = n.to_f64()?;
+                if f.is_finite() && f.trunc() == f && f.abs() >= 9007199254740992.0 {
+                    if let Some(i) = n.to_i128() {
+                        return num_traits::FromPrimitive::from_i128(i);
+                    }
+                    if let Some(u) = n.to_u128() {
+                        return num_traits::FromPrimitive::from_u128(u);
+                    }
+                }
+                Some(Self::from_f64(f))
+            }
+        }
+
+        // SAFETY: `#[repr(transparent)]` over an integer; every bit pattern
+        // is a valid value (bits above the format's width are ignored).
+        unsafe impl bytemuck::Zeroable for $name {}
+        // SAFETY: as above; no padding, no pointers, `Copy + 'static`.
+        unsafe impl bytemuck::Pod for $name {}
+
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $name {
+            /// Serializes as a number (its exact `f32` value).
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_f32(self.to_f32())
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> serde::Deserialize<'de> for $name {
+            /// Deserializes from a number, correctly rounded from the
+            /// number's value (`f32`, `f64` or integer).
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_f32(NumberVisitor::<$name>::new())
+            }
+        }
     };
+}
+
+/// Optional constants and traits, keyed by one word of a format's line;
+/// each checks at compile time that the descriptor agrees.
+macro_rules! minifloat_flag {
+    (zero, $name:ident, $bits:ty, $fmt:ident) => {
+        const _: () = assert!(format::$fmt.has_zero);
+        impl $name {
+            /// Positive zero.
+            pub const ZERO: Self = Self::c(0);
+        }
+        impl num_traits::Zero for $name {
+            fn zero() -> Self {
+                Self::ZERO
+            }
+            fn is_zero(&self) -> bool {
+                ops::is_zero(&format::$fmt, self.code())
+            }
+        }
+        impl num_traits::Num for $name {
+            type FromStrRadixErr = ParseError;
+            /// Radix 10 is [`FromStr`]; other radixes are not supported
+            /// and give [`ParseErrorKind::Invalid`].
+            fn from_str_radix(s: &str, radix: u32) -> Result<Self, ParseError> {
+                if radix == 10 {
+                    s.parse()
+                } else {
+                    "invalid radix".parse()
+                }
+            }
+        }
+    };
+    (neg_zero, $name:ident, $bits:ty, $fmt:ident) => {
+        const _: () = assert!(format::$fmt.has_signed_zero());
+        impl $name {
+            /// Negative zero.
+            pub const NEG_ZERO: Self = Self::c(format::$fmt.sign_mask());
+        }
+    };
+    (inf, $name:ident, $bits:ty, $fmt:ident) => {
+        const _: () = assert!(format::$fmt.has_infinity());
+        impl $name {
+            /// Positive infinity.
+            pub const INFINITY: Self = Self::c(format::$fmt.exp_mask());
+            /// Negative infinity.
+            pub const NEG_INFINITY: Self =
+                Self::c(format::$fmt.exp_mask() | format::$fmt.sign_mask());
+        }
+    };
+    (nan, $name:ident, $bits:ty, $fmt:ident) => {
+        const _: () = assert!(format::$fmt.has_nan());
+        impl $name {
+            /// The canonical NaN (positive quiet NaN in IEEE formats, the
+            /// single NaN of fnuz formats and float8_e8m0fnu).
+            pub const NAN: Self = Self::c(match format::$fmt.nan_code() {
+                Some(c) => c,
+                None => 0,
+            });
+        }
+    };
+    (float, $name:ident, $bits:ty, $fmt:ident) => {
+        minifloat_float!($name);
+    };
+}
+
+/// One arithmetic operator, computed in `f32` and rounded once.
+macro_rules! minifloat_binop {
+    ($name:ident, $tr:ident, $m:ident, $atr:ident, $am:ident, $op:tt) => {
+        impl $tr for $name {
+            type Output = Self;
+            /// Computed in `f32` and rounded once to this format, as
+            /// ml_dtypes does. `%` is Rust's (and C's `fmod`) truncated
+            /// remainder; NumPy's `%` (`np.remainder`) is the floored one.
+            #[inline]
+            fn $m(self, rhs: Self) -> Self {
+                Self::from_f32(self.to_f32() $op rhs.to_f32())
+            }
+        }
+        impl $atr for $name {
+            #[inline]
+            fn $am(&mut self, rhs: Self) {
+                *self = *self $op rhs;
+            }
+        }
+    };
+}
+
+/// `num_traits::Float`, for the IEEE-like formats: every function is
+/// evaluated in `f32` and rounded once.
+macro_rules! minifloat_float {
+    ($name:ident) => {
+        impl num_traits::Float for $name {
+            fn nan() -> Self {
+                Self::NAN
+            }
+            fn infinity() -> Self {
+                Self::INFINITY
+            }
+            fn neg_infinity() -> Self {
+                Self::NEG_INFINITY
+            }
+            fn neg_zero() -> Self {
+                Self::NEG_ZERO
+            }
+            fn min_value() -> Self {
+                Self::MIN
+            }
+            fn min_positive_value() -> Self {
+                Self::MIN_POSITIVE
+            }
+            fn epsilon() -> Self {
+                Self::EPSILON
+            }
+            fn max_value() -> Self {
+                Self::MAX
+            }
+            fn is_nan(self) -> bool {
+                $name::is_nan(self)
+            }
+            fn is_infinite(self) -> bool {
+                $name::is_infinite(self)
+            }
+            fn is_finite(self) -> bool {
+                $name::is_finite(self)
+            }
+            fn is_normal(self) -> bool {
+                $name::is_normal(self)
+            }
+            fn is_subnormal(self) -> bool {
+                $name::is_subnormal(self)
+            }
+            fn classify(self) -> FpCategory {
+                $name::classify(self)
+            }
+            fn abs(self) -> Self {
+                $name::abs(self)
+            }
+            fn signum(self) -> Self {
+                $name::signum(self)
+            }
+            fn is_sign_positive(self) -> bool {
+                $name::is_sign_positive(self)
+            }
+            fn is_sign_negative(self) -> bool {
+                $name::is_sign_negative(self)
+            }
+            fn copysign(self, sign: Self) -> Self {
+                $name::copysign(self, sign)
+            }
+            fn max(self, other: Self) -> Self {
+                $name::max(self, other)
+            }
+            fn min(self, other: Self) -> Self {
+                $name::min(self, other)
+            }
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                Self::from_f32(self.to_f32().mul_add(a.to_f32(), b.to_f32()))
+            }
+            fn powi(self, n: i32) -> Self {
+                Self::from_f32(self.to_f32().powi(n))
+            }
+            fn powf(self, n: Self) -> Self {
+                Self::from_f32(self.to_f32().powf(n.to_f32()))
+            }
+            fn log(self, base: Self) -> Self {
+                Self::from_f32(self.to_f32().log(base.to_f32()))
+            }
+            #[allow(deprecated)]
+            fn abs_sub(self, other: Self) -> Self {
+                Self::from_f32(num_traits::Float::abs_sub(self.to_f32(), other.to_f32()))
+            }
+            fn hypot(self, other: Self) -> Self {
+                Self::from_f32(self.to_f32().hypot(other.to_f32()))
+            }
+            fn atan2(self, other: Self) -> Self {
+                Self::from_f32(self.to_f32().atan2(other.to_f32()))
+            }
+            fn sin_cos(self) -> (Self, Self) {
+                let (s, c) = self.to_f32().sin_cos();
+                (Self::from_f32(s), Self::from_f32(c))
+            }
+            fn integer_decode(self) -> (u64, i16, i8) {
+                num_traits::Float::integer_decode(self.to_f32())
+            }
+            minifloat_float!(@unary $name: floor ceil round trunc fract recip sqrt exp exp2 ln
+                log2 log10 cbrt sin cos tan asin acos atan exp_m1 ln_1p sinh cosh tanh
+                asinh acosh atanh to_degrees to_radians);
+        }
+    };
+    (@unary $name:ident: $($f:ident)*) => {
+        $(
+            fn $f(self) -> Self {
+                Self::from_f32(self.to_f32().$f())
+            }
+        )*
+    };
+}
+
+/// The code of the integer `(-1)^neg × mag`, correctly rounded.
+fn int_code(fmt: &Format, neg: bool, mag: u128) -> u32 {
+    let (sig, exp, sticky) = if mag >> 64 == 0 {
+        (mag as u64, 0, false)
+    } else {
+        let shift = 64 - mag.leading_zeros();
+        let sticky = mag & ((1u128 << shift) - 1) != 0;
+        ((mag >> shift) as u64, shift as i64, sticky)
+    };
+    core::encode_exact(fmt, neg, sig, exp, sticky, Overflow::NonSaturating)
+}
+
+/// serde visitor accepting any number, rounding it once into `T`.
+#[cfg(feature = "serde")]
+struct NumberVisitor<T>(std::marker::PhantomData<T>);
+
+#[cfg(feature = "serde")]
+impl<T> NumberVisitor<T> {
+    fn new() -> Self {
+        NumberVisitor(std::marker::PhantomData)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de, T: MiniFloat> serde::de::Visitor<'de> for NumberVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a number representable as {}", T::FORMAT.name)
+    }
+    fn visit_f32<E: serde::de::Error>(self, v: f32) -> Result<T, E> {
+        Ok(T::from_f32(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        Ok(T::from_f64(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        Ok(T::from_code(int_code(
+            &T::FORMAT,
+            v < 0,
+            v.unsigned_abs() as u128,
+        )))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        Ok(T::from_code(int_code(&T::FORMAT, false, v as u128)))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        parse::parse_code(&T::FORMAT, v)
+            .map(T::from_code)
+            .map_err(E::custom)
+    }
+}
+
+impl From<bfloat16> for half::bf16 {
+    /// Zero-cost: the same bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let x = mldtypes::bfloat16::from_f32(1.5);
+    /// assert_eq!(half::bf16::from(x), half::bf16::from_f32(1.5));
+    /// ```
+    #[inline]
+    fn from(x: bfloat16) -> half::bf16 {
+        half::bf16::from_bits(x.to_bits())
+    }
+}
+
+impl From<half::bf16> for bfloat16 {
+    /// Zero-cost: the same bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let x = mldtypes::bfloat16::from(half::bf16::from_f32(-2.0));
+    /// assert_eq!(x.to_f32(), -2.0);
+    /// ```
+    #[inline]
+    fn from(x: half::bf16) -> bfloat16 {
+        bfloat16::from_bits(x.to_bits())
+    }
 }
 
 minifloats! {
     /// bfloat16: the upper 16 bits of an IEEE float32 (1 sign, 8 exponent,
     /// 7 mantissa bits, bias 127), with infinities and NaN.
-    bfloat16: u16 = BFLOAT16;
+    bfloat16: u16 = BFLOAT16 [zero neg_zero inf nan float];
     /// float8_e3m4: 1 sign, 3 exponent, 4 mantissa bits, bias 3, IEEE
     /// infinities and NaN; max 15.5.
-    float8_e3m4: u8 = FLOAT8_E3M4;
+    float8_e3m4: u8 = FLOAT8_E3M4 [zero neg_zero inf nan float];
     /// float8_e4m3: 1 sign, 4 exponent, 3 mantissa bits, bias 7, IEEE
     /// infinities and NaN; max 240.
-    float8_e4m3: u8 = FLOAT8_E4M3;
+    float8_e4m3: u8 = FLOAT8_E4M3 [zero neg_zero inf nan float];
     /// float8_e4m3fn (OCP FP8 E4M3): bias 7, no infinities, NaN
     /// `0bS111_1111`; max 448.
-    float8_e4m3fn: u8 = FLOAT8_E4M3FN;
+    float8_e4m3fn: u8 = FLOAT8_E4M3FN [zero neg_zero nan];
     /// float8_e4m3fnuz: bias 8, no infinities, no −0, single NaN `0x80`; max 240.
-    float8_e4m3fnuz: u8 = FLOAT8_E4M3FNUZ;
+    float8_e4m3fnuz: u8 = FLOAT8_E4M3FNUZ [zero nan];
     /// float8_e4m3b11fnuz: bias 11, no infinities, no −0, single NaN `0x80`; max 30.
-    float8_e4m3b11fnuz: u8 = FLOAT8_E4M3B11FNUZ;
+    float8_e4m3b11fnuz: u8 = FLOAT8_E4M3B11FNUZ [zero nan];
     /// float8_e5m2 (OCP FP8 E5M2): 1 sign, 5 exponent, 2 mantissa bits,
     /// bias 15, IEEE infinities and NaN; max 57344.
-    float8_e5m2: u8 = FLOAT8_E5M2;
+    float8_e5m2: u8 = FLOAT8_E5M2 [zero neg_zero inf nan float];
     /// float8_e5m2fnuz: bias 16, no infinities, no −0, single NaN `0x80`; max 57344.
-    float8_e5m2fnuz: u8 = FLOAT8_E5M2FNUZ;
+    float8_e5m2fnuz: u8 = FLOAT8_E5M2FNUZ [zero nan];
     /// float8_e8m0fnu (OCP MX E8M0 scale): unsigned, 8 exponent bits, no
     /// mantissa, no zero, no infinities, NaN `0xFF`; values 2^-127 … 2^127.
-    float8_e8m0fnu: u8 = FLOAT8_E8M0FNU;
+    float8_e8m0fnu: u8 = FLOAT8_E8M0FNU [nan];
     /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM` in the low 6 bits, bias 1,
     /// finite only; max 7.5.
-    float6_e2m3fn: u8 = FLOAT6_E2M3FN;
+    float6_e2m3fn: u8 = FLOAT6_E2M3FN [zero neg_zero];
     /// float6_e3m2fn (OCP MX FP6 E3M2): `0bSEEEMM` in the low 6 bits, bias 3,
     /// finite only; max 28.
-    float6_e3m2fn: u8 = FLOAT6_E3M2FN;
+    float6_e3m2fn: u8 = FLOAT6_E3M2FN [zero neg_zero];
     /// float4_e2m1fn (OCP MX FP4 E2M1): `0bSEEM` in the low 4 bits, bias 1,
     /// finite only; values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
-    float4_e2m1fn: u8 = FLOAT4_E2M1FN;
+    float4_e2m1fn: u8 = FLOAT4_E2M1FN [zero neg_zero];
 }

@@ -338,6 +338,50 @@ pub enum Operand {
     Scalar(PyScalar),
 }
 
+impl std::str::FromStr for Operand {
+    type Err = crate::dtype::ParseDTypeError;
+
+    /// Parses a command-line operand: `True`/`False` (Python bool), an integer
+    /// literal such as `1` or `-3` (Python int), a float literal such as `1.0`
+    /// or `2e3` (Python float), a complex literal ending in `j` such as `1j`
+    /// (Python complex), `i*`/`f*`/`c*` (the Python scalar types),
+    /// `weak:<dtype>` (a weakly typed array), otherwise a dtype (strong).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        match t {
+            "True" | "False" => return Ok(Operand::Scalar(PyScalar::Bool)),
+            "i*" => return Ok(Operand::Scalar(PyScalar::Int)),
+            "f*" => return Ok(Operand::Scalar(PyScalar::Float)),
+            "c*" => return Ok(Operand::Scalar(PyScalar::Complex)),
+            _ => {}
+        }
+        if let Some(d) = t.strip_prefix("weak:") {
+            return d.parse().map(Operand::Weak);
+        }
+        let numeric = |x: &str| {
+            x.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+' || c == '.')
+                && x.parse::<f64>().is_ok()
+        };
+        if t.parse::<i128>().is_ok() {
+            return Ok(Operand::Scalar(PyScalar::Int));
+        }
+        if numeric(t) {
+            return Ok(Operand::Scalar(PyScalar::Float));
+        }
+        if let Some(body) = t.strip_suffix('j') {
+            let body = body.trim_start_matches('(');
+            if body.is_empty()
+                || numeric(body)
+                || body.contains(['+', '-'])
+                    && body.split(['+', '-']).all(|p| p.is_empty() || numeric(p))
+            {
+                return Ok(Operand::Scalar(PyScalar::Complex));
+            }
+        }
+        t.parse().map(Operand::Strong)
+    }
+}
+
 /// Which of JAX's "no promotion path" texts applies (JAX checks them in this
 /// order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -503,11 +547,37 @@ impl fmt::Display for TypePromotionError {
 
 impl std::error::Error for TypePromotionError {}
 
-/// A built JAX lattice plus the dtype → node-index map.
+/// `dtype as usize` → index in [`NODES`] (`u8::MAX`: not a lattice node).
+const NODE_OF_DTYPE: [u8; DType::ALL.len()] = {
+    let mut t = [u8::MAX; DType::ALL.len()];
+    let mut i = 0;
+    while i < NODES.len() {
+        if let JaxType::Strong(d) = NODES[i] {
+            t[d as usize] = i as u8;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The index of a node in [`NODES`] (and in every JAX lattice), or `None`
+/// for complex32 / bcomplex32.
+#[inline]
+const fn node_index(t: JaxType) -> Option<usize> {
+    match t {
+        JaxType::Strong(d) => match NODE_OF_DTYPE[d as usize] {
+            u8::MAX => None,
+            i => Some(i as usize),
+        },
+        JaxType::WeakInt => Some(32),
+        JaxType::WeakFloat => Some(33),
+        JaxType::WeakComplex => Some(34),
+    }
+}
+
+/// A built JAX lattice, its nodes in [`NODES`] order.
 struct JaxLattice {
     lattice: Lattice<JaxType>,
-    /// `dtype as usize` → node index (`None` for complex32 / bcomplex32).
-    dtype_index: Vec<Option<usize>>,
 }
 
 impl JaxLattice {
@@ -516,24 +586,12 @@ impl JaxLattice {
         // build them is a bug in this file, not a user error.
         let lattice =
             Lattice::with_nodes(&NODES, edges).expect("JAX lattice literal is a valid lattice");
-        let dtype_index = DType::ALL
-            .iter()
-            .map(|d| lattice.index_of(&JaxType::Strong(*d)))
-            .collect();
-        JaxLattice {
-            lattice,
-            dtype_index,
-        }
+        JaxLattice { lattice }
     }
 
     #[inline]
     fn index(&self, t: JaxType) -> Option<usize> {
-        match t {
-            JaxType::Strong(d) => self.dtype_index[d as usize],
-            JaxType::WeakInt => Some(32),
-            JaxType::WeakFloat => Some(33),
-            JaxType::WeakComplex => Some(34),
-        }
+        node_index(t)
     }
 }
 
@@ -716,6 +774,25 @@ impl PromotionConfig {
         TypePromotionError::NoPromotionPath { inputs, reason }
     }
 
+    /// Binary join: index lookups and one join-table lookup; the general path
+    /// only runs to build an error.
+    #[inline]
+    fn join2(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
+        let l = jax_lattice(self.mode, self.x64);
+        if let (Some(i), Some(j)) = (l.index(a), l.index(b)) {
+            if let Some(k) = l.lattice.join_index(i, j) {
+                return Ok(NODES[k]);
+            }
+        }
+        self.join2_error(a, b)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn join2_error(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
+        self.least_upper_bound(&[a, b])
+    }
+
     /// The least upper bound of `nodes` on this configuration's lattice
     /// (JAX's `_least_upper_bound`), listing `nodes` in the error as given.
     fn least_upper_bound(&self, nodes: &[JaxType]) -> Result<JaxType, TypePromotionError> {
@@ -749,6 +826,39 @@ impl PromotionConfig {
         }
     }
 
+    /// The lattice node an operand takes part in the join as (JAX's
+    /// `_jax_type` after canonicalization): a strong dtype canonicalized for
+    /// x64; a weakly typed value or Python int/float/complex → `i*`/`f*`/`c*`;
+    /// Python bool and weak bool → `bool`.
+    ///
+    /// # Errors
+    ///
+    /// [`TypePromotionError::NotAJaxType`] for complex32 / bcomplex32.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// use mldtypes::promote::jax::{JaxType, Operand, PromotionConfig, PyScalar};
+    /// let c = PromotionConfig::DEFAULT;
+    /// assert_eq!(c.lattice_node(Operand::Strong(DType::Int64)), Ok(JaxType::Strong(DType::Int32)));
+    /// assert_eq!(c.lattice_node(Operand::Weak(DType::BFloat16)), Ok(JaxType::WeakFloat));
+    /// assert_eq!(c.lattice_node(Operand::Scalar(PyScalar::Bool)), Ok(JaxType::Strong(DType::Bool)));
+    /// ```
+    pub fn lattice_node(&self, op: Operand) -> Result<JaxType, TypePromotionError> {
+        Ok(match op {
+            Operand::Strong(d) | Operand::Weak(d) if node_index(JaxType::Strong(d)).is_none() => {
+                return Err(TypePromotionError::NotAJaxType(d))
+            }
+            Operand::Strong(d) => JaxType::Strong(self.canonicalize_dtype(d)),
+            Operand::Weak(d) => JaxType::weak_of(d),
+            Operand::Scalar(PyScalar::Bool) => JaxType::Strong(DType::Bool),
+            Operand::Scalar(PyScalar::Int) => JaxType::WeakInt,
+            Operand::Scalar(PyScalar::Float) => JaxType::WeakFloat,
+            Operand::Scalar(PyScalar::Complex) => JaxType::WeakComplex,
+        })
+    }
+
     /// The raw lattice join `a ∨ b` (a seed-table cell: weak results stay
     /// weak types).
     ///
@@ -766,7 +876,7 @@ impl PromotionConfig {
     /// assert_eq!(c.join(DType::UInt64.into(), DType::Int8.into()), Ok(JaxType::WeakFloat));
     /// ```
     pub fn join(&self, a: JaxType, b: JaxType) -> Result<JaxType, TypePromotionError> {
-        self.least_upper_bound(&[a, b])
+        self.join2(a, b)
     }
 
     /// Explains the join of `nodes`: for each input, the path of lattice edges
@@ -816,7 +926,7 @@ impl PromotionConfig {
     /// assert!(e.to_string().contains("8-bit floats do not support implicit promotion"));
     /// ```
     pub fn promote_types(&self, a: JaxType, b: JaxType) -> Result<DType, TypePromotionError> {
-        Ok(self.least_upper_bound(&[a, b])?.numpy_dtype())
+        Ok(self.join2(a, b)?.numpy_dtype())
     }
 
     /// The default dtype of a weak result of kind `d` (JAX's `default_types`):
@@ -1037,6 +1147,38 @@ mod tests {
             assert!(t.non_idempotent().is_empty());
             assert!(t.non_associative_triples().is_empty());
         }
+    }
+
+    #[test]
+    fn node_indices_match_nodes() {
+        for (i, t) in NODES.iter().enumerate() {
+            assert_eq!(node_index(*t), Some(i));
+        }
+        assert_eq!(node_index(JaxType::Strong(DType::Complex32)), None);
+        assert_eq!(node_index(JaxType::Strong(DType::BComplex32)), None);
+    }
+
+    #[test]
+    fn operands_parse() {
+        let cases = [
+            ("True", Operand::Scalar(PyScalar::Bool)),
+            ("3", Operand::Scalar(PyScalar::Int)),
+            ("-3", Operand::Scalar(PyScalar::Int)),
+            ("1.5", Operand::Scalar(PyScalar::Float)),
+            ("2e3", Operand::Scalar(PyScalar::Float)),
+            ("1j", Operand::Scalar(PyScalar::Complex)),
+            ("1+2j", Operand::Scalar(PyScalar::Complex)),
+            ("f*", Operand::Scalar(PyScalar::Float)),
+            ("weak:int8", Operand::Weak(DType::Int8)),
+            ("bf16", Operand::Strong(DType::BFloat16)),
+            ("f8", Operand::Strong(DType::Float64)),
+            ("inf", Operand::Strong(DType::Int8)),
+        ];
+        for (s, want) in cases.iter().take(cases.len() - 1) {
+            assert_eq!(s.parse::<Operand>(), Ok(*want), "{s}");
+        }
+        assert!("inf".parse::<Operand>().is_err());
+        assert!("weak:nope".parse::<Operand>().is_err());
     }
 
     #[test]

@@ -379,7 +379,7 @@ impl<N: Copy + Eq + Hash + fmt::Display> Lattice<N> {
     ///
     /// ```
     /// use mldtypes::promote::lattice::Lattice;
-    /// let l = Lattice::new(&[(0u8, &[2][..]), (1, &[2][..])]).unwrap();
+    /// let l = Lattice::with_nodes(&[0u8, 1, 2], &[(0, &[2][..]), (1, &[2][..])]).unwrap();
     /// assert_eq!(l.join_index(0, 1), Some(2));
     /// ```
     #[inline]

@@ -29,4 +29,4 @@ pub use jax::{
     PyScalar, TypePromotionError,
 };
 pub use lattice::{BinaryTable, Explanation, Lattice, LatticeError};
-pub use tables::{diff, diff_view, table, DiffCell, System, View};
+pub use tables::{diff, diff_view, promote, table, DiffCell, System, UndefinedPromotion, View};

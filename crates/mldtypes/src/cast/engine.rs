@@ -1,0 +1,472 @@
+//! Routing of a dtype pair to kernels, chunking, alignment and threading.
+
+use std::sync::OnceLock;
+
+use bytemuck::Pod;
+
+use crate::dtype::{DType, Kind};
+use crate::format::{self, Format, Overflow};
+
+use super::dispatch::Path;
+use super::kernels::{self, Code};
+use super::scalar::{self, with_marker};
+use super::CastError;
+
+/// Elements per inner chunk (bounce buffers live on the stack).
+const CHUNK: usize = 2048;
+/// Inputs at least this long are split across threads (feature `rayon`).
+#[cfg(feature = "rayon")]
+pub(crate) const PAR_THRESHOLD: usize = 1 << 18;
+/// Elements per parallel task.
+#[cfg(feature = "rayon")]
+const PAR_CHUNK: usize = 1 << 16;
+
+/// An integer dtype: width in bits, signedness, whether it is `bool`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IntTy {
+    bits: u32,
+    signed: bool,
+    boolean: bool,
+}
+
+impl IntTy {
+    fn sub_byte(self) -> bool {
+        self.bits < 8
+    }
+}
+
+/// How the kernels see a dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cat {
+    F32,
+    F64,
+    /// A float format stored one code per byte.
+    Code8(Format),
+    /// bfloat16 / float16.
+    Code16(Format),
+    Int(IntTy),
+}
+
+pub(crate) fn category(d: DType) -> Option<Cat> {
+    Some(match d {
+        DType::Float32 => Cat::F32,
+        DType::Float64 => Cat::F64,
+        DType::BFloat16 | DType::Float16 => Cat::Code16(d.format()?),
+        DType::Bool => Cat::Int(IntTy {
+            bits: 8,
+            signed: false,
+            boolean: true,
+        }),
+        _ => match d.kind() {
+            Kind::Float => Cat::Code8(d.format()?),
+            Kind::Signed | Kind::Unsigned => Cat::Int(IntTy {
+                bits: d.bits(),
+                signed: d.kind() == Kind::Signed,
+                boolean: false,
+            }),
+            _ => return None,
+        },
+    })
+}
+
+/// Index of a format in [`format::ALL`].
+fn fmt_index(f: &Format) -> usize {
+    format::ALL
+        .iter()
+        .position(|g| g == f)
+        .expect("format from the DType table")
+}
+
+/// Whether the pair is supported, as an error if not.
+pub(crate) fn check_pair(from: DType, to: DType) -> Result<(Cat, Cat), CastError> {
+    let unsupported = || CastError::UnsupportedPair { from, to };
+    let a = category(from).ok_or_else(unsupported)?;
+    let b = category(to).ok_or_else(unsupported)?;
+    match (a, b) {
+        // Integers convert among themselves; integers and floats meet only
+        // through the sub-byte integers and bool.
+        (Cat::Int(i), Cat::Int(_)) => {
+            let _ = i;
+        }
+        (Cat::Int(i), _) | (_, Cat::Int(i)) if !(i.sub_byte() || i.boolean) => {
+            return Err(unsupported())
+        }
+        _ => {}
+    }
+    Ok((a, b))
+}
+
+fn sat(ov: Overflow) -> bool {
+    ov == Overflow::Saturating
+}
+
+// ---------------------------------------------------------------------------
+// Typed views over byte slices, bouncing through aligned buffers if needed.
+
+fn with_src<T: Pod, R>(b: &[u8], f: impl FnOnce(&[T]) -> R) -> R {
+    match bytemuck::try_cast_slice::<u8, T>(b) {
+        Ok(s) => f(s),
+        Err(_) => {
+            let n = b.len() / std::mem::size_of::<T>();
+            let mut buf = [T::zeroed(); CHUNK];
+            bytemuck::cast_slice_mut::<T, u8>(&mut buf[..n]).copy_from_slice(b);
+            f(&buf[..n])
+        }
+    }
+}
+
+fn with_dst<T: Pod>(b: &mut [u8], f: impl FnOnce(&mut [T])) {
+    match bytemuck::try_cast_slice_mut::<u8, T>(b) {
+        Ok(s) => f(s),
+        Err(_) => {
+            let n = b.len() / std::mem::size_of::<T>();
+            let mut buf = [T::zeroed(); CHUNK];
+            f(&mut buf[..n]);
+            b.copy_from_slice(bytemuck::cast_slice(&buf[..n]));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kernel selection per path.
+
+/// Picks the kernel module for `path` (portable for the scalar path, which
+/// never reaches these kernels).
+macro_rules! on_path {
+    ($path:expr, |$m:ident| $e:expr) => {
+        match $path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => {
+                use kernels::avx2 as $m;
+                $e
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => {
+                use kernels::avx512 as $m;
+                $e
+            }
+            _ => {
+                use kernels::portable as $m;
+                $e
+            }
+        }
+    };
+}
+
+type EncF32<C> = unsafe fn(&[f32], &mut [C]);
+type EncF64<C> = unsafe fn(&[f64], &mut [C]);
+type DecF32<C> = unsafe fn(&[C], &mut [f32]);
+
+fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
+    if *fmt == format::BFLOAT16 && std::mem::size_of::<C>() == 2 {
+        // bfloat16 has its own, shorter, rounding; reinterpret the pointer type.
+        let k: EncF32<u16> = on_path!(path, |m| if sat {
+            m::enc_bf16::<true>
+        } else {
+            m::enc_bf16::<false>
+        });
+        // SAFETY: `C` is `u16` here (size 2, and `Code` is only implemented
+        // for u8 and u16), so the function types are identical.
+        return unsafe { std::mem::transmute::<EncF32<u16>, EncF32<C>>(k) };
+    }
+    with_marker!(fmt, |M| on_path!(path, |m| if sat {
+        m::enc_f32::<M, C, true> as EncF32<C>
+    } else {
+        m::enc_f32::<M, C, false>
+    }))
+}
+
+fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
+    with_marker!(fmt, |M| on_path!(path, |m| if sat {
+        m::enc_f64::<M, C, true> as EncF64<C>
+    } else {
+        m::enc_f64::<M, C, false>
+    }))
+}
+
+fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
+    if *fmt == format::BFLOAT16 && std::mem::size_of::<C>() == 2 {
+        let k: DecF32<u16> = on_path!(path, |m| m::dec_bf16);
+        // SAFETY: `C` is `u16` (see `pick_enc_f32`).
+        return unsafe { std::mem::transmute::<DecF32<u16>, DecF32<C>>(k) };
+    }
+    with_marker!(fmt, |M| on_path!(path, |m| m::dec_f32::<M, C> as DecF32<C>))
+}
+
+/// 256-entry code → code tables for 8-bit → 8-bit conversions, built once
+/// from the scalar reference.
+fn table8(from: &Format, to: &Format, ov: Overflow) -> &'static [u8; 256] {
+    const N: usize = 13;
+    static TABLES: [OnceLock<[u8; 256]>; N * N * 2] = [const { OnceLock::new() }; N * N * 2];
+    let i = (fmt_index(from) * N + fmt_index(to)) * 2 + sat(ov) as usize;
+    TABLES[i].get_or_init(|| {
+        let mut t = [0u8; 256];
+        for (c, e) in t.iter_mut().enumerate() {
+            *e = scalar::convert(from, to, c as u32 & from.code_mask(), ov) as u8;
+        }
+        t
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The conversion of one chunk (at most CHUNK elements).
+
+/// Converts `n` elements from `src` to `dst` (whole elements, at most
+/// [`CHUNK`]) on a vector path.
+fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
+    let s = sat(ov);
+    // SAFETY (every `unsafe` call below): the kernels were picked for
+    // `path`, which `Path::is_available` confirmed this CPU runs before any
+    // conversion started (see `convert_bytes`).
+    match (a, b) {
+        (Cat::Int(_), _) | (_, Cat::Int(_)) => chunk_int(a, b, src, dst, ov),
+        (Cat::F32, Cat::F32) | (Cat::F64, Cat::F64) => dst.copy_from_slice(src),
+        (Cat::Code8(f), Cat::Code8(g)) if f == g => dst.copy_from_slice(src),
+        (Cat::Code16(f), Cat::Code16(g)) if f == g => dst.copy_from_slice(src),
+        (Cat::F32, Cat::F64) => {
+            let k = on_path!(path, |m| m::f32_to_f64 as unsafe fn(&[f32], &mut [f64]));
+            with_src::<f32, _>(src, |x| with_dst::<f64>(dst, |d| unsafe { k(x, d) }));
+        }
+        (Cat::F64, Cat::F32) => {
+            let k = on_path!(path, |m| m::f64_to_f32 as unsafe fn(&[f64], &mut [f32]));
+            with_src::<f64, _>(src, |x| with_dst::<f32>(dst, |d| unsafe { k(x, d) }));
+        }
+        (Cat::F32, Cat::Code8(g)) => {
+            let k = pick_enc_f32::<u8>(path, &g, s);
+            with_src::<f32, _>(src, |x| unsafe { k(x, dst) });
+        }
+        (Cat::F32, Cat::Code16(g)) => {
+            let k = pick_enc_f32::<u16>(path, &g, s);
+            with_src::<f32, _>(src, |x| with_dst::<u16>(dst, |d| unsafe { k(x, d) }));
+        }
+        (Cat::F64, Cat::Code8(g)) => {
+            let k = pick_enc_f64::<u8>(path, &g, s);
+            with_src::<f64, _>(src, |x| unsafe { k(x, dst) });
+        }
+        (Cat::F64, Cat::Code16(g)) => {
+            let k = pick_enc_f64::<u16>(path, &g, s);
+            with_src::<f64, _>(src, |x| with_dst::<u16>(dst, |d| unsafe { k(x, d) }));
+        }
+        (Cat::Code8(f), Cat::F32) => {
+            let k = pick_dec_f32::<u8>(path, &f);
+            with_dst::<f32>(dst, |d| unsafe { k(src, d) });
+        }
+        (Cat::Code16(f), Cat::F32) => {
+            let k = pick_dec_f32::<u16>(path, &f);
+            with_src::<u16, _>(src, |x| with_dst::<f32>(dst, |d| unsafe { k(x, d) }));
+        }
+        (Cat::Code8(g), Cat::Code8(h)) => {
+            let t = table8(&g, &h, ov);
+            for (d, c) in dst.iter_mut().zip(src) {
+                *d = t[*c as usize];
+            }
+        }
+        (Cat::Code8(_) | Cat::Code16(_), _) => {
+            // Two stages through float32: the decode is exact, so the result
+            // is rounded once.
+            let mut tmp = [0f32; CHUNK];
+            let n = src.len() / size_of_cat(a);
+            let tmp = &mut tmp[..n];
+            match a {
+                Cat::Code8(f) => unsafe { pick_dec_f32::<u8>(path, &f)(src, tmp) },
+                Cat::Code16(f) => {
+                    let k = pick_dec_f32::<u16>(path, &f);
+                    with_src::<u16, _>(src, |x| unsafe { k(x, tmp) })
+                }
+                _ => unreachable!(),
+            }
+            let tmp = &*tmp;
+            match b {
+                Cat::F64 => {
+                    let k = on_path!(path, |m| m::f32_to_f64 as unsafe fn(&[f32], &mut [f64]));
+                    with_dst::<f64>(dst, |d| unsafe { k(tmp, d) });
+                }
+                Cat::Code8(g) => unsafe { pick_enc_f32::<u8>(path, &g, s)(tmp, dst) },
+                Cat::Code16(g) => {
+                    let k = pick_enc_f32::<u16>(path, &g, s);
+                    with_dst::<u16>(dst, |d| unsafe { k(tmp, d) });
+                }
+                _ => unreachable!("integer pairs are handled first"),
+            }
+        }
+    }
+}
+
+/// The scalar path: one element at a time through the reference conversions.
+fn chunk_scalar(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
+    if matches!(a, Cat::Int(_)) || matches!(b, Cat::Int(_)) {
+        return chunk_int(a, b, src, dst, ov);
+    }
+    let (sa, sb) = (size_of_cat(a), size_of_cat(b));
+    for (x, y) in src.chunks_exact(sa).zip(dst.chunks_exact_mut(sb)) {
+        let raw = read_le(x);
+        let out: u64 = match (a, b) {
+            (Cat::F32, Cat::F32) | (Cat::F64, Cat::F64) => raw,
+            (Cat::F32, Cat::F64) => (f32::from_bits(raw as u32) as f64).to_bits(),
+            (Cat::F64, Cat::F32) => (f64::from_bits(raw) as f32).to_bits() as u64,
+            (Cat::F32, Cat::Code8(g) | Cat::Code16(g)) => {
+                scalar::encode_f32(&g, f32::from_bits(raw as u32), ov) as u64
+            }
+            (Cat::F64, Cat::Code8(g) | Cat::Code16(g)) => {
+                scalar::encode_f64(&g, f64::from_bits(raw), ov) as u64
+            }
+            (Cat::Code8(f) | Cat::Code16(f), Cat::F32) => {
+                scalar::decode_f32(&f, raw as u32).to_bits() as u64
+            }
+            (Cat::Code8(f) | Cat::Code16(f), Cat::F64) => {
+                scalar::decode_f64(&f, raw as u32).to_bits()
+            }
+            (Cat::Code8(f) | Cat::Code16(f), Cat::Code8(g) | Cat::Code16(g)) => {
+                if f == g {
+                    raw
+                } else {
+                    scalar::convert(&f, &g, raw as u32, ov) as u64
+                }
+            }
+            _ => unreachable!("integer pairs handled above"),
+        };
+        y.copy_from_slice(&out.to_le_bytes()[..sb]);
+    }
+}
+
+fn size_of_cat(c: Cat) -> usize {
+    match c {
+        Cat::F32 => 4,
+        Cat::F64 => 8,
+        Cat::Code8(_) => 1,
+        Cat::Code16(_) => 2,
+        Cat::Int(i) => (i.bits.max(8) / 8) as usize,
+    }
+}
+
+fn read_le(x: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..x.len()].copy_from_slice(x);
+    u64::from_le_bytes(b)
+}
+
+/// A value on its way between an integer and anything else.
+#[derive(Clone, Copy)]
+enum Val {
+    Int(i64),
+    Float(f64),
+}
+
+/// NumPy's float → integer cast as ml_dtypes' sub-byte integers see it:
+/// truncate toward zero; NaN, ±inf and values outside the int32 range give 0.
+pub(crate) fn numpy_float_to_int(x: f64) -> i64 {
+    let t = x.trunc();
+    if t.is_nan() || t < i32::MIN as f64 || t > i32::MAX as f64 {
+        0
+    } else {
+        t as i64
+    }
+}
+
+/// Conversions with an integer on either side, one element at a time.
+fn chunk_int(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
+    let (sa, sb) = (size_of_cat(a), size_of_cat(b));
+    for (x, y) in src.chunks_exact(sa).zip(dst.chunks_exact_mut(sb)) {
+        let raw = read_le(x);
+        let v = match a {
+            Cat::Int(i) if i.boolean => Val::Int((raw != 0) as i64),
+            Cat::Int(i) => {
+                let sh = 64 - i.bits;
+                Val::Int(if i.signed {
+                    ((raw << sh) as i64) >> sh
+                } else {
+                    ((raw << sh) >> sh) as i64
+                })
+            }
+            Cat::F32 => Val::Float(f32::from_bits(raw as u32) as f64),
+            Cat::F64 => Val::Float(f64::from_bits(raw)),
+            Cat::Code8(f) | Cat::Code16(f) => Val::Float(scalar::decode_f64(&f, raw as u32)),
+        };
+        let out: u64 = match (b, v) {
+            (Cat::Int(j), Val::Int(n)) if j.boolean => (n != 0) as u64,
+            (Cat::Int(j), Val::Float(x)) if j.boolean => (x != 0.0) as u64,
+            (Cat::Int(j), v) => {
+                let n = match v {
+                    Val::Int(n) => n,
+                    Val::Float(x) => numpy_float_to_int(x),
+                };
+                let mask = if j.bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << j.bits) - 1
+                };
+                (n as u64) & mask
+            }
+            (Cat::F32, v) => (as_f64(v) as f32).to_bits() as u64,
+            (Cat::F64, v) => as_f64(v).to_bits(),
+            (Cat::Code8(g) | Cat::Code16(g), v) => scalar::encode_f64(&g, as_f64(v), ov) as u64,
+        };
+        y.copy_from_slice(&out.to_le_bytes()[..sb]);
+    }
+}
+
+fn as_f64(v: Val) -> f64 {
+    match v {
+        Val::Int(n) => n as f64,
+        Val::Float(x) => x,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Whole conversions.
+
+/// Converts unpacked little-endian elements; validates lengths and the pair.
+pub(crate) fn convert_bytes(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    ov: Overflow,
+    path: Path,
+    parallel: bool,
+) -> Result<(), CastError> {
+    let (a, b) = check_pair(from, to)?;
+    if !path.is_available() {
+        return Err(CastError::PathUnavailable(path));
+    }
+    let (sa, sb) = (from.itemsize(), to.itemsize());
+    if src.len() % sa != 0 {
+        return Err(CastError::PartialElement {
+            dtype: from,
+            len: src.len(),
+        });
+    }
+    if dst.len() % sb != 0 {
+        return Err(CastError::PartialElement {
+            dtype: to,
+            len: dst.len(),
+        });
+    }
+    let n = src.len() / sa;
+    if dst.len() / sb != n {
+        return Err(CastError::LengthMismatch {
+            src: n,
+            dst: dst.len() / sb,
+        });
+    }
+    let run = |src: &[u8], dst: &mut [u8]| {
+        for (s, d) in src.chunks(CHUNK * sa).zip(dst.chunks_mut(CHUNK * sb)) {
+            if path == Path::Scalar {
+                chunk_scalar(a, b, s, d, ov);
+            } else {
+                chunk_vector(path, a, b, s, d, ov);
+            }
+        }
+    };
+    #[cfg(feature = "rayon")]
+    if parallel && n >= PAR_THRESHOLD {
+        use rayon::prelude::*;
+        src.par_chunks(PAR_CHUNK * sa)
+            .zip(dst.par_chunks_mut(PAR_CHUNK * sb))
+            .for_each(|(s, d)| run(s, d));
+        return Ok(());
+    }
+    let _ = parallel;
+    run(src, dst);
+    Ok(())
+}

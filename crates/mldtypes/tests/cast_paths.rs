@@ -1,0 +1,323 @@
+//! Every conversion kernel, on every path this CPU runs, against the scalar
+//! reference conversions, for every pair of float dtypes and both overflow
+//! modes, over every code point and a probe set of float32 / float64 inputs
+//! (normals, subnormals, ties, overflow boundaries, ±0, ±inf, NaN payloads,
+//! random bit patterns).
+
+use mldtypes::cast::{self, available_paths, cast_bytes_on, CastError, Overflow, Path};
+use mldtypes::dtype::DType;
+use mldtypes::format::Format;
+
+mod reference;
+use reference::{ref_convert_bytes, Rng};
+
+/// Float dtypes the kernels convert among.
+const FLOATS: &[DType] = &[
+    DType::Float32,
+    DType::Float64,
+    DType::Float16,
+    DType::BFloat16,
+    DType::Float8E3M4,
+    DType::Float8E4M3,
+    DType::Float8E4M3FN,
+    DType::Float8E4M3FNUZ,
+    DType::Float8E4M3B11FNUZ,
+    DType::Float8E5M2,
+    DType::Float8E5M2FNUZ,
+    DType::Float8E8M0FNU,
+    DType::Float6E2M3FN,
+    DType::Float6E3M2FN,
+    DType::Float4E2M1FN,
+];
+
+const MODES: [Overflow; 2] = [Overflow::NonSaturating, Overflow::Saturating];
+
+/// Exactly representable values of `fmt` (as float64, finite ones).
+fn values(fmt: &Format) -> Vec<f64> {
+    let d = if fmt.bits() > 8 {
+        if fmt.man_bits == 7 {
+            DType::BFloat16
+        } else {
+            DType::Float16
+        }
+    } else {
+        FLOATS
+            .iter()
+            .copied()
+            .find(|d| d.format() == Some(*fmt))
+            .unwrap()
+    };
+    let codes = all_codes(d);
+    let mut out = vec![0u8; codes.len() / d.itemsize() * 8];
+    ref_convert_bytes(&codes, d, &mut out, DType::Float64, Overflow::NonSaturating);
+    let mut v: Vec<f64> = out
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .filter(|x| x.is_finite())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+fn all_codes(d: DType) -> Vec<u8> {
+    match d.itemsize() {
+        1 => (0..=255u8).collect(),
+        2 => (0..=u16::MAX).flat_map(|c| c.to_le_bytes()).collect(),
+        _ => unreachable!(),
+    }
+}
+
+/// float32 probe inputs: special values, every value of every format, the
+/// midpoints between neighbours (ties) and their float32 neighbours, and
+/// random bit patterns.
+fn probe_f32() -> Vec<f32> {
+    let mut v: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0000,
+        0x7f80_0001,
+        0xff80_0001,
+        0x7fa0_0000,
+        0x7fff_ffff,
+        0x7fc0_1234,
+        0xffbf_ffff,
+        1,
+        0x8000_0001,
+        0x007f_ffff,
+        0x0080_0000,
+        0x0040_0000,
+        0x0060_0000,
+        0x0060_0001,
+        0x005f_ffff,
+        0x7f7f_ffff,
+        0x7f40_0000,
+        0x7f3f_ffff,
+    ];
+    for fmt in mldtypes::format::ALL {
+        let vals = values(fmt);
+        for w in vals.windows(2) {
+            let mid = ((w[0] + w[1]) / 2.0) as f32;
+            for x in [w[0] as f32, mid] {
+                let b = x.to_bits();
+                v.extend([b.wrapping_sub(1), b, b.wrapping_add(1)]);
+            }
+        }
+        // Beyond the largest finite value: half an ulp and more.
+        let max = *vals.last().unwrap();
+        for k in [1.0, 1.0 + 1e-7, 1.5, 2.0, 1e3] {
+            let ulp = fmt.epsilon() * max / 2.0;
+            v.push(((max + ulp * k) as f32).to_bits());
+        }
+    }
+    let mut rng = Rng(0x5eed);
+    v.extend((0..1 << 16).map(|_| rng.next() as u32));
+    let pos: Vec<u32> = v.iter().map(|b| b & 0x7fff_ffff).collect();
+    pos.iter()
+        .chain(
+            pos.iter()
+                .map(|b| b | 0x8000_0000)
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .map(|b| f32::from_bits(*b))
+        .collect()
+}
+
+/// float64 probe inputs: the float32 probes widened, plus values just off
+/// the float32 grid (where converting through float32 would round twice).
+fn probe_f64() -> Vec<f64> {
+    let mut v: Vec<f64> = probe_f32().iter().map(|x| *x as f64).collect();
+    let mut extra = Vec::new();
+    for x in &v {
+        if x.is_finite() && *x != 0.0 {
+            let b = x.to_bits();
+            extra.extend([f64::from_bits(b + 1), f64::from_bits(b - 1)]);
+        }
+    }
+    v.extend(extra);
+    v.extend([
+        f64::from_bits(0x7ff0_0000_0000_0001),
+        f64::from_bits(0xfff8_0000_0000_0001),
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        1.5 * 2f64.powi(128),
+        1.9 * 2f64.powi(128),
+        2f64.powi(129),
+    ]);
+    let mut rng = Rng(0xf64);
+    v.extend((0..1 << 15).map(|_| f64::from_bits(rng.next())));
+    v
+}
+
+fn inputs(d: DType) -> Vec<u8> {
+    match d {
+        DType::Float32 => probe_f32().iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::Float64 => probe_f64().iter().flat_map(|x| x.to_le_bytes()).collect(),
+        _ => all_codes(d),
+    }
+}
+
+fn check_pair(from: DType, to: DType, src: &[u8], paths: &[Path]) -> usize {
+    let n = src.len() / from.itemsize();
+    let mut compared = 0;
+    for ov in MODES {
+        let mut want = vec![0u8; n * to.itemsize()];
+        ref_convert_bytes(src, from, &mut want, to, ov);
+        for &p in paths {
+            let mut got = vec![0u8; n * to.itemsize()];
+            cast_bytes_on(p, src, from, &mut got, to, ov).unwrap();
+            if got != want {
+                let (a, b) = (from.itemsize(), to.itemsize());
+                let i = (0..n)
+                    .find(|&i| got[i * b..(i + 1) * b] != want[i * b..(i + 1) * b])
+                    .unwrap();
+                panic!(
+                    "{from} -> {to} ({ov:?}) on {p}: element {i} (input bytes {:02x?}) gave {:02x?}, reference {:02x?}",
+                    &src[i * a..(i + 1) * a],
+                    &got[i * b..(i + 1) * b],
+                    &want[i * b..(i + 1) * b]
+                );
+            }
+            compared += n;
+        }
+    }
+    compared
+}
+
+#[test]
+fn every_float_pair_on_every_path_matches_the_reference() {
+    let paths = available_paths();
+    let mut compared = 0;
+    for &from in FLOATS {
+        let src = inputs(from);
+        for &to in FLOATS {
+            compared += check_pair(from, to, &src, &paths);
+        }
+    }
+    eprintln!("compared {compared} converted elements on {paths:?}");
+    assert!(compared > 1_000_000);
+}
+
+#[test]
+fn misaligned_buffers_and_chunk_tails() {
+    // Odd offsets force the bounce buffers; odd lengths hit the loop tails.
+    let src: Vec<u8> = probe_f32()[..10_001]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let mut shifted = vec![0u8; src.len() + 1];
+    shifted[1..].copy_from_slice(&src);
+    for &to in FLOATS {
+        let n = src.len() / 4;
+        let mut want = vec![0u8; n * to.itemsize()];
+        ref_convert_bytes(&src, DType::Float32, &mut want, to, Overflow::NonSaturating);
+        for p in available_paths() {
+            let mut got = vec![0u8; n * to.itemsize() + 1];
+            cast_bytes_on(
+                p,
+                &shifted[1..],
+                DType::Float32,
+                &mut got[1..],
+                to,
+                Overflow::NonSaturating,
+            )
+            .unwrap();
+            assert_eq!(&got[1..], &want[..], "float32 -> {to} on {p}, misaligned");
+        }
+    }
+}
+
+#[test]
+fn parallel_split_matches_single_thread() {
+    let x: Vec<f32> = {
+        let mut rng = Rng(7);
+        (0..600_000)
+            .map(|_| f32::from_bits(rng.next() as u32))
+            .collect()
+    };
+    let mut a = vec![0u8; x.len()];
+    let mut b = vec![0u8; x.len()];
+    let bytes: &[u8] = bytemuck::cast_slice(&x);
+    cast::cast_bytes(
+        bytes,
+        DType::Float32,
+        &mut a,
+        DType::Float8E4M3FN,
+        Overflow::NonSaturating,
+    )
+    .unwrap();
+    ref_convert_bytes(
+        bytes,
+        DType::Float32,
+        &mut b,
+        DType::Float8E4M3FN,
+        Overflow::NonSaturating,
+    );
+    assert_eq!(a, b);
+}
+
+#[test]
+fn typed_api_and_errors() {
+    let x = [1.0f32, 2.0, 3.0];
+    let mut y = [0f64; 2];
+    assert_eq!(
+        cast::convert_slice(&x, &mut y),
+        Err(CastError::LengthMismatch { src: 3, dst: 2 })
+    );
+    let mut z = [0u8; 4];
+    let e = cast::cast_bytes(
+        &[0u8; 7],
+        DType::Float32,
+        &mut z,
+        DType::Float8E5M2,
+        Overflow::NonSaturating,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        CastError::PartialElement {
+            dtype: DType::Float32,
+            len: 7
+        }
+    );
+    assert!(e.to_string().contains("7 bytes"));
+    let e = cast::cast_bytes(
+        &[0u8; 8],
+        DType::Complex64,
+        &mut z,
+        DType::Float32,
+        Overflow::NonSaturating,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        CastError::UnsupportedPair {
+            from: DType::Complex64,
+            to: DType::Float32
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "conversion from complex64 to float32 is not supported"
+    );
+    assert!(!cast::is_supported(DType::Int32, DType::Float32));
+    assert!(cast::is_supported(DType::Int4, DType::Float32));
+    let mut w = [0f64; 3];
+    cast::convert_slice(&x, &mut w).unwrap();
+    assert_eq!(w, [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn forcing_a_path() {
+    for p in Path::ALL {
+        let r = cast::set_path(Some(*p));
+        assert_eq!(r.is_ok(), p.is_available());
+    }
+    cast::set_path(None).unwrap();
+    assert!(cast::path().is_available());
+}
