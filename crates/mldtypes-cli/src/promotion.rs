@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use mldtypes::dtype::{DType, Naming};
 use mldtypes::promote::{
-    diff_view, table as system_table, JaxType, Operand, PromotionConfig, PromotionMode, PyScalar,
-    System, TypePromotionError, View,
+    diff_view, table as system_table, JaxType, Operand, PromotionConfig, PromotionMode, System,
+    TypePromotionError, View,
 };
 use serde_json::{json, Value};
 
-use crate::backend;
 use crate::error::{usage, CliError, Result};
 
 /// The promotion configuration of the `--strict` / `--x32` flags (x64 is on
@@ -58,29 +57,11 @@ pub struct PromoteArgs {
 }
 
 /// Parses one promotion operand: a dtype (strong), `i*` / `f*` / `c*` (a
-/// Python int / float / complex scalar), or `weak:DTYPE`.
+/// Python int / float / complex scalar), `weak:DTYPE`, or a Python literal
+/// (`True`, `1`, `1.5`, `1j`).
 pub fn parse_operand(s: &str) -> Result<Operand> {
-    Ok(match s.trim() {
-        "i*" => Operand::Scalar(PyScalar::Int),
-        "f*" => Operand::Scalar(PyScalar::Float),
-        "c*" => Operand::Scalar(PyScalar::Complex),
-        t => match t.strip_prefix("weak:") {
-            Some(d) => Operand::Weak(backend::parse_dtype(d)?),
-            None => Operand::Strong(backend::parse_dtype(t)?),
-        },
-    })
-}
-
-/// The lattice node an operand enters the join as (JAX's `_jax_type`).
-fn operand_node(op: Operand, cfg: PromotionConfig) -> JaxType {
-    match op {
-        Operand::Strong(d) => JaxType::Strong(cfg.canonicalize_dtype(d)),
-        Operand::Weak(d) => JaxType::weak_of(d),
-        Operand::Scalar(PyScalar::Bool) => JaxType::Strong(DType::Bool),
-        Operand::Scalar(PyScalar::Int) => JaxType::WeakInt,
-        Operand::Scalar(PyScalar::Float) => JaxType::WeakFloat,
-        Operand::Scalar(PyScalar::Complex) => JaxType::WeakComplex,
-    }
+    s.parse::<Operand>()
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// Outcome of one promotion query line.
@@ -100,8 +81,9 @@ fn query(words: &[String], cfg: PromotionConfig, explain: bool) -> Outcome {
     match cfg.result_type(&ops) {
         Ok(r) => {
             let paths = explain.then(|| {
-                let nodes: Vec<JaxType> = ops.iter().map(|o| operand_node(*o, cfg)).collect();
-                match cfg.explain(&nodes) {
+                let nodes: Result<Vec<JaxType>, _> =
+                    ops.iter().map(|o| cfg.lattice_node(*o)).collect();
+                match nodes.and_then(|n| cfg.explain(&n)) {
                     Ok(e) => e
                         .paths
                         .iter()

@@ -224,7 +224,14 @@ fn decode_f32(data: &[u8], d: DType, n: usize) -> Result<Option<Vec<f32>>> {
         return Ok(None);
     }
     let mut out = vec![0u8; n * 4];
-    backend::cast_storage(data, d, &mut out, DType::Float32, Overflow::NonSaturating)?;
+    backend::cast_storage(
+        data,
+        d,
+        &mut out,
+        DType::Float32,
+        n,
+        Overflow::NonSaturating,
+    )?;
     Ok(Some(
         out.chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -343,7 +350,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         bar.set_message(p.name.clone());
         let n: usize = shape.iter().product();
         let mut dst = vec![0u8; backend::storage_bytes(to, n).expect("checked above")];
-        backend::cast_storage(p.view.data(), p.from, &mut dst, to, ov)?;
+        backend::cast_storage(p.view.data(), p.from, &mut dst, to, n, ov)?;
         let mut stats = Stats::default();
         if let (Some(xs), Some(ys)) = (
             decode_f32(p.view.data(), p.from, n)?,

@@ -332,7 +332,26 @@ fn info_json_uses_ml_dtypes_field_names() {
     let v = json_of(&["info", "uint64", "--json"]);
     assert_eq!(v["max"].as_u64(), Some(u64::MAX));
     assert!(stdout_of(&["info", "float4_e2m1fn"]).contains("max"));
-    mldtypes().args(["info", "complex64"]).assert().code(2);
+    // As NumPy: finfo of a complex dtype is that of its component.
+    assert_eq!(
+        json_of(&["info", "complex64", "--json"])["dtype"],
+        "float32"
+    );
+    let v = json_of(&["info", "float4_e2m1fn", "--json"]);
+    assert_eq!(
+        (
+            v["epsneg"].as_f64(),
+            v["maxexp"].as_i64(),
+            v["precision"].as_i64()
+        ),
+        (Some(0.5), Some(3), Some(0))
+    );
+    mldtypes().args(["info", "bool"]).assert().code(2);
+    mldtypes()
+        .args(["info", "float33"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("float32"));
 }
 
 #[test]
