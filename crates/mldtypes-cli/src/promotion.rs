@@ -606,6 +606,18 @@ fn lattice_svg(nodes: &[JaxType], edges: &[(JaxType, JaxType)]) -> String {
 /// Writes `data` to `path` through a temporary file in the same directory,
 /// renamed into place, so `path` is never left partially written.
 pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    write_atomically_with(path, |tmp| {
+        std::fs::write(tmp, data).map_err(|e| e.to_string())
+    })
+}
+
+/// Lets `write` fill a temporary file (given its path) in `path`'s directory,
+/// then renames it to `path`. On any failure the temporary file is removed
+/// and `path` is untouched.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::result::Result<(), String>,
+) -> Result<()> {
     let err = |m: String| CliError::Write {
         path: path.to_path_buf(),
         message: m,
@@ -614,8 +626,12 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
-    tmp.write_all(data).map_err(|e| err(e.to_string()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".mldtypes-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| err(e.to_string()))?;
+    write(tmp.path()).map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `convert` and `inspect`: safetensors checkpoints.
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use serde_json::json;
 use crate::backend;
 use crate::error::{usage, CliError, Result};
 use crate::formats::{json_f64, text_f64};
-use crate::promotion::write_atomically;
+use crate::promotion::write_atomically_with;
 
 /// The safetensors dtype tag that stores `d`, if the format defines one.
 /// `F4`, `F6_E2M3` and `F6_E3M2` are bit-packed.
@@ -101,23 +102,33 @@ impl Stats {
         }
     }
 
-    fn add(&mut self, x: f32, y: f32, limit: &OverflowLimit) {
-        self.count += 1;
-        if !x.is_finite() {
-            return;
+    /// Adds a block of (original, converted) pairs. Four independent
+    /// accumulators keep the sums off one dependency chain.
+    fn add_block(&mut self, xs: &[f32], ys: &[f32], limit: &OverflowLimit) {
+        self.count += xs.len() as u64;
+        let (mut err, mut sq, mut max) = ([0f64; 4], [0f64; 4], [0f64; 4]);
+        let (mut overflow, mut flushed) = (0u64, 0u64);
+        for (i, (&x, &y)) in xs.iter().zip(ys).enumerate() {
+            if !x.is_finite() {
+                continue;
+            }
+            if !y.is_finite() || limit.beyond(x as f64) {
+                overflow += 1;
+                continue;
+            }
+            flushed += (x != 0.0 && y == 0.0) as u64;
+            let (x, y) = (x as f64, y as f64);
+            let e = (y - x).abs();
+            let l = i & 3;
+            max[l] = max[l].max(e);
+            err[l] += e * e;
+            sq[l] += x * x;
         }
-        if !y.is_finite() || limit.beyond(x as f64) {
-            self.overflow += 1;
-            return;
-        }
-        if x != 0.0 && y == 0.0 {
-            self.flushed += 1;
-        }
-        let (x, y) = (x as f64, y as f64);
-        let e = (y - x).abs();
-        self.max_abs = self.max_abs.max(e);
-        self.sq_err += e * e;
-        self.sq_ref += x * x;
+        self.overflow += overflow;
+        self.flushed += flushed;
+        self.max_abs = max.iter().fold(self.max_abs, |m, v| m.max(*v));
+        self.sq_err += err.iter().sum::<f64>();
+        self.sq_ref += sq.iter().sum::<f64>();
     }
 
     fn merge(&mut self, o: &Stats) {
@@ -170,11 +181,35 @@ fn bad_input(path: &Path, message: impl Into<String>) -> CliError {
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| CliError::Read {
+/// The bytes of an input file: memory-mapped, or read for empty files.
+enum Input {
+    Mapped(memmap2::Mmap),
+    Empty,
+}
+
+impl std::ops::Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Mapped(m) => m,
+            Input::Empty => &[],
+        }
+    }
+}
+
+fn read_file(path: &Path) -> Result<Input> {
+    let err = |source| CliError::Read {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = std::fs::File::open(path).map_err(err)?;
+    if file.metadata().map_err(err)?.len() == 0 {
+        return Ok(Input::Empty);
+    }
+    // SAFETY: the map is only read; as with every memory-mapped reader, a file
+    // truncated by another process while we run would fault.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
+    Ok(Input::Mapped(map))
 }
 
 /// Parses a safetensors buffer, mapping every failure to a message that
@@ -237,6 +272,50 @@ fn decode_f32(data: &[u8], d: DType, n: usize) -> Result<Option<Vec<f32>>> {
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect(),
     ))
+}
+
+/// Error statistics of converting `n` elements `src` (of `from`) to `dst`
+/// (of `to`), both in safetensors storage, decoded to float32 a block at a time.
+fn compare(
+    src: &[u8],
+    from: DType,
+    dst: &[u8],
+    to: DType,
+    n: usize,
+    limit: &OverflowLimit,
+) -> Result<Stats> {
+    // A multiple of every packing group (2 and 4 elements).
+    const BLOCK: usize = 1 << 16;
+    let mut stats = Stats::default();
+    let (mut xs, mut ys) = (vec![0f32; BLOCK], vec![0f32; BLOCK]);
+    let bytes = |d: DType, k: usize| backend::storage_bytes(d, k).unwrap_or(0);
+    let mut i = 0;
+    while i < n {
+        let k = BLOCK.min(n - i);
+        let (s0, d0) = (bytes(from, i), bytes(to, i));
+        let (sk, dk) = (bytes(from, k), bytes(to, k));
+        let (x, y) = (&mut xs[..k], &mut ys[..k]);
+        let ov = Overflow::NonSaturating;
+        backend::cast_storage(
+            &src[s0..s0 + sk],
+            from,
+            bytemuck::cast_slice_mut(x),
+            DType::Float32,
+            k,
+            ov,
+        )?;
+        backend::cast_storage(
+            &dst[d0..d0 + dk],
+            to,
+            bytemuck::cast_slice_mut(y),
+            DType::Float32,
+            k,
+            ov,
+        )?;
+        stats.add_block(x, y, limit);
+        i += k;
+    }
+    Ok(stats)
 }
 
 struct Plan<'a> {
@@ -333,7 +412,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
     };
 
     let limit = OverflowLimit::of(to);
-    let mut outputs: Vec<(String, Tag, Vec<usize>, Vec<u8>)> = Vec::with_capacity(plans.len());
+    let mut outputs: Vec<(String, Tag, Vec<usize>, Cow<[u8]>)> = Vec::with_capacity(plans.len());
     let mut rows: Vec<(String, Vec<usize>, DType, Stats)> = Vec::new();
     let mut totals = Stats::default();
     for p in &plans {
@@ -343,7 +422,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
                 p.name.clone(),
                 p.view.dtype(),
                 shape,
-                p.view.data().to_vec(),
+                Cow::Borrowed(p.view.data()),
             ));
             continue;
         }
@@ -351,18 +430,10 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         let n: usize = shape.iter().product();
         let mut dst = vec![0u8; backend::storage_bytes(to, n).expect("checked above")];
         backend::cast_storage(p.view.data(), p.from, &mut dst, to, n, ov)?;
-        let mut stats = Stats::default();
-        if let (Some(xs), Some(ys)) = (
-            decode_f32(p.view.data(), p.from, n)?,
-            decode_f32(&dst, to, n)?,
-        ) {
-            for (x, y) in xs.iter().zip(&ys) {
-                stats.add(*x, *y, &limit);
-            }
-        }
+        let stats = compare(p.view.data(), p.from, &dst, to, n, &limit)?;
         totals.merge(&stats);
         rows.push((p.name.clone(), shape.clone(), p.from, stats));
-        outputs.push((p.name.clone(), to_tag, shape, dst));
+        outputs.push((p.name.clone(), to_tag, shape, Cow::Owned(dst)));
         bar.inc(p.view.data().len() as u64);
     }
     bar.finish_and_clear();
@@ -378,12 +449,10 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
                 })
         })
         .collect::<Result<_>>()?;
-    let bytes =
-        safetensors::serialize(views, meta.metadata().clone()).map_err(|e| CliError::Write {
-            path: a.output.clone(),
-            message: e.to_string(),
-        })?;
-    write_atomically(&a.output, &bytes)?;
+    write_atomically_with(&a.output, |tmp| {
+        safetensors::serialize_to_file(views, meta.metadata().clone(), tmp)
+            .map_err(|e| e.to_string())
+    })?;
 
     if a.json {
         let tensors: Vec<_> = rows
