@@ -318,6 +318,10 @@ fn compare(
     Ok(stats)
 }
 
+/// One output tensor: name, dtype tag, shape, and its bytes (borrowed from
+/// the input when copied unchanged).
+type Output<'a> = (String, Tag, Vec<usize>, Cow<'a, [u8]>);
+
 struct Plan<'a> {
     name: String,
     view: TensorView<'a>,
@@ -412,7 +416,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
     };
 
     let limit = OverflowLimit::of(to);
-    let mut outputs: Vec<(String, Tag, Vec<usize>, Cow<[u8]>)> = Vec::with_capacity(plans.len());
+    let mut outputs: Vec<Output> = Vec::with_capacity(plans.len());
     let mut rows: Vec<(String, Vec<usize>, DType, Stats)> = Vec::new();
     let mut totals = Stats::default();
     for p in &plans {
