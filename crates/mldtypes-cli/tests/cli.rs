@@ -185,6 +185,45 @@ fn table_html_reproduces_the_jax_page_markup_byte_for_byte() {
 }
 
 #[test]
+fn table_html_reproduces_the_2020_page_markup_byte_for_byte() {
+    // Seed 000: the October 2020 table (no weak types; `c4` = complex64,
+    // `c8` = complex128), green cells where it differs from NumPy.
+    let want = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_2020_page_table.html"),
+    )
+    .expect("committed seed table");
+    assert_eq!(
+        stdout_of(&["table", "--system", "jax-2020", "--format", "html"]),
+        want
+    );
+}
+
+#[test]
+fn table_of_other_systems() {
+    // JEP 9407 appendix tables, in their bit-width naming; `-` is undefined.
+    let csv = stdout_of(&["table", "--system", "numpy", "--format", "csv"]);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 19);
+    assert_eq!(rows[0][1..4], ["b", "u8", "u16"]);
+    let cell = |r: &str, c: &str| {
+        let j = rows[0].iter().position(|h| *h == c).unwrap();
+        rows.iter().find(|row| row[0] == r).unwrap()[j].to_string()
+    };
+    assert_eq!(cell("u8", "i8"), "i16");
+    assert_eq!(cell("u64", "i64"), "f64");
+    assert_eq!(cell("i*", "u8"), "u8");
+    assert_eq!(cell("b", "i*"), "i64");
+    assert_eq!(cell("bf16", "f16"), "-");
+    let v = json_of(&["table", "--system", "torch", "--format", "json"]);
+    assert_eq!(v.as_array().unwrap().len(), 18 * 18);
+    mldtypes()
+        .args(["table", "--system", "numpyy"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("jax-strict"));
+}
+
+#[test]
 fn table_json_shape_and_cells() {
     let v = json_of(&["table", "--format", "json"]);
     let cells = v.as_array().expect("array");
