@@ -626,12 +626,21 @@ pub fn write_atomically_with(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".mldtypes-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| err(e.to_string()))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mldtypes-").suffix(".tmp");
+    // Temporary files are private (0600) by default; create this one as an
+    // ordinary new file is (0666 less the umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir).map_err(|e| err(e.to_string()))?;
     write(tmp.path()).map_err(err)?;
+    // Replacing a file keeps its permissions.
+    if let Ok(m) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), m.permissions()).map_err(|e| err(e.to_string()))?;
+    }
     tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
     Ok(())
 }
