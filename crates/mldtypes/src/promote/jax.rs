@@ -328,6 +328,19 @@ pub enum PyScalar {
 }
 
 /// One argument of [`PromotionConfig::result_type`].
+///
+/// Parses from text (for command lines): `True`, `3`, `1.5`, `1j`, `i*`,
+/// `weak:<dtype>`, or a dtype.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// use mldtypes::promote::jax::{Operand, PyScalar};
+/// assert_eq!("2.5".parse::<Operand>(), Ok(Operand::Scalar(PyScalar::Float)));
+/// assert_eq!("weak:int8".parse::<Operand>(), Ok(Operand::Weak(DType::Int8)));
+/// assert_eq!("<f4".parse::<Operand>(), Ok(Operand::Strong(DType::Float32)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
     /// A strongly typed array or dtype.
