@@ -608,18 +608,22 @@ impl JaxLattice {
     }
 }
 
+/// The three JAX lattices (standard x64, standard x32, strict), built once.
+static LATTICES: OnceLock<[JaxLattice; 3]> = OnceLock::new();
+
+#[inline]
 fn jax_lattice(mode: PromotionMode, x64: bool) -> &'static JaxLattice {
-    static STANDARD_X64: OnceLock<JaxLattice> = OnceLock::new();
-    static STANDARD_X32: OnceLock<JaxLattice> = OnceLock::new();
-    static STRICT: OnceLock<JaxLattice> = OnceLock::new();
+    let all = LATTICES.get_or_init(|| {
+        [
+            JaxLattice::build(STANDARD_X64_EDGES),
+            JaxLattice::build(STANDARD_X32_EDGES),
+            JaxLattice::build(STRICT_EDGES),
+        ]
+    });
     match (mode, x64) {
-        (PromotionMode::Standard, true) => {
-            STANDARD_X64.get_or_init(|| JaxLattice::build(STANDARD_X64_EDGES))
-        }
-        (PromotionMode::Standard, false) => {
-            STANDARD_X32.get_or_init(|| JaxLattice::build(STANDARD_X32_EDGES))
-        }
-        (PromotionMode::Strict, _) => STRICT.get_or_init(|| JaxLattice::build(STRICT_EDGES)),
+        (PromotionMode::Standard, true) => &all[0],
+        (PromotionMode::Standard, false) => &all[1],
+        (PromotionMode::Strict, _) => &all[2],
     }
 }
 
