@@ -76,6 +76,26 @@ impl JaxType {
         }
     }
 
+    /// The node's short code in a seed naming: `i*`, `f*`, `c*`, or the
+    /// dtype's [`DType::code`] (for printing tables as the seeds do).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::{DType, Naming};
+    /// use mldtypes::promote::jax::JaxType;
+    /// assert_eq!(JaxType::Strong(DType::Complex64).code(Naming::Bits), "c64");
+    /// assert_eq!(JaxType::WeakComplex.code(Naming::Bytes), "c*");
+    /// ```
+    pub fn code(self, naming: crate::dtype::Naming) -> &'static str {
+        match self {
+            JaxType::Strong(d) => d.code(naming),
+            JaxType::WeakInt => "i*",
+            JaxType::WeakFloat => "f*",
+            JaxType::WeakComplex => "c*",
+        }
+    }
+
     /// The node's text inside JAX's error messages (`str(node)` in Python):
     /// a dtype's name, or `<class 'int'>` / `<class 'float'>` / `<class 'complex'>`.
     ///
