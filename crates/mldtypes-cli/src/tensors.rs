@@ -375,8 +375,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
                 format!("tensor {name}: unsupported dtype {}", view.dtype()),
             )
         })?;
-        let convert =
-            from.kind() == Kind::Float && only.as_ref().map_or(true, |m| m.is_match(&name));
+        let convert = from.kind() == Kind::Float && only.as_ref().is_none_or(|m| m.is_match(&name));
         if convert {
             let n: usize = view.shape().iter().product();
             if backend::storage_bytes(to, n).is_none() {
