@@ -253,6 +253,34 @@ fn table_json_shape_and_cells() {
     );
     assert_eq!(find("bfloat16", "float16")["dtype"], "float32");
     assert_eq!(find("c*", "f*")["dtype"], "complex128");
+    // Without x64 the weak defaults are 32-bit.
+    let v = json_of(&["table", "--x32", "--format", "json"]);
+    let c = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["a"] == "uint32" && c["b"] == "int8")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        c,
+        serde_json::json!({"a": "uint32", "b": "int8", "dtype": "int32", "weak": false})
+    );
+    // Strict mode: a missing path is an error object with JAX's text.
+    let v = json_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--types",
+        "int8,float32",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v[1]["error"]["kind"], "TypePromotionError");
+    assert!(v[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("jax_numpy_dtype_promotion=strict"));
 }
 
 #[test]
@@ -316,6 +344,10 @@ fn lattice_formats() {
     }
     let x32 = stdout_of(&["lattice", "--format", "dot", "--x32"]);
     assert!(x32.contains("\"uint32\" -> \"int32\"") && !x32.contains("\"uint32\" -> \"int64\""));
+    // Strict: bool is isolated, every strong type a sink.
+    let strict = stdout_of(&["lattice", "--strict", "--format", "dot"]);
+    assert!(!strict.contains("\"bool\" ->") && strict.contains("\"bool\";"));
+    assert!(strict.contains("\"i*\" -> \"f*\"") && !strict.contains("\"int8\" ->"));
     let mermaid = stdout_of(&["lattice", "--format", "mermaid"]);
     assert!(mermaid.starts_with("flowchart BT\n"));
     assert!(mermaid.contains("[\"float8_e4m3fn\"]"));
@@ -569,6 +601,7 @@ fn convert_to_float16_value_by_value() {
         .args(["--to", "float16", "--json"])
         .assert()
         .success()
+        .stderr("") // no progress bar when stderr is not a terminal
         .get_output()
         .stdout
         .clone();
