@@ -1,9 +1,14 @@
 //! Integration tests driving the `mldtypes` binary.
 //!
-//! Reference values: the JAX "Type promotion semantics" page (its HTML table,
-//! committed verbatim as `tests/data/jax_page_table.html`, and its strict-mode
-//! error text), the ml_dtypes README (format maxima, code points), and the
-//! `half` crate as an independent IEEE float16 / bfloat16 rounding oracle.
+//! Reference values: the JAX "Type promotion semantics" page, current and of
+//! October 2020 (their HTML tables, copied verbatim from the seed documents,
+//! only the reStructuredText indentation and the trailing `<p>` removed, as
+//! `tests/data/jax_page_table.html` and `tests/data/jax_2020_page_table.html`;
+//! the strict-mode error text), the JEP 9407 appendix tables, ml_dtypes 0.6.0
+//! (format maxima, code points, finfo fields), the `half` crate as an
+//! independent IEEE float16 / bfloat16 rounding oracle, and the library's
+//! scalar types (themselves checked against ml_dtypes vectors) for the float8,
+//! float6 and float4 conversions.
 
 use std::path::Path;
 
