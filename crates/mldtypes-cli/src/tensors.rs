@@ -390,9 +390,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
                 ));
             }
             if !backend::can_cast(from, to) {
-                return Err(usage!(
-                    "converting {from} to {to} is not available in this build"
-                ));
+                return Err(usage!("converting {from} to {to} is not supported"));
             }
         }
         plans.push(Plan {
