@@ -295,11 +295,12 @@ pub fn all_types() -> Vec<JaxType> {
     v
 }
 
-/// A node in a system's naming (`b1`, `bf`, `i*` for the JAX page).
-fn label(n: JaxType, naming: Naming) -> String {
-    match n {
-        JaxType::Strong(d) => d.code(naming).to_string(),
-        weak => weak.to_string(),
+/// A node in a system's naming (`b1`, `bf`, `i*` for the JAX page), or its
+/// canonical name (`int8`, `bfloat16`, `i*`) when `naming` is `None`.
+fn label(n: JaxType, naming: Option<Naming>) -> String {
+    match (n, naming) {
+        (JaxType::Strong(d), Some(naming)) => d.code(naming).to_string(),
+        (n, _) => n.to_string(),
     }
 }
 
@@ -311,7 +312,9 @@ pub fn table(a: TableArgs) -> Result<()> {
     };
     let t = system_table(a.system, cfg);
     let is_jax = matches!(a.system, System::Jax | System::JaxStrict);
-    let naming = a.system.naming();
+    // The seed tables' short codes for the page's own rows; canonical names
+    // once ml_dtypes types join in (`u1` = uint8 beside `uint1` would mislead).
+    let naming = (!is_jax || a.types == "doc").then(|| a.system.naming());
     let types: Vec<JaxType> = match a.types.as_str() {
         "doc" if is_jax => doc_types(),
         "all" if is_jax => all_types(),
@@ -324,7 +327,7 @@ pub fn table(a: TableArgs) -> Result<()> {
                     "i*" | "f*" | "c*" => w
                         .parse::<JaxType>()
                         .map_err(|e| CliError::Usage(e.to_string())),
-                    _ => DType::parse_code(w, naming)
+                    _ => DType::parse_code(w, a.system.naming())
                         .or_else(|_| w.parse::<DType>())
                         .map(JaxType::Strong)
                         .map_err(|e| CliError::Usage(e.to_string())),

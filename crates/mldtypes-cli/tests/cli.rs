@@ -304,6 +304,7 @@ fn table_text_markdown_csv() {
     assert_eq!(md.lines().count(), 20);
     let all = stdout_of(&["table", "--types", "all", "--format", "csv"]);
     assert_eq!(all.lines().count(), 36);
+    assert!(all.starts_with(",bool,uint1,uint2,uint4,uint8,"), "{all}");
     let list = stdout_of(&[
         "table",
         "--types",
@@ -313,7 +314,8 @@ fn table_text_markdown_csv() {
     ]);
     assert_eq!(
         list,
-        ",i1,float8_e4m3fn,f4\ni1,i1,float8_e4m3fn,f4\nfloat8_e4m3fn,float8_e4m3fn,float8_e4m3fn,-\nf4,f4,-,f4\n"
+        ",int8,float8_e4m3fn,float32\nint8,int8,float8_e4m3fn,float32\n\
+         float8_e4m3fn,float8_e4m3fn,float8_e4m3fn,-\nfloat32,float32,-,float32\n"
     );
     let strict = stdout_of(&[
         "table",
@@ -324,7 +326,7 @@ fn table_text_markdown_csv() {
         "--format",
         "csv",
     ]);
-    assert_eq!(strict, ",i1,i2\ni1,i1,-\ni2,-,i2\n");
+    assert_eq!(strict, ",int8,int16\nint8,int8,-\nint16,-,int16\n");
     mldtypes()
         .args(["table", "--types", "int8,bogus"])
         .assert()
