@@ -427,21 +427,26 @@ pub fn table(a: TableArgs) -> Result<()> {
                         .collect()
                 })
                 .collect();
-            let w = grid
-                .iter()
-                .flatten()
-                .chain(heads.iter())
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(1);
-            let _ = write!(out, "{:>w$}", "");
-            for h in &heads {
+            // Each column as wide as its widest entry; row labels likewise.
+            let len = |s: &String| s.chars().count();
+            let widths: Vec<usize> = (0..heads.len())
+                .map(|j| {
+                    grid.iter()
+                        .map(|r| len(&r[j]))
+                        .chain([len(&heads[j])])
+                        .max()
+                        .unwrap_or(1)
+                })
+                .collect();
+            let lw = heads.iter().map(len).max().unwrap_or(1);
+            let _ = write!(out, "{:>lw$}", "");
+            for (h, w) in heads.iter().zip(&widths) {
                 let _ = write!(out, " {h:>w$}");
             }
             out.push('\n');
             for (h, row) in heads.iter().zip(&grid) {
-                let _ = write!(out, "{h:>w$}");
-                for c in row {
+                let _ = write!(out, "{h:>lw$}");
+                for (c, w) in row.iter().zip(&widths) {
                     let _ = write!(out, " {c:>w$}");
                 }
                 out.push('\n');
