@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use mldtypes::dtype::{DType, Naming};
 use mldtypes::promote::{
-    diff_view, table as system_table, JaxType, Operand, PromotionConfig, PromotionMode, PyScalar,
-    System, TypePromotionError, View,
+    diff_view, table as system_table, JaxType, Operand, PromotionConfig, PromotionMode, System,
+    TypePromotionError, View,
 };
 use serde_json::{json, Value};
 
-use crate::backend;
 use crate::error::{usage, CliError, Result};
 
 /// The promotion configuration of the `--strict` / `--x32` flags (x64 is on
@@ -58,29 +57,11 @@ pub struct PromoteArgs {
 }
 
 /// Parses one promotion operand: a dtype (strong), `i*` / `f*` / `c*` (a
-/// Python int / float / complex scalar), or `weak:DTYPE`.
+/// Python int / float / complex scalar), `weak:DTYPE`, or a Python literal
+/// (`True`, `1`, `1.5`, `1j`).
 pub fn parse_operand(s: &str) -> Result<Operand> {
-    Ok(match s.trim() {
-        "i*" => Operand::Scalar(PyScalar::Int),
-        "f*" => Operand::Scalar(PyScalar::Float),
-        "c*" => Operand::Scalar(PyScalar::Complex),
-        t => match t.strip_prefix("weak:") {
-            Some(d) => Operand::Weak(backend::parse_dtype(d)?),
-            None => Operand::Strong(backend::parse_dtype(t)?),
-        },
-    })
-}
-
-/// The lattice node an operand enters the join as (JAX's `_jax_type`).
-fn operand_node(op: Operand, cfg: PromotionConfig) -> JaxType {
-    match op {
-        Operand::Strong(d) => JaxType::Strong(cfg.canonicalize_dtype(d)),
-        Operand::Weak(d) => JaxType::weak_of(d),
-        Operand::Scalar(PyScalar::Bool) => JaxType::Strong(DType::Bool),
-        Operand::Scalar(PyScalar::Int) => JaxType::WeakInt,
-        Operand::Scalar(PyScalar::Float) => JaxType::WeakFloat,
-        Operand::Scalar(PyScalar::Complex) => JaxType::WeakComplex,
-    }
+    s.parse::<Operand>()
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// Outcome of one promotion query line.
@@ -100,8 +81,9 @@ fn query(words: &[String], cfg: PromotionConfig, explain: bool) -> Outcome {
     match cfg.result_type(&ops) {
         Ok(r) => {
             let paths = explain.then(|| {
-                let nodes: Vec<JaxType> = ops.iter().map(|o| operand_node(*o, cfg)).collect();
-                match cfg.explain(&nodes) {
+                let nodes: Result<Vec<JaxType>, _> =
+                    ops.iter().map(|o| cfg.lattice_node(*o)).collect();
+                match nodes.and_then(|n| cfg.explain(&n)) {
                     Ok(e) => e
                         .paths
                         .iter()
@@ -313,11 +295,12 @@ pub fn all_types() -> Vec<JaxType> {
     v
 }
 
-/// A node in a system's naming (`b1`, `bf`, `i*` for the JAX page).
-fn label(n: JaxType, naming: Naming) -> String {
-    match n {
-        JaxType::Strong(d) => d.code(naming).to_string(),
-        weak => weak.to_string(),
+/// A node in a system's naming (`b1`, `bf`, `i*` for the JAX page), or its
+/// canonical name (`int8`, `bfloat16`, `i*`) when `naming` is `None`.
+fn label(n: JaxType, naming: Option<Naming>) -> String {
+    match (n, naming) {
+        (JaxType::Strong(d), Some(naming)) => d.code(naming).to_string(),
+        (n, _) => n.to_string(),
     }
 }
 
@@ -329,7 +312,9 @@ pub fn table(a: TableArgs) -> Result<()> {
     };
     let t = system_table(a.system, cfg);
     let is_jax = matches!(a.system, System::Jax | System::JaxStrict);
-    let naming = a.system.naming();
+    // The seed tables' short codes for the page's own rows; canonical names
+    // once ml_dtypes types join in (`u1` = uint8 beside `uint1` would mislead).
+    let naming = (!is_jax || a.types == "doc").then(|| a.system.naming());
     let types: Vec<JaxType> = match a.types.as_str() {
         "doc" if is_jax => doc_types(),
         "all" if is_jax => all_types(),
@@ -342,7 +327,7 @@ pub fn table(a: TableArgs) -> Result<()> {
                     "i*" | "f*" | "c*" => w
                         .parse::<JaxType>()
                         .map_err(|e| CliError::Usage(e.to_string())),
-                    _ => DType::parse_code(w, naming)
+                    _ => DType::parse_code(w, a.system.naming())
                         .or_else(|_| w.parse::<DType>())
                         .map(JaxType::Strong)
                         .map_err(|e| CliError::Usage(e.to_string())),
@@ -442,21 +427,26 @@ pub fn table(a: TableArgs) -> Result<()> {
                         .collect()
                 })
                 .collect();
-            let w = grid
-                .iter()
-                .flatten()
-                .chain(heads.iter())
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(1);
-            let _ = write!(out, "{:>w$}", "");
-            for h in &heads {
+            // Each column as wide as its widest entry; row labels likewise.
+            let len = |s: &String| s.chars().count();
+            let widths: Vec<usize> = (0..heads.len())
+                .map(|j| {
+                    grid.iter()
+                        .map(|r| len(&r[j]))
+                        .chain([len(&heads[j])])
+                        .max()
+                        .unwrap_or(1)
+                })
+                .collect();
+            let lw = heads.iter().map(len).max().unwrap_or(1);
+            let _ = write!(out, "{:>lw$}", "");
+            for (h, w) in heads.iter().zip(&widths) {
                 let _ = write!(out, " {h:>w$}");
             }
             out.push('\n');
             for (h, row) in heads.iter().zip(&grid) {
-                let _ = write!(out, "{h:>w$}");
-                for c in row {
+                let _ = write!(out, "{h:>lw$}");
+                for (c, w) in row.iter().zip(&widths) {
                     let _ = write!(out, " {c:>w$}");
                 }
                 out.push('\n');
@@ -624,6 +614,18 @@ fn lattice_svg(nodes: &[JaxType], edges: &[(JaxType, JaxType)]) -> String {
 /// Writes `data` to `path` through a temporary file in the same directory,
 /// renamed into place, so `path` is never left partially written.
 pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    write_atomically_with(path, |tmp| {
+        std::fs::write(tmp, data).map_err(|e| e.to_string())
+    })
+}
+
+/// Lets `write` fill a temporary file (given its path) in `path`'s directory,
+/// then renames it to `path`. On any failure the temporary file is removed
+/// and `path` is untouched.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::result::Result<(), String>,
+) -> Result<()> {
     let err = |m: String| CliError::Write {
         path: path.to_path_buf(),
         message: m,
@@ -632,8 +634,21 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
-    tmp.write_all(data).map_err(|e| err(e.to_string()))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mldtypes-").suffix(".tmp");
+    // Temporary files are private (0600) by default; create this one as an
+    // ordinary new file is (0666 less the umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir).map_err(|e| err(e.to_string()))?;
+    write(tmp.path()).map_err(err)?;
+    // Replacing a file keeps its permissions.
+    if let Ok(m) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), m.permissions()).map_err(|e| err(e.to_string()))?;
+    }
     tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
     Ok(())
 }

@@ -1,9 +1,14 @@
 //! Integration tests driving the `mldtypes` binary.
 //!
-//! Reference values: the JAX "Type promotion semantics" page (its HTML table,
-//! committed verbatim as `tests/data/jax_page_table.html`, and its strict-mode
-//! error text), the ml_dtypes README (format maxima, code points), and the
-//! `half` crate as an independent IEEE float16 / bfloat16 rounding oracle.
+//! Reference values: the JAX "Type promotion semantics" page, current and of
+//! October 2020 (their HTML tables, copied verbatim from the seed documents,
+//! only the reStructuredText indentation and the trailing `<p>` removed, as
+//! `tests/data/jax_page_table.html` and `tests/data/jax_2020_page_table.html`;
+//! the strict-mode error text), the JEP 9407 appendix tables, ml_dtypes 0.6.0
+//! (format maxima, code points, finfo fields), the `half` crate as an
+//! independent IEEE float16 / bfloat16 rounding oracle, and the library's
+//! scalar types (themselves checked against ml_dtypes vectors) for the float8,
+//! float6 and float4 conversions.
 
 use std::path::Path;
 
@@ -185,6 +190,45 @@ fn table_html_reproduces_the_jax_page_markup_byte_for_byte() {
 }
 
 #[test]
+fn table_html_reproduces_the_2020_page_markup_byte_for_byte() {
+    // Seed 000: the October 2020 table (no weak types; `c4` = complex64,
+    // `c8` = complex128), green cells where it differs from NumPy.
+    let want = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jax_2020_page_table.html"),
+    )
+    .expect("committed seed table");
+    assert_eq!(
+        stdout_of(&["table", "--system", "jax-2020", "--format", "html"]),
+        want
+    );
+}
+
+#[test]
+fn table_of_other_systems() {
+    // JEP 9407 appendix tables, in their bit-width naming; `-` is undefined.
+    let csv = stdout_of(&["table", "--system", "numpy", "--format", "csv"]);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 19);
+    assert_eq!(rows[0][1..4], ["b", "u8", "u16"]);
+    let cell = |r: &str, c: &str| {
+        let j = rows[0].iter().position(|h| *h == c).unwrap();
+        rows.iter().find(|row| row[0] == r).unwrap()[j].to_string()
+    };
+    assert_eq!(cell("u8", "i8"), "i16");
+    assert_eq!(cell("u64", "i64"), "f64");
+    assert_eq!(cell("i*", "u8"), "u8");
+    assert_eq!(cell("b", "i*"), "i64");
+    assert_eq!(cell("bf16", "f16"), "-");
+    let v = json_of(&["table", "--system", "torch", "--format", "json"]);
+    assert_eq!(v.as_array().unwrap().len(), 18 * 18);
+    mldtypes()
+        .args(["table", "--system", "numpyy"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("jax-strict"));
+}
+
+#[test]
 fn table_json_shape_and_cells() {
     let v = json_of(&["table", "--format", "json"]);
     let cells = v.as_array().expect("array");
@@ -214,6 +258,34 @@ fn table_json_shape_and_cells() {
     );
     assert_eq!(find("bfloat16", "float16")["dtype"], "float32");
     assert_eq!(find("c*", "f*")["dtype"], "complex128");
+    // Without x64 the weak defaults are 32-bit.
+    let v = json_of(&["table", "--x32", "--format", "json"]);
+    let c = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["a"] == "uint32" && c["b"] == "int8")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        c,
+        serde_json::json!({"a": "uint32", "b": "int8", "dtype": "int32", "weak": false})
+    );
+    // Strict mode: a missing path is an error object with JAX's text.
+    let v = json_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--types",
+        "int8,float32",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v[1]["error"]["kind"], "TypePromotionError");
+    assert!(v[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("jax_numpy_dtype_promotion=strict"));
 }
 
 #[test]
@@ -232,6 +304,7 @@ fn table_text_markdown_csv() {
     assert_eq!(md.lines().count(), 20);
     let all = stdout_of(&["table", "--types", "all", "--format", "csv"]);
     assert_eq!(all.lines().count(), 36);
+    assert!(all.starts_with(",bool,uint1,uint2,uint4,uint8,"), "{all}");
     let list = stdout_of(&[
         "table",
         "--types",
@@ -241,7 +314,8 @@ fn table_text_markdown_csv() {
     ]);
     assert_eq!(
         list,
-        ",i1,float8_e4m3fn,f4\ni1,i1,float8_e4m3fn,f4\nfloat8_e4m3fn,float8_e4m3fn,float8_e4m3fn,-\nf4,f4,-,f4\n"
+        ",int8,float8_e4m3fn,float32\nint8,int8,float8_e4m3fn,float32\n\
+         float8_e4m3fn,float8_e4m3fn,float8_e4m3fn,-\nfloat32,float32,-,float32\n"
     );
     let strict = stdout_of(&[
         "table",
@@ -252,7 +326,7 @@ fn table_text_markdown_csv() {
         "--format",
         "csv",
     ]);
-    assert_eq!(strict, ",i1,i2\ni1,i1,-\ni2,-,i2\n");
+    assert_eq!(strict, ",int8,int16\nint8,int8,-\nint16,-,int16\n");
     mldtypes()
         .args(["table", "--types", "int8,bogus"])
         .assert()
@@ -277,6 +351,10 @@ fn lattice_formats() {
     }
     let x32 = stdout_of(&["lattice", "--format", "dot", "--x32"]);
     assert!(x32.contains("\"uint32\" -> \"int32\"") && !x32.contains("\"uint32\" -> \"int64\""));
+    // Strict: bool is isolated, every strong type a sink.
+    let strict = stdout_of(&["lattice", "--strict", "--format", "dot"]);
+    assert!(!strict.contains("\"bool\" ->") && strict.contains("\"bool\";"));
+    assert!(strict.contains("\"i*\" -> \"f*\"") && !strict.contains("\"int8\" ->"));
     let mermaid = stdout_of(&["lattice", "--format", "mermaid"]);
     assert!(mermaid.starts_with("flowchart BT\n"));
     assert!(mermaid.contains("[\"float8_e4m3fn\"]"));
@@ -332,7 +410,26 @@ fn info_json_uses_ml_dtypes_field_names() {
     let v = json_of(&["info", "uint64", "--json"]);
     assert_eq!(v["max"].as_u64(), Some(u64::MAX));
     assert!(stdout_of(&["info", "float4_e2m1fn"]).contains("max"));
-    mldtypes().args(["info", "complex64"]).assert().code(2);
+    // As NumPy: finfo of a complex dtype is that of its component.
+    assert_eq!(
+        json_of(&["info", "complex64", "--json"])["dtype"],
+        "float32"
+    );
+    let v = json_of(&["info", "float4_e2m1fn", "--json"]);
+    assert_eq!(
+        (
+            v["epsneg"].as_f64(),
+            v["maxexp"].as_i64(),
+            v["precision"].as_i64()
+        ),
+        (Some(0.5), Some(3), Some(0))
+    );
+    mldtypes().args(["info", "bool"]).assert().code(2);
+    mldtypes()
+        .args(["info", "float33"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("float32"));
 }
 
 #[test]
@@ -511,6 +608,7 @@ fn convert_to_float16_value_by_value() {
         .args(["--to", "float16", "--json"])
         .assert()
         .success()
+        .stderr("") // no progress bar when stderr is not a terminal
         .get_output()
         .stdout
         .clone();
@@ -748,4 +846,101 @@ fn bench_json_shape() {
         .args(["bench", "--elements", "0"])
         .assert()
         .code(2);
+}
+
+/// Converts the sample file to `to` and returns the output tensor `layer.weight`.
+fn convert_sample(to: &str, extra: &[&str]) -> (Dtype, Vec<usize>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    write_sample(&inp);
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", to])
+        .args(extra)
+        .assert()
+        .success();
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let t = st.tensor("layer.weight").unwrap();
+    (t.dtype(), t.shape().to_vec(), t.data().to_vec())
+}
+
+#[test]
+fn convert_to_float8_matches_the_scalar_types() {
+    let (tag, shape, data) = convert_sample("float8_e4m3fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F8_E4M3, vec![8, 8]));
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+    assert_eq!(data[6], 0x7f); // 65504 overflows to NaN (no infinity in e4m3fn)
+    let (_, _, sat) = convert_sample("float8_e4m3fn", &["--saturate"]);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32_saturating(*x).to_bits())
+        .collect();
+    assert_eq!(sat, want);
+    assert_eq!(sat[6], 0x7e); // 448
+    let (tag, _, data) = convert_sample("float8_e5m2", &[]);
+    assert_eq!(tag, Dtype::F8_E5M2);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e5m2::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+}
+
+#[test]
+fn convert_to_packed_float4_and_float6() {
+    // F4: two codes per byte, element 2k in the low nibble.
+    let (tag, shape, data) = convert_sample("float4_e2m1fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F4, vec![8, 8]));
+    let codes: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float4_e2m1fn::from_f32(*x).to_bits())
+        .collect();
+    let want: Vec<u8> = codes.chunks(2).map(|p| p[0] | p[1] << 4).collect();
+    assert_eq!(data, want);
+    // F6: four codes in three bytes, a little-endian bit stream.
+    let (tag, _, data) = convert_sample("float6_e2m3fn", &[]);
+    assert_eq!(tag, Dtype::F6_E2M3);
+    let codes: Vec<u32> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float6_e2m3fn::from_f32(*x).to_bits() as u32)
+        .collect();
+    let want: Vec<u8> = codes
+        .chunks(4)
+        .flat_map(|g| {
+            let w = g[0] | g[1] << 6 | g[2] << 12 | g[3] << 18;
+            [w as u8, (w >> 8) as u8, (w >> 16) as u8]
+        })
+        .collect();
+    assert_eq!(data, want);
+    // An element count that does not pack into whole bytes is refused up front.
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("odd.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    let b: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let views = vec![("t", TensorView::new(Dtype::F32, vec![3], &b).unwrap())];
+    std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "float4_e2m1fn"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("whole bytes"));
+    assert!(!out.exists());
 }
