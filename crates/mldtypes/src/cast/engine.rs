@@ -408,13 +408,13 @@ pub(crate) fn convert_bytes(
         return Err(CastError::PathUnavailable(path));
     }
     let (sa, sb) = (from.itemsize(), to.itemsize());
-    if src.len() % sa != 0 {
+    if !src.len().is_multiple_of(sa) {
         return Err(CastError::PartialElement {
             dtype: from,
             len: src.len(),
         });
     }
-    if dst.len() % sb != 0 {
+    if !dst.len().is_multiple_of(sb) {
         return Err(CastError::PartialElement {
             dtype: to,
             len: dst.len(),
