@@ -64,7 +64,9 @@ pub fn is_packed(d: DType) -> bool {
 /// fill whole bytes (safetensors refuses partial bytes).
 pub fn storage_bytes(d: DType, n: usize) -> Option<usize> {
     if is_packed(d) {
-        (n * d.bits() as usize).is_multiple_of(8).then(|| n * d.bits() as usize / 8)
+        (n * d.bits() as usize)
+            .is_multiple_of(8)
+            .then(|| n * d.bits() as usize / 8)
     } else {
         Some(n * d.itemsize())
     }
