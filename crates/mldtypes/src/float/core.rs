@@ -25,7 +25,7 @@
 //! assert_eq!(encode_f64(&FLOAT8_E4M3FN, 464.01, Overflow::NonSaturating), 0x7f); // NaN
 //! ```
 
-use crate::format::{Format, NanEncoding, NonFinite, Overflow};
+use crate::format::{Format, NanEncoding, NonFinite, Overflow, FLOAT16};
 
 /// How the magnitude of an inexact value is rounded.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -354,7 +354,8 @@ pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
 ///
 /// NaN codes give the `f32` NaN of [`decode_f32`] widened as hardware does
 /// (sign and payload kept, quiet bit set), which is what NumPy's
-/// `astype(float64)` yields for the ml_dtypes types.
+/// `astype(float64)` yields for the ml_dtypes types; float16 NaNs are
+/// widened bit by bit without setting the quiet bit, as NumPy does.
 ///
 /// # Examples
 ///
@@ -370,7 +371,17 @@ pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
         Some(v) => v,
         None => {
             let b = nan_bits_f32(fmt, code) as u64;
-            f64::from_bits(((b >> 31) << 63) | 0x7ff8_0000_0000_0000 | ((b & 0x7f_ffff) << 29))
+            // NumPy widens float16 bit by bit (signalling NaNs stay
+            // signalling); the ml_dtypes formats go through a hardware
+            // float32 → float64 conversion, which sets the quiet bit.
+            let quiet = if *fmt == FLOAT16 {
+                0
+            } else {
+                0x0008_0000_0000_0000
+            };
+            f64::from_bits(
+                ((b >> 31) << 63) | 0x7ff0_0000_0000_0000 | quiet | ((b & 0x7f_ffff) << 29),
+            )
         }
     }
 }
