@@ -252,7 +252,10 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 /// target, so a value just above a tie of the target format can round the
 /// wrong way there. This function rounds once. Also, float8_e8m0fnu values
 /// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (see
-/// the quirk in [`encode_f32`]).
+/// the quirk in [`encode_f32`]). ml_dtypes' float8_e8m0fnu scalar
+/// constructor (`float8_e8m0fnu(x)` for a Python float) returns `0x00`
+/// (2^-127) for doubles in [1.5·2^128, 2^129), which overflow; this
+/// function gives NaN (`0xFF`) there, as for every other overflow.
 ///
 /// # Examples
 ///
