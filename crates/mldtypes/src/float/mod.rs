@@ -229,6 +229,9 @@ macro_rules! minifloat_type {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
+        ///
+        /// `Default` is the all-zero bit pattern (zero, or 2^-127 in
+        /// float8_e8m0fnu, which has no zero).
         #[derive(Clone, Copy, Default)]
         pub struct $name($bits);
 
@@ -1155,7 +1158,8 @@ minifloats! {
     /// Conversions round ties away from zero (up), give NaN for zero,
     /// negatives and overflow, and `0x00` for positive values below 2^-127.
     /// `from_f64` gives NaN for [1.5·2^128, 2^129), where ml_dtypes'
-    /// constructor wrongly returns `0x00`.
+    /// constructor wrongly returns `0x00`. Having no zero, its `Default` is
+    /// the code `0x00` (2^-127), which is also what `np.zeros` holds.
     float8_e8m0fnu: u8 = FLOAT8_E8M0FNU [nan];
     /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM` in the low 6 bits, bias 1,
     /// finite only; max 7.5.
