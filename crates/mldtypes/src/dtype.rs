@@ -236,6 +236,7 @@ const ALIASES: &[(&str, DType)] = &[
     ("ushort", DType::UInt16),
     ("intc", DType::Int32),
     ("uintc", DType::UInt32),
+    ("int", DType::Int64),
     ("int_", DType::Int64),
     ("long", DType::Int64),
     ("longlong", DType::Int64),
@@ -573,6 +574,8 @@ mod parse_tests {
             ("double", DType::Float64),
             ("half", DType::Float16),
             ("fp16", DType::Float16),
+            ("int", DType::Int64),
+            ("complex", DType::Complex128),
             ("bf16", DType::BFloat16),
             ("BFloat16", DType::BFloat16),
         ];

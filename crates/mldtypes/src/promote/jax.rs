@@ -76,6 +76,26 @@ impl JaxType {
         }
     }
 
+    /// The node's short code in a seed naming: `i*`, `f*`, `c*`, or the
+    /// dtype's [`DType::code`] (for printing tables as the seeds do).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::{DType, Naming};
+    /// use mldtypes::promote::jax::JaxType;
+    /// assert_eq!(JaxType::Strong(DType::Complex64).code(Naming::Bits), "c64");
+    /// assert_eq!(JaxType::WeakComplex.code(Naming::Bytes), "c*");
+    /// ```
+    pub fn code(self, naming: crate::dtype::Naming) -> &'static str {
+        match self {
+            JaxType::Strong(d) => d.code(naming),
+            JaxType::WeakInt => "i*",
+            JaxType::WeakFloat => "f*",
+            JaxType::WeakComplex => "c*",
+        }
+    }
+
     /// The node's text inside JAX's error messages (`str(node)` in Python):
     /// a dtype's name, or `<class 'int'>` / `<class 'float'>` / `<class 'complex'>`.
     ///
@@ -328,6 +348,19 @@ pub enum PyScalar {
 }
 
 /// One argument of [`PromotionConfig::result_type`].
+///
+/// Parses from text (for command lines): `True`, `3`, `1.5`, `1j`, `i*`,
+/// `weak:<dtype>`, or a dtype.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// use mldtypes::promote::jax::{Operand, PyScalar};
+/// assert_eq!("2.5".parse::<Operand>(), Ok(Operand::Scalar(PyScalar::Float)));
+/// assert_eq!("weak:int8".parse::<Operand>(), Ok(Operand::Weak(DType::Int8)));
+/// assert_eq!("<f4".parse::<Operand>(), Ok(Operand::Strong(DType::Float32)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
     /// A strongly typed array or dtype.
@@ -595,18 +628,22 @@ impl JaxLattice {
     }
 }
 
+/// The three JAX lattices (standard x64, standard x32, strict), built once.
+static LATTICES: OnceLock<[JaxLattice; 3]> = OnceLock::new();
+
+#[inline]
 fn jax_lattice(mode: PromotionMode, x64: bool) -> &'static JaxLattice {
-    static STANDARD_X64: OnceLock<JaxLattice> = OnceLock::new();
-    static STANDARD_X32: OnceLock<JaxLattice> = OnceLock::new();
-    static STRICT: OnceLock<JaxLattice> = OnceLock::new();
+    let all = LATTICES.get_or_init(|| {
+        [
+            JaxLattice::build(STANDARD_X64_EDGES),
+            JaxLattice::build(STANDARD_X32_EDGES),
+            JaxLattice::build(STRICT_EDGES),
+        ]
+    });
     match (mode, x64) {
-        (PromotionMode::Standard, true) => {
-            STANDARD_X64.get_or_init(|| JaxLattice::build(STANDARD_X64_EDGES))
-        }
-        (PromotionMode::Standard, false) => {
-            STANDARD_X32.get_or_init(|| JaxLattice::build(STANDARD_X32_EDGES))
-        }
-        (PromotionMode::Strict, _) => STRICT.get_or_init(|| JaxLattice::build(STRICT_EDGES)),
+        (PromotionMode::Standard, true) => &all[0],
+        (PromotionMode::Standard, false) => &all[1],
+        (PromotionMode::Strict, _) => &all[2],
     }
 }
 
