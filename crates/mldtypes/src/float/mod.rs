@@ -78,8 +78,24 @@ pub trait MiniFloat:
 
     /// The value with bit pattern `bits`; bits above [`Format::bits`] are
     /// cleared.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, float6_e2m3fn};
+    /// let x = <float6_e2m3fn as MiniFloat>::from_bits(0xc8); // high bits ignored
+    /// assert_eq!(x.to_f32(), 1.0);
+    /// ```
     fn from_bits(bits: Self::Bits) -> Self;
+
     /// The bit pattern (upper unused bits are zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, bfloat16};
+    /// assert_eq!(MiniFloat::to_bits(bfloat16::from_f32(-2.0)), 0xc000);
+    /// ```
     fn to_bits(self) -> Self::Bits;
 
     /// The value whose code is the low [`Format::bits`] bits of `code`.
