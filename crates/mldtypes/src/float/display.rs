@@ -73,7 +73,7 @@ fn plain(digits: &str, e: i32, debug: bool) -> String {
     if e >= 0 {
         if n <= e + 1 {
             let mut s = digits.to_string();
-            s.extend(std::iter::repeat_n('0', (e + 1 - n) as usize));
+            s.push_str(&"0".repeat((e + 1 - n) as usize));
             if debug {
                 s.push_str(".0");
             }
