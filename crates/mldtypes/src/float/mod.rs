@@ -78,8 +78,27 @@ pub trait MiniFloat:
 
     /// The value with bit pattern `bits`; bits above [`Format::bits`] are
     /// cleared.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, float8_e4m3fn, float8_e8m0fnu};
+    /// // ml_dtypes 0.6.0: array([0x7e], uint8).view(float8_e4m3fn) == 448
+    /// assert_eq!(<float8_e4m3fn as MiniFloat>::from_bits(0x7e).to_f32(), 448.0);
+    /// assert_eq!(<float8_e8m0fnu as MiniFloat>::from_bits(0x7f).to_f32(), 1.0);
+    /// ```
     fn from_bits(bits: Self::Bits) -> Self;
     /// The bit pattern (upper unused bits are zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, bfloat16, float4_e2m1fn, float8_e5m2};
+    /// // ml_dtypes 0.6.0: array(inf).astype(float8_e5m2).view(uint8) == 0x7c
+    /// assert_eq!(MiniFloat::to_bits(float8_e5m2::from_f32(f32::INFINITY)), 0x7c);
+    /// assert_eq!(MiniFloat::to_bits(bfloat16::from_f32(1.0)), 0x3f80);
+    /// assert_eq!(MiniFloat::to_bits(float4_e2m1fn::from_f32(-0.0)), 0x8);
+    /// ```
     fn to_bits(self) -> Self::Bits;
 
     /// The value whose code is the low [`Format::bits`] bits of `code`.
