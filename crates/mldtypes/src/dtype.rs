@@ -47,24 +47,69 @@ macro_rules! dtypes {
             /// Every dtype, in declaration order (bool, signed, unsigned, floats, complex).
             pub const ALL: &'static [DType] = &[$(DType::$var),*];
 
-            /// The canonical NumPy / ml_dtypes name, e.g. `"float8_e4m3fn"`.
+            /// The canonical NumPy / ml_dtypes name, e.g. `"float8_e4m3fn"`
+            /// (`numpy.dtype(t).name`).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use mldtypes::dtype::DType;
+            /// assert_eq!(DType::Float8E4M3FN.name(), "float8_e4m3fn");
+            /// assert_eq!(DType::BFloat16.name(), "bfloat16");
+            /// assert_eq!(DType::Int4.name(), "int4");
+            /// assert_eq!(DType::Bool.name(), "bool");
+            /// ```
             pub const fn name(self) -> &'static str {
                 match self { $(DType::$var => $name,)* }
             }
 
             /// Number of significant bits of one element (4 for `int4`, 6 for
             /// `float6_e2m3fn`, 1 for `bool`'s value… `bool` reports 8 as NumPy does).
+            /// For the ml_dtypes types this is `finfo(t).bits` / `iinfo(t).bits`.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use mldtypes::dtype::DType;
+            /// // ml_dtypes 0.6.0: iinfo(int4).bits == 4, finfo(float6_e2m3fn).bits == 6
+            /// assert_eq!(DType::Int4.bits(), 4);
+            /// assert_eq!(DType::Float6E2M3FN.bits(), 6);
+            /// assert_eq!(DType::Bool.bits(), 8);
+            /// assert_eq!(DType::Complex64.bits(), 64);
+            /// ```
             pub const fn bits(self) -> u32 {
                 match self { $(DType::$var => $bits,)* }
             }
 
             /// The kind (bool, signed, unsigned, float, complex).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use mldtypes::dtype::{DType, Kind};
+            /// assert_eq!(DType::Int2.kind(), Kind::Signed);
+            /// assert_eq!(DType::UInt4.kind(), Kind::Unsigned);
+            /// // NumPy reports kind 'V' for ml_dtypes' floats; here they are floats.
+            /// assert_eq!(DType::Float8E5M2.kind(), Kind::Float);
+            /// assert_eq!(DType::BComplex32.kind(), Kind::Complex);
+            /// ```
             pub const fn kind(self) -> Kind {
                 match self { $(DType::$var => Kind::$kind,)* }
             }
 
             /// The floating-point format descriptor of a real float dtype, or of
             /// the component of a complex one; `None` for bool and integers.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use mldtypes::dtype::DType;
+            /// use mldtypes::format::{BFLOAT16, FLOAT8_E4M3FN};
+            /// assert_eq!(DType::Float8E4M3FN.format(), Some(FLOAT8_E4M3FN));
+            /// assert_eq!(DType::BComplex32.format(), Some(BFLOAT16)); // two bfloat16
+            /// assert_eq!(DType::Int8.format(), None);
+            /// assert_eq!(DType::Float8E4M3FN.format().unwrap().max_finite(), 448.0);
+            /// ```
             pub const fn format(self) -> Option<Format> {
                 match self { $(DType::$var => $fmt,)* }
             }
@@ -145,7 +190,19 @@ dtypes! {
 
 impl DType {
     /// Bytes one element occupies unpacked: sub-byte types take one byte, as
-    /// in ml_dtypes and NumPy.
+    /// in ml_dtypes and NumPy (`numpy.dtype(t).itemsize`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// // ml_dtypes 0.6.0: numpy.dtype(int4).itemsize == 1, numpy.dtype(float6_e2m3fn).itemsize == 1
+    /// assert_eq!(DType::Int4.itemsize(), 1);
+    /// assert_eq!(DType::Float6E2M3FN.itemsize(), 1);
+    /// assert_eq!(DType::BFloat16.itemsize(), 2);
+    /// assert_eq!(DType::Complex64.itemsize(), 8);
+    /// assert_eq!(DType::Complex128.itemsize(), 16);
+    /// ```
     pub const fn itemsize(self) -> usize {
         let b = self.bits();
         if b < 8 {
@@ -156,11 +213,31 @@ impl DType {
     }
 
     /// Whether this is a real floating-point dtype.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert!(DType::Float8E8M0FNU.is_float());
+    /// assert!(DType::Float32.is_float());
+    /// assert!(!DType::Complex64.is_float()); // complex, not real
+    /// assert!(!DType::Int4.is_float());
+    /// ```
     pub const fn is_float(self) -> bool {
         matches!(self.kind(), Kind::Float)
     }
 
     /// Whether this is a (signed or unsigned) integer dtype.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert!(DType::Int4.is_integer());
+    /// assert!(DType::UInt1.is_integer());
+    /// assert!(!DType::Bool.is_integer());
+    /// assert!(!DType::Float16.is_integer());
+    /// ```
     pub const fn is_integer(self) -> bool {
         matches!(self.kind(), Kind::Signed | Kind::Unsigned)
     }

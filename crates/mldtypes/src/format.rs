@@ -186,23 +186,63 @@ const fn pow2(k: i32) -> f64 {
 }
 
 impl Format {
-    /// Total number of significant bits in a code: sign (if any) + exponent + mantissa.
+    /// Total number of significant bits in a code: sign (if any) + exponent +
+    /// mantissa (ml_dtypes' `finfo(...).bits`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT6_E2M3FN, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: finfo(float6_e2m3fn).bits == 6, finfo(float8_e8m0fnu).bits == 8
+    /// assert_eq!(FLOAT6_E2M3FN.bits(), 6);
+    /// assert_eq!(FLOAT8_E8M0FNU.bits(), 8); // unsigned: 8 exponent bits, no sign
+    /// assert_eq!(BFLOAT16.bits(), 16);
+    /// ```
     pub const fn bits(&self) -> u32 {
         self.signed as u32 + self.exp_bits + self.man_bits
     }
 
     /// Precision in bits, counting the implicit leading bit (`man_bits + 1`),
-    /// as LLVM's `precision`.
+    /// as LLVM's `fltSemantics::precision` (ml_dtypes' `finfo(...).nmant + 1`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT8_E4M3FN, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: finfo(float8_e4m3fn).nmant == 3, finfo(bfloat16).nmant == 7
+    /// assert_eq!(FLOAT8_E4M3FN.precision(), 4);
+    /// assert_eq!(BFLOAT16.precision(), 8);
+    /// assert_eq!(FLOAT8_E8M0FNU.precision(), 1); // no stored mantissa (OCP MX E8M0)
+    /// ```
     pub const fn precision(&self) -> u32 {
         self.man_bits + 1
     }
 
     /// Mask of all code bits: `(1 << bits()) - 1`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT4_E2M1FN, FLOAT6_E3M2FN};
+    /// assert_eq!(FLOAT4_E2M1FN.code_mask(), 0xf); // 4-bit OCP MX FP4 code
+    /// assert_eq!(FLOAT6_E3M2FN.code_mask(), 0x3f);
+    /// assert_eq!(BFLOAT16.code_mask(), 0xffff);
+    /// ```
     pub const fn code_mask(&self) -> u32 {
         (1u32 << self.bits()) - 1
     }
 
-    /// The sign bit of a code (`0` for unsigned formats).
+    /// The sign bit of a code (`0` for unsigned formats), the top bit of the
+    /// layout in the ml_dtypes README (seed 001).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT6_E2M3FN, FLOAT8_E4M3FN, FLOAT8_E8M0FNU};
+    /// assert_eq!(FLOAT8_E4M3FN.sign_mask(), 0x80);
+    /// assert_eq!(FLOAT6_E2M3FN.sign_mask(), 0x20); // 0bSEEMMM (OCP MX FP6)
+    /// assert_eq!(FLOAT8_E8M0FNU.sign_mask(), 0); // unsigned (OCP MX E8M0)
+    /// ```
     pub const fn sign_mask(&self) -> u32 {
         if self.signed {
             1 << (self.exp_bits + self.man_bits)
@@ -212,21 +252,61 @@ impl Format {
     }
 
     /// Mask of the exponent field, in place.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT8_E4M3FN, FLOAT8_E5M2};
+    /// assert_eq!(FLOAT8_E4M3FN.exp_mask(), 0x78); // 0bS_EEEE_MMM
+    /// assert_eq!(FLOAT8_E5M2.exp_mask(), 0x7c); // 0bS_EEEEE_MM
+    /// assert_eq!(BFLOAT16.exp_mask(), 0x7f80);
+    /// ```
     pub const fn exp_mask(&self) -> u32 {
         ((1u32 << self.exp_bits) - 1) << self.man_bits
     }
 
     /// Mask of the mantissa field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT8_E8M0FNU};
+    /// assert_eq!(FLOAT8_E4M3FN.man_mask(), 0x7);
+    /// assert_eq!(FLOAT8_E5M2.man_mask(), 0x3);
+    /// assert_eq!(FLOAT8_E8M0FNU.man_mask(), 0); // no mantissa bits (OCP MX E8M0)
+    /// ```
     pub const fn man_mask(&self) -> u32 {
         (1u32 << self.man_bits) - 1
     }
 
     /// Largest biased exponent field value (all ones).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E5M2};
+    /// assert_eq!(FLOAT8_E4M3FN.max_biased_exp(), 15);
+    /// assert_eq!(FLOAT8_E5M2.max_biased_exp(), 31);
+    /// assert_eq!(FLOAT4_E2M1FN.max_biased_exp(), 3);
+    /// ```
     pub const fn max_biased_exp(&self) -> u32 {
         (1u32 << self.exp_bits) - 1
     }
 
-    /// The largest code (sign clear) that encodes a finite number.
+    /// The largest code (sign clear) that encodes a finite number: the bit
+    /// pattern of ml_dtypes' `finfo(...).max`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: finfo(t).max viewed as uint8
+    /// assert_eq!(FLOAT8_E4M3FN.max_code(), 0x7e); // 448; 0x7f is NaN
+    /// assert_eq!(FLOAT8_E5M2.max_code(), 0x7b); // 57344; 0x7c is +inf
+    /// assert_eq!(FLOAT8_E4M3FNUZ.max_code(), 0x7f); // 240
+    /// assert_eq!(FLOAT8_E8M0FNU.max_code(), 0xfe); // 2^127; 0xff is NaN
+    /// assert_eq!(FLOAT4_E2M1FN.max_code(), 0x7); // 6.0
+    /// ```
     pub const fn max_code(&self) -> u32 {
         let all = self.exp_mask() | self.man_mask();
         match self.non_finite {
@@ -239,13 +319,37 @@ impl Format {
         }
     }
 
-    /// Largest unbiased exponent of a finite number (LLVM's `maxExponent`).
+    /// Largest unbiased exponent of a finite number (LLVM's `maxExponent`;
+    /// ml_dtypes' `finfo(...).maxexp` is one more, as in NumPy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT8_E4M3FN, FLOAT8_E4M3B11FNUZ, FLOAT8_E5M2, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: finfo(t).maxexp - 1
+    /// assert_eq!(FLOAT8_E4M3FN.max_exp(), 8); // maxexp 9
+    /// assert_eq!(FLOAT8_E5M2.max_exp(), 15); // maxexp 16
+    /// assert_eq!(FLOAT8_E4M3B11FNUZ.max_exp(), 4); // maxexp 5
+    /// assert_eq!(FLOAT8_E8M0FNU.max_exp(), 127); // maxexp 128
+    /// ```
     pub const fn max_exp(&self) -> i32 {
         ((self.max_code() >> self.man_bits) as i32) - self.bias
     }
 
-    /// Smallest unbiased exponent of a normal number (LLVM's `minExponent`):
-    /// `1 - bias`, or `-bias` for formats without a zero.
+    /// Smallest unbiased exponent of a normal number (LLVM's `minExponent`;
+    /// ml_dtypes' `finfo(...).minexp`): `1 - bias`, or `-bias` for formats
+    /// without a zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: finfo(t).minexp
+    /// assert_eq!(FLOAT8_E4M3FN.min_exp(), -6);
+    /// assert_eq!(FLOAT8_E4M3FNUZ.min_exp(), -7);
+    /// assert_eq!(FLOAT8_E8M0FNU.min_exp(), -127); // no zero: code 0x00 is 2^-127
+    /// assert_eq!(FLOAT4_E2M1FN.min_exp(), 0);
+    /// ```
     pub const fn min_exp(&self) -> i32 {
         if self.has_zero {
             1 - self.bias
@@ -254,21 +358,56 @@ impl Format {
         }
     }
 
-    /// Largest finite value.
+    /// Largest finite value (ml_dtypes' `finfo(...).max`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT6_E3M2FN, FLOAT8_E4M3FN, FLOAT8_E4M3B11FNUZ, FLOAT8_E5M2};
+    /// // ml_dtypes 0.6.0: float(finfo(t).max)
+    /// assert_eq!(FLOAT8_E4M3FN.max_finite(), 448.0);
+    /// assert_eq!(FLOAT8_E5M2.max_finite(), 57344.0);
+    /// assert_eq!(FLOAT8_E4M3B11FNUZ.max_finite(), 30.0);
+    /// assert_eq!(FLOAT6_E3M2FN.max_finite(), 28.0);
+    /// assert_eq!(FLOAT4_E2M1FN.max_finite(), 6.0);
+    /// ```
     pub const fn max_finite(&self) -> f64 {
         let m = self.max_code() & self.man_mask();
         let frac = (((1u64 << self.man_bits) + m as u64) as f64) / (1u64 << self.man_bits) as f64;
         frac * pow2(self.max_exp())
     }
 
-    /// Smallest positive normal value (`2^min_exp()`): finfo's `smallest_normal`.
+    /// Smallest positive normal value (`2^min_exp()`): ml_dtypes'
+    /// `finfo(...).smallest_normal` (`tiny`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT6_E2M3FN, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: float(finfo(t).smallest_normal)
+    /// assert_eq!(FLOAT8_E4M3FN.min_positive_normal(), 0.015625);
+    /// assert_eq!(FLOAT8_E4M3FNUZ.min_positive_normal(), 0.0078125);
+    /// assert_eq!(FLOAT8_E8M0FNU.min_positive_normal(), 2f64.powi(-127));
+    /// assert_eq!(FLOAT6_E2M3FN.min_positive_normal(), 1.0);
+    /// ```
     pub const fn min_positive_normal(&self) -> f64 {
         pow2(self.min_exp())
     }
 
     /// Smallest positive subnormal value, `2^(min_exp() - man_bits)`; equal
     /// to [`Format::min_positive_normal`] when the format has no subnormals
-    /// (no zero or no mantissa bits).
+    /// (no zero or no mantissa bits). ml_dtypes' `finfo(...).smallest_subnormal`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: float(finfo(t).smallest_subnormal)
+    /// assert_eq!(FLOAT8_E4M3FN.min_positive_subnormal(), 0.001953125); // 2^-9
+    /// assert_eq!(FLOAT8_E5M2.min_positive_subnormal(), 1.52587890625e-05); // 2^-16
+    /// assert_eq!(FLOAT4_E2M1FN.min_positive_subnormal(), 0.5);
+    /// assert_eq!(FLOAT8_E8M0FNU.min_positive_subnormal(), 2f64.powi(-127)); // no subnormals
+    /// ```
     pub const fn min_positive_subnormal(&self) -> f64 {
         if self.has_zero {
             pow2(self.min_exp() - self.man_bits as i32)
@@ -277,27 +416,84 @@ impl Format {
         }
     }
 
-    /// Machine epsilon: the gap between 1.0 and the next larger value, `2^-man_bits`.
+    /// Machine epsilon: the gap between 1.0 and the next larger value,
+    /// `2^-man_bits` (ml_dtypes' `finfo(...).eps`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E8M0FNU};
+    /// // ml_dtypes 0.6.0: float(finfo(t).eps)
+    /// assert_eq!(FLOAT8_E4M3FN.epsilon(), 0.125);
+    /// assert_eq!(BFLOAT16.epsilon(), 0.0078125);
+    /// assert_eq!(FLOAT4_E2M1FN.epsilon(), 0.5);
+    /// assert_eq!(FLOAT8_E8M0FNU.epsilon(), 1.0);
+    /// ```
     pub const fn epsilon(&self) -> f64 {
         pow2(-(self.man_bits as i32))
     }
 
-    /// Whether the format encodes ±infinity.
+    /// Whether the format encodes ±infinity (only the IEEE-like formats; the
+    /// "fn", "fnuz" and MX formats have none, per the ml_dtypes README, seed 001).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3, FLOAT8_E4M3FN, FLOAT8_E5M2};
+    /// assert!(FLOAT8_E5M2.has_infinity());
+    /// assert!(FLOAT8_E4M3.has_infinity());
+    /// assert!(!FLOAT8_E4M3FN.has_infinity());
+    /// assert!(!FLOAT4_E2M1FN.has_infinity());
+    /// ```
     pub const fn has_infinity(&self) -> bool {
         matches!(self.non_finite, NonFinite::Ieee)
     }
 
-    /// Whether the format has a NaN.
+    /// Whether the format has a NaN (all but the finite-only OCP MX float6 and
+    /// float4 formats; seed 001).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT6_E3M2FN, FLOAT8_E4M3FN, FLOAT8_E8M0FNU};
+    /// assert!(FLOAT8_E4M3FN.has_nan());
+    /// assert!(FLOAT8_E8M0FNU.has_nan()); // 0xff (OCP MX E8M0)
+    /// assert!(!FLOAT6_E3M2FN.has_nan());
+    /// assert!(!FLOAT4_E2M1FN.has_nan());
+    /// ```
     pub const fn has_nan(&self) -> bool {
         !matches!(self.non_finite, NonFinite::FiniteOnly)
     }
 
-    /// Whether zero carries a sign (−0 exists).
+    /// Whether zero carries a sign (−0 exists); false for the "fnuz" formats,
+    /// whose would-be −0 code is NaN, and for float8_e8m0fnu, which has no zero
+    /// (seed 001).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2FNUZ, FLOAT8_E8M0FNU};
+    /// assert!(FLOAT8_E4M3FN.has_signed_zero()); // 0x80 is -0.0
+    /// assert!(!FLOAT8_E4M3FNUZ.has_signed_zero()); // 0x80 is NaN
+    /// assert!(!FLOAT8_E5M2FNUZ.has_signed_zero());
+    /// assert!(!FLOAT8_E8M0FNU.has_signed_zero());
+    /// ```
     pub const fn has_signed_zero(&self) -> bool {
         self.signed && self.has_zero && !matches!(self.nan_encoding, NanEncoding::NegativeZero)
     }
 
     /// The code of +infinity, if the format has infinities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT8_E3M4, FLOAT8_E4M3FN, FLOAT8_E5M2};
+    /// // ml_dtypes 0.6.0: array(inf).astype(t).view(uint8/uint16)
+    /// assert_eq!(FLOAT8_E5M2.inf_code(), Some(0x7c));
+    /// assert_eq!(FLOAT8_E3M4.inf_code(), Some(0x70));
+    /// assert_eq!(BFLOAT16.inf_code(), Some(0x7f80));
+    /// assert_eq!(FLOAT8_E4M3FN.inf_code(), None); // inf casts to NaN there
+    /// ```
     pub const fn inf_code(&self) -> Option<u32> {
         if self.has_infinity() {
             Some(self.exp_mask())
@@ -309,7 +505,22 @@ impl Format {
     /// The canonical (positive, quiet) NaN code, if the format has a NaN:
     /// the quiet NaN `exp_mask | top mantissa bit` for IEEE formats, the
     /// all-ones code for [`NanEncoding::AllOnes`], and the would-be negative
-    /// zero for [`NanEncoding::NegativeZero`].
+    /// zero for [`NanEncoding::NegativeZero`]. These are the codes ml_dtypes
+    /// 0.6.0 produces for `array(nan).astype(t)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{
+    ///     BFLOAT16, FLOAT6_E2M3FN, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E8M0FNU,
+    /// };
+    /// assert_eq!(FLOAT8_E5M2.nan_code(), Some(0x7e));
+    /// assert_eq!(BFLOAT16.nan_code(), Some(0x7fc0));
+    /// assert_eq!(FLOAT8_E4M3FN.nan_code(), Some(0x7f));
+    /// assert_eq!(FLOAT8_E4M3FNUZ.nan_code(), Some(0x80));
+    /// assert_eq!(FLOAT8_E8M0FNU.nan_code(), Some(0xff));
+    /// assert_eq!(FLOAT6_E2M3FN.nan_code(), None); // finite only (OCP MX FP6)
+    /// ```
     pub const fn nan_code(&self) -> Option<u32> {
         match (self.non_finite, self.nan_encoding) {
             (NonFinite::FiniteOnly, _) | (_, NanEncoding::None) => None,
@@ -319,7 +530,21 @@ impl Format {
         }
     }
 
-    /// Whether `code` (only the low [`Format::bits`] bits are looked at) is a NaN.
+    /// Whether `code` (only the low [`Format::bits`] bits are looked at) is a
+    /// NaN, as ml_dtypes 0.6.0's `isnan` on the bit pattern viewed as `t`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FLOAT4_E2M1FN, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2};
+    /// assert!(FLOAT8_E4M3FN.is_nan_code(0x7f));
+    /// assert!(FLOAT8_E4M3FN.is_nan_code(0xff)); // either sign
+    /// assert!(!FLOAT8_E4M3FN.is_nan_code(0x7e)); // 448
+    /// assert!(FLOAT8_E5M2.is_nan_code(0x7d)); // signalling NaN
+    /// assert!(!FLOAT8_E5M2.is_nan_code(0x7c)); // +inf
+    /// assert!(FLOAT8_E4M3FNUZ.is_nan_code(0x80));
+    /// assert!(!FLOAT4_E2M1FN.is_nan_code(0x8)); // -0.0
+    /// ```
     pub const fn is_nan_code(&self, code: u32) -> bool {
         let code = code & self.code_mask();
         let mag = code & !self.sign_mask();
@@ -334,6 +559,16 @@ impl Format {
     }
 
     /// Number of distinct codes, `2^bits()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{BFLOAT16, FLOAT4_E2M1FN, FLOAT6_E2M3FN, FLOAT8_E5M2};
+    /// assert_eq!(FLOAT4_E2M1FN.code_count(), 16);
+    /// assert_eq!(FLOAT6_E2M3FN.code_count(), 64);
+    /// assert_eq!(FLOAT8_E5M2.code_count(), 256);
+    /// assert_eq!(BFLOAT16.code_count(), 65536);
+    /// ```
     pub const fn code_count(&self) -> u32 {
         1 << self.bits()
     }

@@ -128,15 +128,61 @@ pub trait SubByteInt:
 
     /// The value stored in the low [`SubByteInt::BITS`] bits of `bits`
     /// (the upper bits are ignored).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{int::SubByteInt, int4, uint2};
+    /// // ml_dtypes 0.6.0: array([0xf], uint8).view(int4) == -1
+    /// assert_eq!(<int4 as SubByteInt>::from_bits(0xf).to_i32(), -1);
+    /// assert_eq!(<uint2 as SubByteInt>::from_bits(0xff).to_i32(), 3);
+    /// ```
     fn from_bits(bits: u8) -> Self;
     /// The low [`SubByteInt::BITS`] bits (upper bits zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{int::SubByteInt, int4};
+    /// // ml_dtypes 0.6.0: array(int4(-1)).view(uint8) == 15
+    /// assert_eq!(SubByteInt::to_bits(<int4 as SubByteInt>::from_i64_wrapping(-1)), 0xf);
+    /// ```
     fn to_bits(self) -> u8;
     /// The value as `i32`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{int::SubByteInt, int2, uint4};
+    /// assert_eq!(SubByteInt::to_i32(<int2 as SubByteInt>::from_bits(0b10)), -2);
+    /// assert_eq!(SubByteInt::to_i32(<uint4 as SubByteInt>::from_bits(0b1010)), 10);
+    /// ```
     fn to_i32(self) -> i32;
     /// `v` modulo `2^BITS` (ml_dtypes constructor semantics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{int::SubByteInt, int4, uint4};
+    /// // ml_dtypes 0.6.0: uint4(17) == 1, array(8).astype(int4) == -8, uint4(-1) == 15
+    /// assert_eq!(<uint4 as SubByteInt>::from_i64_wrapping(17).to_i32(), 1);
+    /// assert_eq!(<int4 as SubByteInt>::from_i64_wrapping(8).to_i32(), -8);
+    /// assert_eq!(<uint4 as SubByteInt>::from_i64_wrapping(-1).to_i32(), 15);
+    /// ```
     fn from_i64_wrapping(v: i64) -> Self;
     /// NumPy's float → integer cast: truncate toward zero; NaN, ±infinity and
     /// values whose truncation is outside `int32` give 0; then wrap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{int::SubByteInt, int4};
+    /// // ml_dtypes 0.6.0: array([-1.5, 7.9, 9.0, nan]).astype(int4) == [-1, 7, -7, 0]
+    /// assert_eq!(<int4 as SubByteInt>::from_f64_numpy(-1.5).to_i32(), -1);
+    /// assert_eq!(<int4 as SubByteInt>::from_f64_numpy(7.9).to_i32(), 7);
+    /// assert_eq!(<int4 as SubByteInt>::from_f64_numpy(9.0).to_i32(), -7);
+    /// assert_eq!(<int4 as SubByteInt>::from_f64_numpy(f64::NAN).to_i32(), 0);
+    /// ```
     fn from_f64_numpy(x: f64) -> Self;
 }
 

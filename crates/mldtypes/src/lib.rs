@@ -2,7 +2,7 @@
 //!
 //! Machine-learning number formats and JAX's type promotion semantics, in Rust.
 //!
-//! - [`format`]: format descriptors (exponent/mantissa widths, bias, non-finite
+//! - [`mod@format`]: format descriptors (exponent/mantissa widths, bias, non-finite
 //!   behaviour, NaN encoding) for every ml_dtypes floating-point format.
 //! - [`float`]: one generic minifloat type; `bfloat16`, the float8 family and the
 //!   MX float6/float4 formats are instances of it, bit-exact with ml_dtypes 0.6.0.
