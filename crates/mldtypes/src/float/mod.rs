@@ -82,16 +82,9 @@ pub trait MiniFloat:
     /// # Examples
     ///
     /// ```
-<<<<<<< HEAD
     /// use mldtypes::{float::MiniFloat, float6_e2m3fn};
     /// let x = <float6_e2m3fn as MiniFloat>::from_bits(0xc8); // high bits ignored
     /// assert_eq!(x.to_f32(), 1.0);
-=======
-    /// use mldtypes::{float::MiniFloat, float8_e4m3fn, float8_e8m0fnu};
-    /// // ml_dtypes 0.6.0: array([0x7e], uint8).view(float8_e4m3fn) == 448
-    /// assert_eq!(<float8_e4m3fn as MiniFloat>::from_bits(0x7e).to_f32(), 448.0);
-    /// assert_eq!(<float8_e8m0fnu as MiniFloat>::from_bits(0x7f).to_f32(), 1.0);
->>>>>>> docs
     /// ```
     fn from_bits(bits: Self::Bits) -> Self;
 
@@ -100,16 +93,8 @@ pub trait MiniFloat:
     /// # Examples
     ///
     /// ```
-<<<<<<< HEAD
     /// use mldtypes::{float::MiniFloat, bfloat16};
     /// assert_eq!(MiniFloat::to_bits(bfloat16::from_f32(-2.0)), 0xc000);
-=======
-    /// use mldtypes::{float::MiniFloat, bfloat16, float4_e2m1fn, float8_e5m2};
-    /// // ml_dtypes 0.6.0: array(inf).astype(float8_e5m2).view(uint8) == 0x7c
-    /// assert_eq!(MiniFloat::to_bits(float8_e5m2::from_f32(f32::INFINITY)), 0x7c);
-    /// assert_eq!(MiniFloat::to_bits(bfloat16::from_f32(1.0)), 0x3f80);
-    /// assert_eq!(MiniFloat::to_bits(float4_e2m1fn::from_f32(-0.0)), 0x8);
->>>>>>> docs
     /// ```
     fn to_bits(self) -> Self::Bits;
 
