@@ -25,7 +25,7 @@
 //! assert_eq!(encode_f64(&FLOAT8_E4M3FN, 464.01, Overflow::NonSaturating), 0x7f); // NaN
 //! ```
 
-use crate::format::{Format, NanEncoding, NonFinite, Overflow};
+use crate::format::{Format, NanEncoding, NonFinite, Overflow, FLOAT16};
 
 /// How the magnitude of an inexact value is rounded.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -252,7 +252,10 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 /// target, so a value just above a tie of the target format can round the
 /// wrong way there. This function rounds once. Also, float8_e8m0fnu values
 /// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (see
-/// the quirk in [`encode_f32`]).
+/// the quirk in [`encode_f32`]). ml_dtypes' float8_e8m0fnu scalar
+/// constructor (`float8_e8m0fnu(x)` for a Python float) returns `0x00`
+/// (2^-127) for doubles in [1.5·2^128, 2^129), which overflow; this
+/// function gives NaN (`0xFF`) there, as for every other overflow.
 ///
 /// # Examples
 ///
@@ -354,7 +357,8 @@ pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
 ///
 /// NaN codes give the `f32` NaN of [`decode_f32`] widened as hardware does
 /// (sign and payload kept, quiet bit set), which is what NumPy's
-/// `astype(float64)` yields for the ml_dtypes types.
+/// `astype(float64)` yields for the ml_dtypes types; float16 NaNs are
+/// widened bit by bit without setting the quiet bit, as NumPy does.
 ///
 /// # Examples
 ///
@@ -370,7 +374,17 @@ pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
         Some(v) => v,
         None => {
             let b = nan_bits_f32(fmt, code) as u64;
-            f64::from_bits(((b >> 31) << 63) | 0x7ff8_0000_0000_0000 | ((b & 0x7f_ffff) << 29))
+            // NumPy widens float16 bit by bit (signalling NaNs stay
+            // signalling); the ml_dtypes formats go through a hardware
+            // float32 → float64 conversion, which sets the quiet bit.
+            let quiet = if *fmt == FLOAT16 {
+                0
+            } else {
+                0x0008_0000_0000_0000
+            };
+            f64::from_bits(
+                ((b >> 31) << 63) | 0x7ff0_0000_0000_0000 | quiet | ((b & 0x7f_ffff) << 29),
+            )
         }
     }
 }

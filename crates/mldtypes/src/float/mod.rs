@@ -78,8 +78,24 @@ pub trait MiniFloat:
 
     /// The value with bit pattern `bits`; bits above [`Format::bits`] are
     /// cleared.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, float6_e2m3fn};
+    /// let x = <float6_e2m3fn as MiniFloat>::from_bits(0xc8); // high bits ignored
+    /// assert_eq!(x.to_f32(), 1.0);
+    /// ```
     fn from_bits(bits: Self::Bits) -> Self;
+
     /// The bit pattern (upper unused bits are zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::{float::MiniFloat, bfloat16};
+    /// assert_eq!(MiniFloat::to_bits(bfloat16::from_f32(-2.0)), 0xc000);
+    /// ```
     fn to_bits(self) -> Self::Bits;
 
     /// The value whose code is the low [`Format::bits`] bits of `code`.
@@ -229,6 +245,9 @@ macro_rules! minifloat_type {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
+        ///
+        /// `Default` is the all-zero bit pattern (zero, or 2^-127 in
+        /// float8_e8m0fnu, which has no zero).
         #[derive(Clone, Copy, Default)]
         pub struct $name($bits);
 
@@ -695,7 +714,9 @@ macro_rules! minifloat_type {
         impl FromStr for $name {
             type Err = ParseError;
             /// Correctly rounded from the decimal (or hexadecimal) text
-            /// itself; see [`parse::parse_code`].
+            /// itself, never panicking; see [`parse::parse_code`] (also for
+            /// how this deviates from ml_dtypes, which rounds string input
+            /// twice and crashes on invalid text).
             fn from_str(s: &str) -> Result<Self, ParseError> {
                 parse::parse_code(&format::$fmt, s).map(Self::c)
             }
@@ -1150,6 +1171,11 @@ minifloats! {
     float8_e5m2fnuz: u8 = FLOAT8_E5M2FNUZ [zero nan];
     /// float8_e8m0fnu (OCP MX E8M0 scale): unsigned, 8 exponent bits, no
     /// mantissa, no zero, no infinities, NaN `0xFF`; values 2^-127 … 2^127.
+    /// Conversions round ties away from zero (up), give NaN for zero,
+    /// negatives and overflow, and `0x00` for positive values below 2^-127.
+    /// `from_f64` gives NaN for [1.5·2^128, 2^129), where ml_dtypes'
+    /// constructor wrongly returns `0x00`. Having no zero, its `Default` is
+    /// the code `0x00` (2^-127), which is also what `np.zeros` holds.
     float8_e8m0fnu: u8 = FLOAT8_E8M0FNU [nan];
     /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM` in the low 6 bits, bias 1,
     /// finite only; max 7.5.

@@ -85,6 +85,13 @@ impl std::error::Error for ParseError {}
 /// the corresponding `f64`: `"inf"` saturates in float6/float4, `"nan"` is
 /// −0 there as in ml_dtypes' conversions.
 ///
+/// Deliberate deviations from ml_dtypes 0.6.0, whose scalar constructors
+/// accept strings: they parse the text to a double and round that again,
+/// so `float8_e4m3fn("464.0000000000000000001")` is 448 there (NaN here)
+/// and `bfloat16("1.00390625000000000001")` is 1 (1.0078125 here); and on
+/// text that is not a number (`bfloat16("abc")`) they crash the Python
+/// process (segmentation fault). Here such text gives a [`ParseError`].
+///
 /// # Errors
 ///
 /// [`ParseErrorKind::Empty`] for `""`, [`ParseErrorKind::Invalid`] for
