@@ -336,3 +336,72 @@ fn forcing_a_path() {
     cast::set_path(None).unwrap();
     assert!(cast::path().is_available());
 }
+
+/// Fixed values on every path: float8_e8m0fnu from float32 subnormals
+/// rounds to nearest (ml_dtypes 0.6.0 rounds all of (2^-127, 2^-126) up),
+/// float16 keeps float32 / float64 NaN payloads as NumPy does, and drops
+/// them between formats as ml_dtypes does.
+#[test]
+fn e8m0_subnormals_and_float16_nan_payloads_on_every_path() {
+    fn run(p: Path, src: &[u8], from: DType, to: DType) -> Vec<u8> {
+        let mut out = vec![0u8; src.len() / from.itemsize() * to.itemsize()];
+        cast_bytes_on(p, src, from, &mut out, to, Overflow::NonSaturating).unwrap();
+        out
+    }
+    let f32_bytes = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|b| b.to_le_bytes()).collect() };
+    let u16_bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|b| b.to_le_bytes()).collect() };
+    for p in available_paths() {
+        // 2^-127, just above, just below the tie 1.5·2^-127, the tie, 2^-126.
+        let x = f32_bytes(&[
+            0x0040_0000,
+            0x0040_0001,
+            0x005f_ffff,
+            0x0060_0000,
+            0x0080_0000,
+        ]);
+        assert_eq!(
+            run(p, &x, DType::Float32, DType::Float8E8M0FNU),
+            [0, 0, 0, 1, 1],
+            "{p}"
+        );
+        let x: Vec<u8> = [0x0040_0001u32, 0x005f_ffff]
+            .iter()
+            .flat_map(|&b| (f32::from_bits(b) as f64).to_le_bytes())
+            .collect();
+        assert_eq!(
+            run(p, &x, DType::Float64, DType::Float8E8M0FNU),
+            [0, 0],
+            "{p}"
+        );
+        let bf = u16_bytes(&[0x0041, 0x005f, 0x0060]);
+        assert_eq!(
+            run(p, &bf, DType::BFloat16, DType::Float8E8M0FNU),
+            [0, 0, 1],
+            "{p}"
+        );
+
+        let nans = f32_bytes(&[0x7f80_0001, 0xffa0_0000, 0x7fc0_0000, 0x7fff_ffff]);
+        let want = u16_bytes(&[0x7c01, 0xfd00, 0x7e00, 0x7fff]);
+        assert_eq!(run(p, &nans, DType::Float32, DType::Float16), want, "{p}");
+        let nans: Vec<u8> = [
+            0x7ff0_0000_0000_0001u64,
+            0xfff4_0000_0000_0000,
+            0x7ff0_0400_0000_0000,
+        ]
+        .iter()
+        .flat_map(|b| b.to_le_bytes())
+        .collect();
+        let want = u16_bytes(&[0x7c01, 0xfd00, 0x7c01]);
+        assert_eq!(run(p, &nans, DType::Float64, DType::Float16), want, "{p}");
+        let bf = u16_bytes(&[0x7f81, 0xffc1]);
+        let want = u16_bytes(&[0x7e00, 0xfe00]);
+        assert_eq!(run(p, &bf, DType::BFloat16, DType::Float16), want, "{p}");
+        // NumPy widens float16 NaNs bit by bit (a signalling NaN stays one).
+        let h = u16_bytes(&[0x7c01, 0xfd00]);
+        let want: Vec<u8> = [0x7ff0_0400_0000_0000u64, 0xfff4_0000_0000_0000]
+            .iter()
+            .flat_map(|b| b.to_le_bytes())
+            .collect();
+        assert_eq!(run(p, &h, DType::Float16, DType::Float64), want, "{p}");
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use bytemuck::Pod;
 
 use crate::dtype::{DType, Kind};
-use crate::format::{Format, Overflow};
+use crate::format::{Format, Overflow, FLOAT16};
 
 use super::dispatch::Path;
 use super::kernels::{self, Code};
@@ -257,8 +257,34 @@ fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Over
                 }
                 _ => unreachable!(),
             }
+            if b == Cat::Code16(FLOAT16) {
+                // Between formats NaN payloads are dropped (the quiet NaN
+                // with the source's sign, `0x7e00`/`0xfe00`), although the
+                // float16 encoder keeps a float32 payload.
+                for v in tmp.iter_mut() {
+                    let q = f32::from_bits((v.to_bits() & 0x8000_0000) | 0x7fc0_0000);
+                    *v = if v.is_nan() { q } else { *v };
+                }
+            }
             let tmp = &*tmp;
             match b {
+                Cat::F64 if a == Cat::Code16(FLOAT16) => {
+                    // NumPy widens float16 NaNs bit by bit: a signalling NaN
+                    // stays signalling (hardware float32 → float64 would
+                    // set the quiet bit).
+                    with_dst::<f64>(dst, |d| {
+                        for (y, x) in d.iter_mut().zip(tmp) {
+                            let b = x.to_bits() as u64;
+                            let nan =
+                                ((b >> 31) << 63) | 0x7ff0_0000_0000_0000 | ((b & 0x7f_ffff) << 29);
+                            *y = if x.is_nan() {
+                                f64::from_bits(nan)
+                            } else {
+                                *x as f64
+                            };
+                        }
+                    });
+                }
                 Cat::F64 => {
                     let k = on_path!(path, |m| m::f32_to_f64 as unsafe fn(&[f32], &mut [f64]));
                     with_dst::<f64>(dst, |d| unsafe { k(tmp, d) });

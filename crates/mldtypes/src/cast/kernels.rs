@@ -6,7 +6,9 @@
 //! loops into SIMD code for the enabled target features.
 //!
 //! Rounding is round-to-nearest-even throughout (float8_e8m0fnu: ties away
-//! from zero, as ml_dtypes documents). Subnormal targets are rounded with the
+//! from zero, as ml_dtypes documents; float32 subnormals are rounded to
+//! nearest there too, unlike ml_dtypes 0.6.0, see
+//! [`crate::float::core::encode_f32`]). Subnormal targets are rounded with the
 //! "magic addend" trick: adding `2^k` whose unit in the last place is the
 //! target's subnormal quantum makes the FPU round the magnitude to a multiple
 //! of that quantum in the default round-to-nearest-even mode.
@@ -19,8 +21,9 @@ pub(crate) trait Fmt: 'static {
     /// The descriptor.
     const F: Format;
     /// NaN payloads are carried through widening and narrowing (IEEE float16,
-    /// as NumPy converts it) instead of being replaced by the canonical quiet
-    /// NaN (every ml_dtypes format).
+    /// as NumPy converts it: sign and top payload bits kept, no quiet bit
+    /// forced, a zero payload becomes 1) instead of being replaced by the
+    /// canonical quiet NaN (every ml_dtypes format).
     const KEEP_PAYLOAD: bool = false;
 }
 
@@ -128,6 +131,8 @@ const fn overflow_mag<F: Fmt, const SAT: bool>() -> u32 {
 
 /// Assemble the final code from the rounded magnitude `mag` (may exceed the
 /// largest code), the input sign `neg`, and the input class flags.
+/// `nan_payload` (the input's top mantissa bits) is used only by formats
+/// that keep payloads ([`Fmt::KEEP_PAYLOAD`]).
 #[inline(always)]
 fn finish<F: Fmt, const SAT: bool>(mag: u32, neg: u32, is_nan: bool, nan_payload: u32) -> u32 {
     let f = F::F;
@@ -144,7 +149,12 @@ fn finish<F: Fmt, const SAT: bool>(mag: u32, neg: u32, is_nan: bool, nan_payload
         return if to_nan { f.sign_mask() } else { r };
     }
     let code = if over { overflow_mag::<F, SAT>() } else { mag } | sign;
-    let nan = nan_result::<F>(neg) | nan_payload;
+    let nan = if F::KEEP_PAYLOAD {
+        // NumPy: the payload as it is, 1 if it truncated to zero.
+        sign | f.exp_mask() | nan_payload.max(1)
+    } else {
+        nan_result::<F>(neg)
+    };
     if is_nan {
         nan
     } else {
@@ -180,19 +190,20 @@ pub(crate) fn enc_f32<F: Fmt, const SAT: bool>(u: u32) -> u32 {
         .wrapping_sub(magic);
     let mag = if a < normal_min { cs } else { cn };
     let is_nan = a > 0x7f80_0000;
-    finish::<F, SAT>(mag, neg, is_nan, 0)
+    finish::<F, SAT>(mag, neg, is_nan, (a & 0x7f_ffff) >> shift)
 }
 
 /// float32 bits → float8_e8m0fnu: negative values (and −0) and NaN give NaN
-/// (`0xFF`); values below `2^-127` give `0x00`; ties round up.
+/// (`0xFF`); values below `2^-127` give `0x00`; ties round up. float32
+/// subnormals round to nearest as well (ml_dtypes 0.6.0 rounds all of
+/// (2^-127, 2^-126) up to `0x01`; see [`crate::float::core::encode_f32`]).
 #[inline(always)]
 fn enc_f32_e8m0<const SAT: bool>(u: u32) -> u32 {
     let neg = (u >> 31) != 0;
     let a = u & 0x7fff_ffff;
     let normal = (a.wrapping_add(1 << 22)) >> 23;
-    // ml_dtypes (and the scalar core) round float32 subnormals up here:
-    // everything in (2^-127, 2^-126) becomes 2^-126.
-    let sub = (a > 0x0040_0000) as u32;
+    // Subnormal inputs: 2^-126 from the tie 1.5·2^-127 up, else 2^-127.
+    let sub = (a >= 0x0060_0000) as u32;
     let code = if a < 0x0080_0000 { sub } else { normal };
     let over = code >= 0xff;
     let code = if over {
@@ -239,7 +250,8 @@ pub(crate) fn enc_f64<F: Fmt, const SAT: bool>(u: u64) -> u32 {
         mag as u32
     };
     let is_nan = a > 0x7ff0_0000_0000_0000;
-    finish::<F, SAT>(mag, neg, is_nan, 0)
+    let payload = ((a & ((1u64 << 52) - 1)) >> shift) as u32;
+    finish::<F, SAT>(mag, neg, is_nan, payload)
 }
 
 #[inline(always)]

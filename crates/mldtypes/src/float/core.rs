@@ -34,8 +34,6 @@ enum Round {
     TiesEven,
     /// Nearest, ties away from zero.
     TiesAway,
-    /// Toward larger magnitude (any inexact value goes up).
-    Up,
 }
 
 /// The rounding rule ml_dtypes uses for a format: ties away from zero when
@@ -83,6 +81,16 @@ fn nan_result(fmt: &Format, neg: bool) -> u32 {
         },
         None => sign_bit(fmt, !neg),
     }
+}
+
+/// The float16 code NumPy gives a NaN input of sign `neg` whose mantissa
+/// (without the exponent) is `payload`, `bits` bits wide: sign kept, the
+/// top 10 payload bits kept as they are (no quiet bit forced), and a
+/// payload that truncates to zero becomes 1 so that the result stays a NaN.
+#[inline]
+fn float16_nan(neg: bool, payload: u64, bits: u32) -> u32 {
+    let p = (payload >> (bits - 10)) as u32;
+    ((neg as u32) << 15) | 0x7c00 | p.max(1)
 }
 
 /// The code of a finite value too large for the format.
@@ -147,7 +155,6 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
         let up = match mode {
             Round::TiesEven => rem > half || (rem == half && m & 1 == 1),
             Round::TiesAway => rem >= half,
-            Round::Up => rem != 0,
         };
         m + up as u64
     };
@@ -177,35 +184,49 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
     code as u32 | sign_bit(fmt, neg)
 }
 
-/// Encodes an `f32` into `fmt`, rounding to nearest, ties to even, exactly
-/// as ml_dtypes 0.6.0 converts `float32` (NumPy `astype`).
+/// Encodes an `f32` into `fmt`, rounding to nearest, ties to even, as
+/// ml_dtypes 0.6.0 converts `float32` (NumPy `astype`), except for the one
+/// deviation below.
 ///
 /// - Overflow ([`Overflow::NonSaturating`], ml_dtypes): ±infinity in IEEE
 ///   formats; NaN in NaN-only formats (signed NaN `0bS111_1111` for
 ///   float8_e4m3fn, `0x80` for fnuz formats, `0xFF` for float8_e8m0fnu);
 ///   ±max in finite-only formats (float6, float4). With
 ///   [`Overflow::Saturating`], ±max finite (and ±infinity becomes ±max).
-/// - NaN: the canonical quiet NaN with the input's sign (IEEE and
-///   float8_e4m3fn), the single NaN of fnuz and float8_e8m0fnu; formats
-///   without NaN map +NaN to −0 and −NaN to +0 (ml_dtypes' behaviour).
+/// - NaN: the canonical quiet NaN with the input's sign (IEEE ml_dtypes
+///   formats and float8_e4m3fn), the single NaN of fnuz and
+///   float8_e8m0fnu; formats without NaN map +NaN to −0 and −NaN to +0
+///   (ml_dtypes' behaviour). float16 (NumPy's IEEE binary16) keeps the
+///   payload bit for bit as NumPy does: sign and the top 10 mantissa bits,
+///   no quiet bit forced, a payload truncating to zero becomes 1
+///   (`0x7f800001` → `0x7c01`, `0xffa00000` → `0xfd00`, `0x7fc00000` →
+///   `0x7e00`).
 /// - Zero: fnuz formats have only +0 (−0 becomes +0); float8_e8m0fnu has no
 ///   zero: zero, negative values and NaN become its NaN `0xFF`, positive
 ///   values below 2^-127 become `0x00` (2^-127), ties round away from zero.
-/// - ml_dtypes quirk, followed here: an `f32` *subnormal* input to a format
-///   whose normal range reaches below 2^-126 (only float8_e8m0fnu) is
-///   rounded up to the next representable value instead of to nearest, so
-///   every float32 in (2^-127, 2^-126) becomes 2^-126 (`0x01`).
-///   [`encode_f64`] rounds such values to nearest.
+/// - Deliberate deviation from ml_dtypes 0.6.0 (a bug there): ml_dtypes
+///   rounds float32 *subnormal* inputs bound for float8_e8m0fnu up instead
+///   of to nearest, so every float32 in (2^-127, 2^-126) becomes 2^-126
+///   (`0x01`); e.g. bits `0x00400001` give `0x01` in ml_dtypes. This
+///   function rounds them to nearest like every other input (ties up), so
+///   (2^-127, 1.5·2^-127) gives `0x00` (2^-127): 2,097,151 float32 inputs
+///   (bits `0x00400001`–`0x005fffff`) differ from ml_dtypes. For every
+///   `f32` `x`, `encode_f32(fmt, x, ov) == encode_f64(fmt, x as f64, ov)`.
 ///
 /// # Examples
 ///
 /// ```
 /// use mldtypes::float::core::encode_f32;
-/// use mldtypes::format::{Overflow::*, BFLOAT16, FLOAT4_E2M1FN, FLOAT8_E5M2};
+/// use mldtypes::format::{Overflow::*, BFLOAT16, FLOAT16, FLOAT4_E2M1FN, FLOAT8_E5M2, FLOAT8_E8M0FNU};
 /// assert_eq!(encode_f32(&BFLOAT16, 1.0, NonSaturating), 0x3f80);
 /// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, NonSaturating), 0x7c); // +inf
 /// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, Saturating), 0x7b); // 57344
 /// assert_eq!(encode_f32(&FLOAT4_E2M1FN, f32::NAN, NonSaturating), 0x8); // −0
+/// // Subnormal 2^-127·(1 + 2^-22) rounds to nearest, 2^-127 (ml_dtypes: 0x01).
+/// assert_eq!(encode_f32(&FLOAT8_E8M0FNU, f32::from_bits(0x0040_0001), NonSaturating), 0x00);
+/// // float16 keeps NaN payloads as NumPy does.
+/// assert_eq!(encode_f32(&FLOAT16, f32::from_bits(0x7f80_0001), NonSaturating), 0x7c01);
+/// assert_eq!(encode_f32(&FLOAT16, f32::from_bits(0xffa0_0000), NonSaturating), 0xfd00);
 /// ```
 pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     let b = x.to_bits();
@@ -213,7 +234,9 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     let e = (b >> 23) & 0xff;
     let m = b & 0x7f_ffff;
     if e == 0xff {
-        return if m != 0 {
+        return if m != 0 && *fmt == FLOAT16 {
+            float16_nan(neg, m as u64, 23)
+        } else if m != 0 {
             nan_result(fmt, neg)
         } else {
             inf_result(fmt, neg, ov)
@@ -223,14 +246,7 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
         if m == 0 {
             return zero_result(fmt, neg);
         }
-        // ml_dtypes rounds subnormal float32 inputs up when they land in
-        // the target's normal range (see the function documentation).
-        let mode = if fmt.min_exp() < -126 {
-            Round::Up
-        } else {
-            nearest_rule(fmt)
-        };
-        return round_finite(fmt, neg, m as u64, -149, mode, ov);
+        return round_finite(fmt, neg, m as u64, -149, nearest_rule(fmt), ov);
     }
     round_finite(
         fmt,
@@ -245,14 +261,17 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 /// Encodes an `f64` into `fmt`, correctly rounded in one step from the
 /// `f64` value (never through `f32`).
 ///
-/// Special values, overflow and zero are treated as in [`encode_f32`].
+/// Special values, overflow and zero are treated as in [`encode_f32`];
+/// float16 NaNs keep the top 10 bits of the `f64` payload as NumPy's
+/// `float64` → `float16` cast does (`0x7ff0000000000001` → `0x7c01`).
 ///
 /// Deliberate deviation from ml_dtypes 0.6.0: NumPy casts from `float64`
 /// to the ml_dtypes formats round to `float32` first and then to the
 /// target, so a value just above a tie of the target format can round the
 /// wrong way there. This function rounds once. Also, float8_e8m0fnu values
-/// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (see
-/// the quirk in [`encode_f32`]). ml_dtypes' float8_e8m0fnu scalar
+/// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (the
+/// ml_dtypes bug described at [`encode_f32`], which its float64 route and
+/// scalar constructor share). ml_dtypes' float8_e8m0fnu scalar
 /// constructor (`float8_e8m0fnu(x)` for a Python float) returns `0x00`
 /// (2^-127) for doubles in [1.5·2^128, 2^129), which overflow; this
 /// function gives NaN (`0xFF`) there, as for every other overflow.
@@ -273,7 +292,9 @@ pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
     let e = ((b >> 52) & 0x7ff) as i32;
     let m = b & ((1u64 << 52) - 1);
     if e == 0x7ff {
-        return if m != 0 {
+        return if m != 0 && *fmt == FLOAT16 {
+            float16_nan(neg, m, 52)
+        } else if m != 0 {
             nan_result(fmt, neg)
         } else {
             inf_result(fmt, neg, ov)
@@ -398,9 +419,15 @@ pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
 /// ml_dtypes makes as well: converting a format to itself returns the code
 /// unchanged (NaN payloads included; with [`Overflow::Saturating`]
 /// infinities still become ±max), and NaN payloads are never carried into
-/// another format (the target's canonical NaN with the source's sign).
-/// ml_dtypes refuses casts between float8_e8m0fnu and the float8/6/4
-/// formats; this function defines them by the same rule.
+/// another format (the target's canonical NaN with the source's sign;
+/// for float16 `0x7e00`/`0xfe00`, unlike a float32 NaN narrowed by
+/// [`encode_f32`]). ml_dtypes refuses casts between float8_e8m0fnu and the
+/// float8/6/4 formats; this function defines them by the same rule.
+///
+/// Deviation from ml_dtypes 0.6.0: bfloat16 subnormals in (2^-127,
+/// 1.5·2^-127) (codes `0x0041`–`0x005f`) become float8_e8m0fnu `0x00`
+/// (2^-127, round to nearest), where ml_dtypes' float32 route gives `0x01`
+/// (the rounding bug described at [`encode_f32`]).
 ///
 /// # Examples
 ///
@@ -416,7 +443,14 @@ pub fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
     if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
         return code;
     }
-    encode_f32(to, decode_f32(from, code), ov)
+    let x = decode_f32(from, code);
+    // Drop NaN payloads: the quiet NaN with the source's sign.
+    let x = if x.is_nan() {
+        f32::from_bits((x.to_bits() & 0x8000_0000) | 0x7fc0_0000)
+    } else {
+        x
+    };
+    encode_f32(to, x, ov)
 }
 
 /// Rounds the exact value `(-1)^neg × (sig + sticky·ε) × 2^exp` into `fmt`
