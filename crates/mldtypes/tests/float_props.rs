@@ -7,26 +7,11 @@ use std::hash::{Hash, Hasher};
 use std::num::FpCategory;
 
 use mldtypes::float::core::decode_f64;
+#[macro_use]
+mod common;
+
 use mldtypes::float::{MiniFloat, ParseErrorKind};
 use mldtypes::*;
-
-/// Runs `$m!(T)` for every float type.
-macro_rules! all_types {
-    ($m:ident) => {
-        $m!(bfloat16);
-        $m!(float8_e3m4);
-        $m!(float8_e4m3);
-        $m!(float8_e4m3fn);
-        $m!(float8_e4m3fnuz);
-        $m!(float8_e4m3b11fnuz);
-        $m!(float8_e5m2);
-        $m!(float8_e5m2fnuz);
-        $m!(float8_e8m0fnu);
-        $m!(float6_e2m3fn);
-        $m!(float6_e3m2fn);
-        $m!(float4_e2m1fn);
-    };
-}
 
 /// Every value of `T`, one per code.
 fn all<T: MiniFloat>() -> Vec<T> {

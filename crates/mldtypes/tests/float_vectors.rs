@@ -2,6 +2,7 @@
 //! (`tests/vectors/formats/`, written by `tools/gen_vectors.py`), compared
 //! with the scalar core and the typed API.
 
+#[macro_use]
 mod common;
 
 use std::num::FpCategory;
@@ -14,24 +15,6 @@ use mldtypes::*;
 
 fn fmt(name: &str) -> Format {
     *format::ALL.iter().find(|f| f.name == name).unwrap()
-}
-
-/// Runs `$m!(T)` for every float type.
-macro_rules! all_types {
-    ($m:ident) => {
-        $m!(bfloat16);
-        $m!(float8_e3m4);
-        $m!(float8_e4m3);
-        $m!(float8_e4m3fn);
-        $m!(float8_e4m3fnuz);
-        $m!(float8_e4m3b11fnuz);
-        $m!(float8_e5m2);
-        $m!(float8_e5m2fnuz);
-        $m!(float8_e8m0fnu);
-        $m!(float6_e2m3fn);
-        $m!(float6_e3m2fn);
-        $m!(float4_e2m1fn);
-    };
 }
 
 /// The one documented deviation from ml_dtypes 0.6.0 on float32 inputs

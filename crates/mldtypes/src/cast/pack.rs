@@ -80,58 +80,38 @@ fn check(dtype: DType, n: usize, packed: usize) -> Result<u32, CastError> {
     Ok(w)
 }
 
-fn pack_kernel(path: Path, w: u32, src: &[u8], dst: &mut [u8]) {
-    let path = if path == Path::Scalar {
-        Path::Portable
-    } else {
-        path
-    };
-    macro_rules! go {
-        ($m:ident) => {
-            // SAFETY: `path` was checked available by the caller.
-            unsafe {
-                match w {
-                    4 => kernels::$m::pack::<4>(src, dst),
-                    2 => kernels::$m::pack::<2>(src, dst),
-                    _ => kernels::$m::pack::<6>(src, dst),
+/// Runs the packing kernel `$f` (`pack` or `unpack`) of width `$w` on the
+/// instruction set `$path` (the scalar path uses the portable build).
+macro_rules! width_kernel {
+    ($f:ident, $path:expr, $w:expr, $src:expr, $dst:expr) => {{
+        macro_rules! go {
+            ($m:ident) => {
+                // SAFETY: `path` was checked available by the caller.
+                unsafe {
+                    match $w {
+                        4 => kernels::$m::$f::<4>($src, $dst),
+                        2 => kernels::$m::$f::<2>($src, $dst),
+                        _ => kernels::$m::$f::<6>($src, $dst),
+                    }
                 }
-            }
-        };
-    }
-    match path {
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => go!(avx2),
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => go!(avx512),
-        _ => go!(portable),
-    }
+            };
+        }
+        match $path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => go!(avx2),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => go!(avx512),
+            _ => go!(portable),
+        }
+    }};
+}
+
+fn pack_kernel(path: Path, w: u32, src: &[u8], dst: &mut [u8]) {
+    width_kernel!(pack, path, w, src, dst)
 }
 
 fn unpack_kernel(path: Path, w: u32, src: &[u8], dst: &mut [u8]) {
-    let path = if path == Path::Scalar {
-        Path::Portable
-    } else {
-        path
-    };
-    macro_rules! go {
-        ($m:ident) => {
-            // SAFETY: `path` was checked available by the caller.
-            unsafe {
-                match w {
-                    4 => kernels::$m::unpack::<4>(src, dst),
-                    2 => kernels::$m::unpack::<2>(src, dst),
-                    _ => kernels::$m::unpack::<6>(src, dst),
-                }
-            }
-        };
-    }
-    match path {
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => go!(avx2),
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => go!(avx512),
-        _ => go!(portable),
-    }
+    width_kernel!(unpack, path, w, src, dst)
 }
 
 /// Packs whole groups with the kernel and the tail bit by bit.

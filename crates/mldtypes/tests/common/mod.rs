@@ -7,6 +7,25 @@
 //! with `mod common;`.
 #![allow(dead_code)]
 
+/// Runs `$m!(T)` for every float type.
+#[allow(unused_macros)]
+macro_rules! all_types {
+    ($m:ident) => {
+        $m!(bfloat16);
+        $m!(float8_e3m4);
+        $m!(float8_e4m3);
+        $m!(float8_e4m3fn);
+        $m!(float8_e4m3fnuz);
+        $m!(float8_e4m3b11fnuz);
+        $m!(float8_e5m2);
+        $m!(float8_e5m2fnuz);
+        $m!(float8_e8m0fnu);
+        $m!(float6_e2m3fn);
+        $m!(float6_e3m2fn);
+        $m!(float4_e2m1fn);
+    };
+}
+
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
