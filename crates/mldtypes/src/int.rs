@@ -788,48 +788,18 @@ mod tests {
 
     #[test]
     fn all_pairs() {
-        exhaustive::<int1>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
-        exhaustive::<int2>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
-        exhaustive::<int4>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
-        exhaustive::<uint1>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
-        exhaustive::<uint2>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
-        exhaustive::<uint4>(
-            |a, b| a + b,
-            |a, b| a - b,
-            |a, b| a * b,
-            |a, b| a / b,
-            |a, b| a % b,
-        );
+        macro_rules! each {
+            ($($t:ty),*) => {$(
+                exhaustive::<$t>(
+                    |a, b| a + b,
+                    |a, b| a - b,
+                    |a, b| a * b,
+                    |a, b| a / b,
+                    |a, b| a % b,
+                );
+            )*};
+        }
+        each!(int1, int2, int4, uint1, uint2, uint4);
     }
 
     #[test]
