@@ -50,26 +50,9 @@ pub const FORMATS: [&str; 13] = [
     "float4_e2m1fn",
 ];
 
-/// Target rows of `cast_from_*`: the 13 formats, then float32 bits, int8 and
-/// int32 (both as their two's-complement bits zero-extended to u32).
-pub const CAST_TARGETS: [&str; 16] = [
-    "bfloat16",
-    "float16",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e4m3b11fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float4_e2m1fn",
-    "float32",
-    "int8",
-    "int32",
-];
+/// Target rows of `cast_from_*` after the 13 [`FORMATS`]: float32 bits, int8
+/// and int32 (both as their two's-complement bits zero-extended to u32).
+pub const EXTRA_CAST_TARGETS: [&str; 3] = ["float32", "int8", "int32"];
 
 /// Marker in `cast_from_*` for a format pair ml_dtypes registers no cast for.
 pub const UNSUPPORTED: u32 = 0xFFFF_FFFF;
@@ -181,13 +164,14 @@ pub fn load_f64_to(fmt: &str) -> (Vec<u64>, Vec<u16>, Vec<u16>) {
     (inputs, ml.row(i).to_vec(), ex.row(i).to_vec())
 }
 
-/// Cast of every code of `src` to `dst` (a name in [`CAST_TARGETS`]), as
+/// Cast of every code of `src` to `dst` (a name in [`FORMATS`] or [`EXTRA_CAST_TARGETS`]), as
 /// ml_dtypes `astype` gives it; [`UNSUPPORTED`] entries where ml_dtypes has
 /// no such cast.
 pub fn load_cast(src: &str, dst: &str) -> Vec<u32> {
     let arr = load::<u32>(&format!("cast_from_{src}"));
-    let i = CAST_TARGETS
+    let i = FORMATS
         .iter()
+        .chain(EXTRA_CAST_TARGETS.iter())
         .position(|t| *t == dst)
         .unwrap_or_else(|| panic!("unknown cast target {dst}"));
     arr.row(i).to_vec()
