@@ -15,11 +15,14 @@
 #![warn(missing_docs)]
 
 pub mod cast;
+#[cfg(feature = "safetensors")]
+pub mod checkpoint;
 pub mod dtype;
 pub mod float;
 pub mod format;
 pub mod info;
 pub mod int;
+pub mod mx;
 pub mod promote;
 
 pub use float::complex::{bcomplex32, complex32};

@@ -1,0 +1,364 @@
+//! Safetensors checkpoints: conversion of whole (sharded) models and
+//! inspection, streaming and parallel, behind the `safetensors` feature.
+//!
+//! [`convert`] reads a single `.safetensors` file, a model directory, or a
+//! sharded model's `model.safetensors.index.json`, and writes:
+//!
+//! - for a file, one file;
+//! - for a directory or an index, a directory mirroring the shards (each
+//!   tensor stays in the shard of the same name) with an updated index
+//!   (`weight_map`, `metadata.total_size` = the sum of the output tensors'
+//!   bytes), every other file of the model directory copied, and
+//!   `config.json`'s `torch_dtype` / `quantization_config` updated to what
+//!   was written.
+//!
+//! The whole output appears at once: it is written beside the destination
+//! (a temporary named `.NAME.XXXXXX.mldtypes-partial`) and renamed into place,
+//! so a failure at any shard leaves nothing behind; every input (shard
+//! headers, index) is validated before anything is written. Tensors and
+//! chunks of large tensors are converted on a rayon pool
+//! ([`Options::threads`]); inputs are memory-mapped and released chunk by
+//! chunk, so the peak resident memory is a few chunks per thread (about
+//! 16 MiB each), independent of the model's and the tensors' sizes.
+//!
+//! Targets ([`Target`]):
+//! - a floating-point dtype: every floating-point tensor (or those chosen by
+//!   [`Options::select`]) is converted, round-to-nearest-even, with
+//!   per-tensor error statistics ([`Stats`]); MX / NVFP4 tensors of the
+//!   input (see below) are dequantized exactly and rounded once;
+//! - an MX format ([`crate::mx`], OCP MX v1.0): floating-point tensors of two
+//!   or more dimensions whose last dimension is a multiple of 32 become
+//!   `NAME_blocks` (U8, shape `[..., K/32, 32·bits/8]`) and `NAME_scales`
+//!   (U8 E8M0 codes, shape `[..., K/32]`), the layout of the gpt-oss
+//!   checkpoints as `transformers` loads them;
+//! - NVFP4: those whose last dimension is a multiple of 16 become `NAME`
+//!   (U8, `[..., K/2]`), `NAME_scale` (`F8_E4M3`, `[..., K/16]`) and
+//!   `NAME_scale_2` (`F32`, shape `[]`), as NVIDIA's TensorRT Model Optimizer
+//!   writes them.
+//!
+//! Other tensors are copied byte for byte, or converted to [`Options::rest`].
+//! Each output file's `__metadata__` keeps the input's entries and records
+//! the quantized tensors under the key `mldtypes.quantization`: a JSON object
+//! mapping each original tensor name to `{"format", "block_size",
+//! "scale_rule"}`, so a reader never has to guess between element formats of
+//! the same width. Without that record, `NAME_blocks` / `NAME_scales` pairs
+//! with 16-byte blocks are read as MXFP4 (gpt-oss) and `NAME` / `NAME_scale`
+//! / `NAME_scale_2` triples as NVFP4.
+//!
+//! # Examples
+//!
+//! ```
+//! use mldtypes::checkpoint::{self, Options, Target};
+//! use mldtypes::dtype::DType;
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let input = dir.path().join("in.safetensors");
+//! let x: Vec<u8> = [1.0f32, 0.1, -3.0, 1e-3].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2, 2], &x).unwrap();
+//! safetensors::serialize_to_file([("w", view)], None, &input).unwrap();
+//!
+//! let out = dir.path().join("out.safetensors");
+//! let summary = checkpoint::convert(&input, &out, &Options::new(Target::Float(DType::BFloat16)), &()).unwrap();
+//! assert_eq!(summary.tensors[0].to, "bfloat16");
+//! let stats = summary.tensors[0].stats.as_ref().unwrap();
+//! assert!(stats.max_abs > 0.0 && stats.max_abs < 1e-3);
+//! ```
+
+mod engine;
+mod inspect;
+mod output;
+mod reader;
+mod source;
+mod stats;
+mod tags;
+
+use std::path::{Path, PathBuf};
+
+pub use engine::convert;
+pub use inspect::{inspect, InspectRow, ValueSummary};
+pub use output::PARTIAL_SUFFIX;
+pub use reader::{SafetensorsFile, TensorEntry, MAX_HEADER};
+pub use stats::Stats;
+pub use tags::{storage_bytes, NoCounterpart};
+
+use crate::dtype::DType;
+use crate::format::Overflow;
+use crate::mx::{MxFormat, ScaleRule};
+
+/// Why a checkpoint operation failed. Nothing has been written when an error
+/// is returned.
+#[derive(Debug)]
+pub enum Error {
+    /// The request itself is wrong (an unsupported target, an output that is
+    /// the input without `overwrite`).
+    Usage(String),
+    /// An input cannot be used: a corrupt header, an index naming a missing
+    /// shard, … The message names the tensor or the shard.
+    Invalid {
+        /// The file at fault.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading an input failed.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Writing the output failed (nothing is left behind).
+    Write {
+        /// The destination.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// [`Progress::advance`] asked to stop.
+    Cancelled,
+}
+
+impl Error {
+    pub(crate) fn usage(m: impl Into<String>) -> Error {
+        Error::Usage(m.into())
+    }
+    pub(crate) fn invalid(p: &Path, m: impl Into<String>) -> Error {
+        Error::Invalid {
+            path: p.to_path_buf(),
+            message: m.into(),
+        }
+    }
+    pub(crate) fn read(p: &Path, e: std::io::Error) -> Error {
+        Error::Read {
+            path: p.to_path_buf(),
+            source: e,
+        }
+    }
+    pub(crate) fn write(p: &Path, m: impl Into<String>) -> Error {
+        Error::Write {
+            path: p.to_path_buf(),
+            message: m.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Usage(m) => f.write_str(m),
+            Error::Invalid { path, message } => write!(f, "{}: {message}", path.display()),
+            Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            Error::Write { path, message } => {
+                write!(f, "cannot write {}: {message}", path.display())
+            }
+            Error::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Read { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// What floating-point tensors become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A floating-point dtype with a safetensors tag.
+    Float(DType),
+    /// An OCP MX format (blocks of 32, E8M0 scales).
+    Mx(MxFormat),
+    /// NVIDIA NVFP4 (blocks of 16, E4M3 block scales, a float32 tensor scale).
+    Nvfp4,
+}
+
+impl Target {
+    /// Parses a dtype name or alias, an MX format name (`mxfp8_e4m3`,
+    /// `mxfp8_e5m2`, `mxfp6_e3m2`, `mxfp6_e2m3`, `mxfp4`, `mxint8`) or
+    /// `nvfp4`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] for unknown names and dtypes that are not
+    /// floating-point or have no safetensors tag.
+    ///
+    /// ```
+    /// use mldtypes::checkpoint::Target;
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(Target::parse("bf16").unwrap(), Target::Float(DType::BFloat16));
+    /// assert_eq!(Target::parse("nvfp4").unwrap(), Target::Nvfp4);
+    /// assert!(Target::parse("int8").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Target, Error> {
+        if let Some(f) = MxFormat::from_name(s) {
+            return Ok(Target::Mx(f));
+        }
+        if s == "nvfp4" {
+            return Ok(Target::Nvfp4);
+        }
+        let d: DType = s.parse().map_err(|e| {
+            Error::usage(format!(
+                "{e}; or an MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, \
+                 mxint8) or nvfp4"
+            ))
+        })?;
+        float_target(d)?;
+        Ok(Target::Float(d))
+    }
+
+    /// The target's name (`bfloat16`, `mxfp4`, `nvfp4`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Float(d) => d.name(),
+            Target::Mx(f) => f.name(),
+            Target::Nvfp4 => "nvfp4",
+        }
+    }
+}
+
+/// Checks that `d` is a floating-point dtype with a safetensors tag.
+pub(crate) fn float_target(d: DType) -> Result<safetensors::Dtype, Error> {
+    let tag = safetensors::Dtype::try_from(d);
+    match tag {
+        Ok(t) if d.is_float() => Ok(t),
+        Ok(_) => Err(Error::usage(format!(
+            "{d} is not a floating-point dtype; targets: bfloat16, float16, float32, float64, \
+             float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, \
+             float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, the MX formats, nvfp4"
+        ))),
+        Err(_) => Err(Error::usage(format!(
+            "{d} has no safetensors dtype tag; targets: bfloat16, float16, float32, float64, \
+             float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, \
+             float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, the MX formats, nvfp4"
+        ))),
+    }
+}
+
+/// Options of [`convert`].
+pub struct Options<'a> {
+    /// What the floating-point tensors become.
+    pub target: Target,
+    /// Overflow handling of plain conversions (`NonSaturating`, ml_dtypes'
+    /// default, or `Saturating`). Block formats always saturate.
+    pub overflow: Overflow,
+    /// The MX scale rule.
+    pub scale_rule: ScaleRule,
+    /// For block targets: the dtype the floating-point tensors that are not
+    /// quantized are converted to (copied when `None`).
+    pub rest: Option<DType>,
+    /// Converts only the tensors for which this returns true (by name);
+    /// others are copied.
+    pub select: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// `fsync` the output before renaming it into place.
+    pub fsync: bool,
+    /// Allow the output to replace the input or a non-empty directory.
+    pub overwrite: bool,
+}
+
+impl<'a> Options<'a> {
+    /// Defaults: non-saturating, floor scale rule, nothing else converted,
+    /// every tensor selected, all cores, no fsync, no overwrite.
+    pub fn new(target: Target) -> Options<'a> {
+        Options {
+            target,
+            overflow: Overflow::NonSaturating,
+            scale_rule: ScaleRule::Floor,
+            rest: None,
+            select: None,
+            threads: 0,
+            fsync: false,
+            overwrite: false,
+        }
+    }
+}
+
+/// Progress reports of [`convert`], called from worker threads.
+pub trait Progress: Sync {
+    /// The conversion starts; `total_bytes` of input will be processed.
+    fn start(&self, total_bytes: u64) {
+        let _ = total_bytes;
+    }
+    /// `bytes` more were processed. Returning `false` cancels the
+    /// conversion ([`Error::Cancelled`]; nothing is written).
+    fn advance(&self, bytes: u64) -> bool {
+        let _ = bytes;
+        true
+    }
+    /// Processing ended (successfully or not).
+    fn finish(&self) {}
+}
+
+/// No progress reports.
+impl Progress for () {}
+
+/// What happened to one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Converted to another floating-point dtype.
+    Convert,
+    /// Quantized to MX or NVFP4 blocks.
+    Quantize,
+    /// Dequantized from MX or NVFP4 blocks.
+    Dequantize,
+}
+
+/// One converted tensor of a [`Summary`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TensorReport {
+    /// The tensor's name in the input (for quantization, the prefix of the
+    /// output names).
+    pub name: String,
+    /// The shard file it is in.
+    pub file: String,
+    /// Its logical shape.
+    pub shape: Vec<usize>,
+    /// The input dtype (or block format).
+    pub from: String,
+    /// The output dtype (or block format).
+    pub to: String,
+    /// What was done.
+    pub action: Action,
+    /// Error statistics (not for dequantization, which is exact).
+    pub stats: Option<Stats>,
+}
+
+/// The outcome of [`convert`].
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Summary {
+    /// The target's name.
+    pub target: String,
+    /// The files written (names within the output).
+    pub files: Vec<String>,
+    /// The converted tensors, by file then name.
+    pub tensors: Vec<TensorReport>,
+    /// Tensors copied unchanged.
+    pub copied: Vec<String>,
+    /// Other files of the model directory copied.
+    pub copied_files: Vec<String>,
+    /// Totals over the converted tensors that have statistics.
+    pub total: Stats,
+    /// Input bytes of tensor data processed.
+    pub bytes_read: u64,
+    /// Bytes written (headers included).
+    pub bytes_written: u64,
+    /// Warnings: values overflowing to inf / NaN, tensors that could not be
+    /// converted.
+    pub warnings: Vec<String>,
+}
+
+/// A name for messages: names longer than 200 characters are shortened to
+/// their first 80 and their length.
+pub(crate) fn short_name(name: &str) -> String {
+    if name.chars().count() <= 200 {
+        name.to_string()
+    } else {
+        let head: String = name.chars().take(80).collect();
+        format!("{head}… ({} characters)", name.chars().count())
+    }
+}

@@ -1,0 +1,751 @@
+//! Block-scaled formats: the OCP Microscaling (MX) formats and NVIDIA's NVFP4.
+//!
+//! # OCP MX (OCP Microscaling Formats (MX) Specification v1.0)
+//!
+//! An MX block (§5) is `k = 32` consecutive elements sharing one scale `X`,
+//! an E8M0 power of two (§5.4.1: `float8_e8m0fnu`, code `e` is `2^(e−127)`,
+//! `0xFF` is NaN). The value of element `i` is `X · P_i` (§5.2). The element
+//! formats are those of §5.3: FP8 E4M3 and E5M2 (§5.3.1, here
+//! `float8_e4m3fn` / `float8_e5m2`), FP6 E3M2 and E2M3 (§5.3.2), FP4 E2M1
+//! (§5.3.3) and INT8 (§5.3.4: two's complement with an implicit scale of
+//! 2^−6, codes −128…127, values −2 … 127/64).
+//!
+//! Quantization follows §6.3 (conversion from vectors of scalars): with
+//! `amax` the largest magnitude of the block,
+//! `X = 2^(floor(log2(amax)) − emax_elem)` where `emax_elem` is the exponent
+//! of the element format's largest normal number (8, 15, 4, 2, 2 and 0 for
+//! MXINT8), clamped to E8M0's range 2^−127 … 2^127; each element is `V / X`
+//! rounded to nearest, ties to even, and saturated to the element format's
+//! finite range ([`ScaleRule::Floor`], the specification's rule, can clip:
+//! `V / X` may reach `2^(emax_elem+1)`, beyond the largest element).
+//! [`ScaleRule::Ceil`] uses `X = 2^ceil(log2(amax / max_elem))`, the smallest
+//! power of two that never clips. Values that round to zero keep their sign
+//! (`−0` codes in the float element formats). A block of zeros gets scale
+//! code `0x00`; a block holding a NaN or an infinity gets scale code `0xFF`
+//! (NaN, §5.4.1: the whole block reads back as NaN) and zero elements.
+//!
+//! Every element is the correctly rounded value of `V / X` (the quotient is
+//! exact in `f64` because `X` is a power of two and `V` at most 53 bits);
+//! dequantization (`X · P_i`) is exact in `f64` and rounded once to the output
+//! type.
+//!
+//! Storage (the layout of the gpt-oss checkpoints as `transformers` loads
+//! them): per block, the element codes packed least-significant-bit first
+//! ([`crate::cast::pack`]: two FP4 per byte, four FP6 in three bytes, one
+//! byte per FP8 / INT8 element), `32 · bits / 8` bytes; and one E8M0 scale
+//! byte.
+//!
+//! # NVFP4
+//!
+//! NVIDIA's 4-bit format (as written by TensorRT Model Optimizer):
+//! `float4_e2m1fn` elements in blocks of 16 with a `float8_e4m3fn` scale per
+//! block and a float32 scale `s2` per tensor: `s2 = amax / (6 · 448)` (1 for
+//! an all-zero tensor), block scale `e4m3(block_amax / (6 · s2))` (saturated
+//! to 448), element `e2m1(V / (block_scale · s2))` saturated to ±6. Each of
+//! these is the correctly rounded result of the exact quotient (one rounding;
+//! no float32 intermediate), computed in integer arithmetic; a block whose
+//! scale rounds to zero stores zero elements (with their signs).
+//! Dequantization is the exact product `e2m1 · e4m3 · s2` rounded once.
+//!
+//! # Examples
+//!
+//! ```
+//! use mldtypes::mx::{self, MxFormat, ScaleRule};
+//! let mut x = [0.0f32; 32];
+//! x[0] = 1.0;
+//! x[1] = -0.3;
+//! x[2] = 5.0;
+//! let (mut blocks, mut scales) = ([0u8; 16], [0u8; 1]);
+//! mx::quantize(&x, MxFormat::Fp4, ScaleRule::Floor, &mut blocks, &mut scales).unwrap();
+//! assert_eq!(scales[0], 127); // amax 5 = 2^2 · 1.25, emax(FP4) = 2: X = 2^0
+//! let mut y = [0.0f32; 32];
+//! mx::dequantize(&blocks, &scales, MxFormat::Fp4, &mut y).unwrap();
+//! assert_eq!(&y[..3], &[1.0, -0.5, 4.0]); // 5 rounds to 4 (ties to even), −0.3 to −0.5
+//! ```
+
+use crate::cast::pack;
+use crate::dtype::DType;
+use crate::float::core::{decode_f64, encode_f64};
+use crate::format::{Format, Overflow, FLOAT4_E2M1FN, FLOAT8_E4M3FN};
+
+/// Elements per MX block (OCP MX v1.0 §5, `k = 32`).
+pub const MX_BLOCK: usize = 32;
+
+/// Elements per NVFP4 block.
+pub const NVFP4_BLOCK: usize = 16;
+
+/// The E8M0 scale code of a block holding a NaN or an infinity (§5.4.1).
+pub const E8M0_NAN: u8 = 0xFF;
+
+/// An MX element format (OCP MX v1.0 §5.3, Table 1 of §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MxFormat {
+    /// MXFP8 with FP8 E4M3 elements (`float8_e4m3fn`, max 448, emax 8).
+    Fp8E4M3,
+    /// MXFP8 with FP8 E5M2 elements (`float8_e5m2`, max 57344, emax 15).
+    Fp8E5M2,
+    /// MXFP6 with FP6 E3M2 elements (`float6_e3m2fn`, max 28, emax 4).
+    Fp6E3M2,
+    /// MXFP6 with FP6 E2M3 elements (`float6_e2m3fn`, max 7.5, emax 2).
+    Fp6E2M3,
+    /// MXFP4 with FP4 E2M1 elements (`float4_e2m1fn`, max 6, emax 2).
+    Fp4,
+    /// MXINT8: 8-bit two's complement with 6 fraction bits (max 127/64, emax 0).
+    Int8,
+}
+
+impl MxFormat {
+    /// Every MX format, in the specification's order.
+    pub const ALL: [MxFormat; 6] = [
+        MxFormat::Fp8E4M3,
+        MxFormat::Fp8E5M2,
+        MxFormat::Fp6E3M2,
+        MxFormat::Fp6E2M3,
+        MxFormat::Fp4,
+        MxFormat::Int8,
+    ];
+
+    /// The format's name: `mxfp8_e4m3`, `mxfp8_e5m2`, `mxfp6_e3m2`,
+    /// `mxfp6_e2m3`, `mxfp4`, `mxint8`.
+    ///
+    /// ```
+    /// assert_eq!(mldtypes::mx::MxFormat::Fp4.name(), "mxfp4");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            MxFormat::Fp8E4M3 => "mxfp8_e4m3",
+            MxFormat::Fp8E5M2 => "mxfp8_e5m2",
+            MxFormat::Fp6E3M2 => "mxfp6_e3m2",
+            MxFormat::Fp6E2M3 => "mxfp6_e2m3",
+            MxFormat::Fp4 => "mxfp4",
+            MxFormat::Int8 => "mxint8",
+        }
+    }
+
+    /// The format named `s` (see [`MxFormat::name`]), if any.
+    ///
+    /// ```
+    /// use mldtypes::mx::MxFormat;
+    /// assert_eq!(MxFormat::from_name("mxfp6_e2m3"), Some(MxFormat::Fp6E2M3));
+    /// assert_eq!(MxFormat::from_name("fp4"), None);
+    /// ```
+    pub fn from_name(s: &str) -> Option<MxFormat> {
+        MxFormat::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// The element dtype (`None` for MXINT8, whose elements are int8 codes
+    /// with an implicit 2^−6).
+    pub fn element(self) -> Option<DType> {
+        match self {
+            MxFormat::Fp8E4M3 => Some(DType::Float8E4M3FN),
+            MxFormat::Fp8E5M2 => Some(DType::Float8E5M2),
+            MxFormat::Fp6E3M2 => Some(DType::Float6E3M2FN),
+            MxFormat::Fp6E2M3 => Some(DType::Float6E2M3FN),
+            MxFormat::Fp4 => Some(DType::Float4E2M1FN),
+            MxFormat::Int8 => None,
+        }
+    }
+
+    /// Bits per element: 8, 8, 6, 6, 4, 8.
+    pub fn bits(self) -> usize {
+        match self {
+            MxFormat::Fp6E3M2 | MxFormat::Fp6E2M3 => 6,
+            MxFormat::Fp4 => 4,
+            _ => 8,
+        }
+    }
+
+    /// Bytes of one packed block of 32 elements: `32 · bits / 8`.
+    pub fn block_bytes(self) -> usize {
+        MX_BLOCK * self.bits() / 8
+    }
+
+    /// `emax_elem`: the exponent of the element format's largest normal
+    /// number (§6.3): 8, 15, 4, 2, 2, 0.
+    pub fn emax(self) -> i32 {
+        match self {
+            MxFormat::Fp8E4M3 => 8,
+            MxFormat::Fp8E5M2 => 15,
+            MxFormat::Fp6E3M2 => 4,
+            MxFormat::Fp6E2M3 | MxFormat::Fp4 => 2,
+            MxFormat::Int8 => 0,
+        }
+    }
+
+    /// The largest finite element value: 448, 57344, 28, 7.5, 6, 127/64.
+    pub fn max_elem(self) -> f64 {
+        match self.element_format() {
+            Some(f) => f.max_finite(),
+            None => 127.0 / 64.0,
+        }
+    }
+
+    fn element_format(self) -> Option<Format> {
+        self.element().and_then(|d| d.format())
+    }
+}
+
+/// How the shared scale of an MX block is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ScaleRule {
+    /// `X = 2^(floor(log2(amax)) − emax_elem)` (OCP MX v1.0 §6.3); the
+    /// largest elements may clip to the element format's maximum.
+    #[default]
+    Floor,
+    /// `X = 2^ceil(log2(amax / max_elem))`: never clips, at the cost of one
+    /// bit of resolution for some blocks.
+    Ceil,
+}
+
+impl ScaleRule {
+    /// `floor` or `ceil`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScaleRule::Floor => "floor",
+            ScaleRule::Ceil => "ceil",
+        }
+    }
+}
+
+/// Why a block quantization was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockError {
+    /// The element count is not a multiple of the block size.
+    NotWholeBlocks {
+        /// Elements given.
+        len: usize,
+        /// The block size (32 or 16).
+        block: usize,
+    },
+    /// An output or input buffer has the wrong length.
+    BufferLength {
+        /// Which buffer (`blocks`, `scales`, `out`).
+        buffer: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+}
+
+impl std::fmt::Display for BlockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BlockError::NotWholeBlocks { len, block } => write!(
+                f,
+                "{len} elements are not a whole number of blocks of {block}"
+            ),
+            BlockError::BufferLength {
+                buffer,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "the {buffer} buffer holds {actual} bytes or elements, {expected} are needed"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BlockError {}
+
+/// Counts of one quantization, for error statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockCounts {
+    /// Finite elements whose scaled value exceeded the element format's
+    /// range and were saturated.
+    pub clipped: u64,
+    /// Blocks given scale code `0xFF` because they held a NaN or an infinity.
+    pub nan_blocks: u64,
+}
+
+fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<(), BlockError> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(BlockError::BufferLength {
+            buffer,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// The unbiased binary exponent of a finite non-zero `x` (`floor(log2|x|)`),
+/// exact for every f64 (f32 and f64 subnormals included).
+fn ilogb(x: f64) -> i32 {
+    let bits = x.abs().to_bits();
+    let e = (bits >> 52) as i32;
+    if e == 0 {
+        // f64 subnormal: 2^-1074 · mantissa.
+        63 - (bits.leading_zeros() as i32) - 1074
+    } else {
+        e - 1023
+    }
+}
+
+/// `2^e` as f64 for `e` in −1074 … 1023.
+fn pow2(e: i32) -> f64 {
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
+    }
+}
+
+/// The E8M0 scale exponent of a block whose largest magnitude is `amax`
+/// (finite, non-zero), clamped to −127 … 127.
+fn mx_scale_exp(amax: f64, fmt: MxFormat, rule: ScaleRule) -> i32 {
+    let k = ilogb(amax) - fmt.emax();
+    let k = match rule {
+        ScaleRule::Floor => k,
+        // amax / 2^k lies in [2^emax, 2^(emax+1)), as does max_elem: one
+        // exact comparison decides ceil(log2(amax / max_elem)).
+        ScaleRule::Ceil => {
+            if amax * pow2(-k) <= fmt.max_elem() {
+                k
+            } else {
+                k + 1
+            }
+        }
+    };
+    k.clamp(-127, 127)
+}
+
+/// Rounds `q` (exact) to an element code of `fmt`, saturating; returns the
+/// code and whether it clipped.
+fn encode_elem(fmt: MxFormat, q: f64) -> (u8, bool) {
+    match fmt.element_format() {
+        Some(f) => (
+            encode_f64(&f, q, Overflow::Saturating) as u8,
+            clips(&f, q.abs()),
+        ),
+        None => {
+            let r = (q * 64.0).round_ties_even();
+            let c = r.clamp(-128.0, 127.0);
+            (c as i8 as u8, c != r)
+        }
+    }
+}
+
+/// Whether the magnitude `a` rounds (with an unbounded exponent) beyond the
+/// largest finite value of `f`, i.e. saturating it changes the result.
+fn clips(f: &Format, a: f64) -> bool {
+    let t = f.max_finite() + pow2(f.max_exp() - f.man_bits as i32 - 1);
+    a > t || (a == t && f.max_code() & 1 == 1)
+}
+
+/// The value of an element code.
+fn decode_elem(fmt: MxFormat, code: u8) -> f64 {
+    match fmt.element_format() {
+        Some(f) => decode_f64(&f, code as u32),
+        None => code as i8 as f64 / 64.0,
+    }
+}
+
+/// A value type blocks can be quantized from: `f32` or `f64` (every value of
+/// bfloat16 and float16 is exact in `f32`).
+pub trait BlockSource: Copy + Send + Sync {
+    /// The value, exactly.
+    fn to_f64(self) -> f64;
+}
+
+impl BlockSource for f32 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl BlockSource for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// Quantizes `src` to MX blocks of 32 (OCP MX v1.0 §6.3; see the module
+/// documentation for the rule and the layout).
+///
+/// `blocks` receives `src.len() / 32 · fmt.block_bytes()` bytes (element
+/// codes packed least-significant-bit first), `scales` one E8M0 code per
+/// block.
+///
+/// # Errors
+///
+/// [`BlockError::NotWholeBlocks`] if `src.len()` is not a multiple of 32;
+/// [`BlockError::BufferLength`] if `blocks` or `scales` has the wrong length.
+/// Nothing is written on error.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::{self, MxFormat, ScaleRule};
+/// let mut x = [0.0f32; 32];
+/// x[0] = 7.0; // floor rule: X = 2^(2 − 2) = 1, 7 clips to 6
+/// let (mut b, mut s) = ([0u8; 16], [0u8]);
+/// let counts = mx::quantize(&x, MxFormat::Fp4, ScaleRule::Floor, &mut b, &mut s).unwrap();
+/// assert_eq!((s[0], b[0] & 0xf, counts.clipped), (127, 0x7, 1));
+/// // The ceil rule picks X = 2^ceil(log2(7/6)) = 2: 7/2 = 3.5 rounds to 4.
+/// mx::quantize(&x, MxFormat::Fp4, ScaleRule::Ceil, &mut b, &mut s).unwrap();
+/// assert_eq!((s[0], b[0] & 0xf), (128, 0x6));
+/// ```
+pub fn quantize<T: BlockSource>(
+    src: &[T],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> Result<BlockCounts, BlockError> {
+    if !src.len().is_multiple_of(MX_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: src.len(),
+            block: MX_BLOCK,
+        });
+    }
+    let nb = src.len() / MX_BLOCK;
+    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
+    check_len("scales", nb, scales.len())?;
+    let mut counts = BlockCounts::default();
+    let mut codes = [0u8; MX_BLOCK];
+    let packed = fmt.bits() < 8;
+    for (b, block) in src.chunks_exact(MX_BLOCK).enumerate() {
+        let mut amax = 0.0f64;
+        let mut non_finite = false;
+        for v in block {
+            let a = v.to_f64().abs();
+            non_finite |= !a.is_finite();
+            amax = if a > amax { a } else { amax };
+        }
+        let out = &mut blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
+        if non_finite {
+            scales[b] = E8M0_NAN;
+            out.fill(0);
+            counts.nan_blocks += 1;
+            continue;
+        }
+        if amax == 0.0 {
+            scales[b] = 0;
+            for (c, v) in codes.iter_mut().zip(block) {
+                *c = encode_elem(fmt, v.to_f64()).0;
+            }
+        } else {
+            let k = mx_scale_exp(amax, fmt, rule);
+            scales[b] = (k + 127) as u8;
+            let inv = pow2(-k);
+            for (c, v) in codes.iter_mut().zip(block) {
+                let (code, clipped) = encode_elem(fmt, v.to_f64() * inv);
+                *c = code;
+                counts.clipped += clipped as u64;
+            }
+        }
+        if packed {
+            let d = fmt.element().expect("packed formats are floats");
+            pack::pack(&codes, d, out).expect("a whole block packs");
+        } else {
+            out.copy_from_slice(&codes);
+        }
+    }
+    Ok(counts)
+}
+
+/// Dequantizes MX blocks exactly into `f64` (`X · P_i`, OCP MX v1.0 §5.2;
+/// scale code `0xFF` gives NaN for the whole block).
+///
+/// # Errors
+///
+/// [`BlockError::BufferLength`] unless `blocks` holds `scales.len()` blocks
+/// and `out` `32 · scales.len()` elements.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::{self, MxFormat};
+/// let mut out = [0.0f64; 32];
+/// let mut blocks = [0u8; 32];
+/// blocks[0] = 0x40; // MXINT8 code 64 = 1.0
+/// mx::dequantize_f64(&blocks, &[130], MxFormat::Int8, &mut out).unwrap();
+/// assert_eq!(out[0], 8.0);
+/// ```
+pub fn dequantize_f64(
+    blocks: &[u8],
+    scales: &[u8],
+    fmt: MxFormat,
+    out: &mut [f64],
+) -> Result<(), BlockError> {
+    let nb = scales.len();
+    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
+    check_len("out", nb * MX_BLOCK, out.len())?;
+    let mut codes = [0u8; MX_BLOCK];
+    for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
+        let inb = &blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
+        if fmt.bits() < 8 {
+            let d = fmt.element().expect("packed formats are floats");
+            pack::unpack(inb, d, &mut codes).expect("a whole block unpacks");
+        } else {
+            codes.copy_from_slice(inb);
+        }
+        if scales[b] == E8M0_NAN {
+            o.fill(f64::NAN);
+            continue;
+        }
+        let x = pow2(scales[b] as i32 - 127);
+        for (y, c) in o.iter_mut().zip(&codes) {
+            *y = decode_elem(fmt, *c) * x;
+        }
+    }
+    Ok(())
+}
+
+/// [`dequantize_f64`] rounded once to `f32` (round-to-nearest-even).
+///
+/// # Errors
+///
+/// As [`dequantize_f64`].
+pub fn dequantize(
+    blocks: &[u8],
+    scales: &[u8],
+    fmt: MxFormat,
+    out: &mut [f32],
+) -> Result<(), BlockError> {
+    check_len("out", scales.len() * MX_BLOCK, out.len())?;
+    let bb = fmt.block_bytes();
+    check_len("blocks", scales.len() * bb, blocks.len())?;
+    let mut tmp = [0.0f64; MX_BLOCK];
+    for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
+        dequantize_f64(
+            &blocks[b * bb..(b + 1) * bb],
+            &scales[b..b + 1],
+            fmt,
+            &mut tmp,
+        )?;
+        for (y, v) in o.iter_mut().zip(&tmp) {
+            *y = *v as f32;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Exact rational rounding (NVFP4)
+// ---------------------------------------------------------------------------
+
+/// `num / den · 2^exp` (num, den > 0) rounded to odd at 53 bits: exact when
+/// the quotient fits, otherwise the truncated quotient with its last bit set.
+/// Rounding this once more to any format of at most 51 bits of precision
+/// gives the correctly rounded quotient (rounding to odd then to nearest is
+/// a single rounding).
+fn ratio_to_odd(num: u64, den: u64, exp: i32) -> f64 {
+    debug_assert!(num > 0 && den > 0 && num < 1 << 62 && den < 1 << 62);
+    // Scale num so the quotient has 54..=55 significant bits.
+    let shift = 54 + (64 - den.leading_zeros() as i32) - (64 - num.leading_zeros() as i32);
+    let shift = shift.max(0);
+    let n = (num as u128) << shift;
+    let (mut q, r) = (n / den as u128, n % den as u128);
+    let mut sticky = r != 0;
+    let mut e = exp - shift;
+    while q >= 1 << 53 {
+        sticky |= q & 1 == 1;
+        q >>= 1;
+        e += 1;
+    }
+    let q = (q as u64) | sticky as u64;
+    // q < 2^53 and e within f64's range for every use here.
+    (q as f64) * pow2_wide(e)
+}
+
+/// `2^e` for `e` possibly below f64's subnormal range in intermediate use
+/// (split in two exact steps).
+fn pow2_wide(e: i32) -> f64 {
+    if e < -1000 {
+        pow2(e + 600) * pow2(-600)
+    } else if e > 1000 {
+        pow2(e - 600) * pow2(600)
+    } else {
+        pow2(e)
+    }
+}
+
+/// A finite non-zero `|x|` as `m · 2^e` with an integer `0 < m < 2^53`.
+fn split(x: f64) -> (u64, i32) {
+    let bits = x.abs().to_bits();
+    let e = (bits >> 52) as i32;
+    let m = bits & ((1 << 52) - 1);
+    if e == 0 {
+        (m, -1074)
+    } else {
+        (m | 1 << 52, e - 1075)
+    }
+}
+
+/// The correctly rounded `a / b` for finite positive `a`, `b` given as exact
+/// `f64`s, as an exact-or-round-to-odd `f64` (see [`ratio_to_odd`]).
+fn div_to_odd(a: f64, b: f64) -> f64 {
+    let (ma, ea) = split(a);
+    let (mb, eb) = split(b);
+    ratio_to_odd(ma, mb, ea - eb)
+}
+
+/// NVFP4's per-tensor scale `s2 = amax / (6 · 448)`, correctly rounded to
+/// float32 (1 when `amax` is zero or not finite).
+///
+/// ```
+/// use mldtypes::mx::nvfp4_tensor_scale;
+/// assert_eq!(nvfp4_tensor_scale(2688.0), 1.0);
+/// assert_eq!(nvfp4_tensor_scale(0.0), 1.0);
+/// // 1 / 2688 correctly rounded (a float32 division double-rounds nothing
+/// // here, but the exact rule holds for every amax).
+/// assert_eq!(nvfp4_tensor_scale(1.0), (1.0f64 / 2688.0) as f32);
+/// ```
+pub fn nvfp4_tensor_scale(amax: f64) -> f32 {
+    if amax == 0.0 || !amax.is_finite() {
+        return 1.0;
+    }
+    let (m, e) = split(amax);
+    // amax / 2688 = m / 21 · 2^(e − 7); round to odd, then once to f32.
+    let s = ratio_to_odd(m, 21, e - 7) as f32;
+    if s == 0.0 {
+        // amax below 2688 · 2^-150: the smallest positive scale.
+        f32::from_bits(1)
+    } else {
+        s
+    }
+}
+
+/// Quantizes `src` to NVFP4 with per-tensor scale `s2` (from
+/// [`nvfp4_tensor_scale`] of the whole tensor's amax).
+///
+/// `packed` receives `src.len() / 2` bytes (two `float4_e2m1fn` codes per
+/// byte, the first in the low nibble), `scales` one `float8_e4m3fn` code
+/// per block of 16. Returns the number of clipped elements (those whose
+/// scaled value exceeded ±6). A block holding a NaN or an infinity gets the
+/// NaN block scale `0x7F` and zero elements.
+///
+/// # Errors
+///
+/// [`BlockError::NotWholeBlocks`] if `src.len()` is not a multiple of 16;
+/// [`BlockError::BufferLength`] for a wrongly sized output.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::{nvfp4_quantize, nvfp4_dequantize, nvfp4_tensor_scale};
+/// let mut x = [0.0f32; 16];
+/// x[0] = 2688.0;
+/// x[1] = 100.0;
+/// let s2 = nvfp4_tensor_scale(2688.0); // 1
+/// let (mut p, mut s) = ([0u8; 8], [0u8; 1]);
+/// nvfp4_quantize(&x, s2, &mut p, &mut s).unwrap();
+/// assert_eq!(s[0], 0x7e); // e4m3(2688 / 6) = 448
+/// let mut y = [0.0f32; 16];
+/// nvfp4_dequantize(&p, &s, s2, &mut y).unwrap();
+/// assert_eq!(&y[..2], &[2688.0, 0.0]); // 100 / 448 rounds to 0
+/// ```
+pub fn nvfp4_quantize<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+) -> Result<u64, BlockError> {
+    if !src.len().is_multiple_of(NVFP4_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: src.len(),
+            block: NVFP4_BLOCK,
+        });
+    }
+    let nb = src.len() / NVFP4_BLOCK;
+    check_len("blocks", src.len() / 2, packed.len())?;
+    check_len("scales", nb, scales.len())?;
+    let s2 = s2 as f64;
+    let mut clipped = 0u64;
+    let mut codes = [0u8; NVFP4_BLOCK];
+    for (b, block) in src.chunks_exact(NVFP4_BLOCK).enumerate() {
+        let mut amax = 0.0f64;
+        let mut nan = false;
+        for v in block {
+            let a = v.to_f64().abs();
+            nan |= !a.is_finite();
+            amax = if a > amax { a } else { amax };
+        }
+        let out = &mut packed[b * 8..(b + 1) * 8];
+        if nan {
+            scales[b] = 0x7f;
+            out.fill(0);
+            continue;
+        }
+        // block scale = e4m3(amax / (6 · s2)), saturated.
+        let sc = if amax == 0.0 {
+            0
+        } else {
+            let q = div_to_odd(amax, 6.0 * s2);
+            encode_f64(&FLOAT8_E4M3FN, q, Overflow::Saturating)
+        };
+        scales[b] = sc as u8;
+        let bs = decode_f64(&FLOAT8_E4M3FN, sc);
+        let d = bs * s2; // exact: 4 × 24 significant bits
+        for (c, v) in codes.iter_mut().zip(block) {
+            let x = v.to_f64();
+            let neg = x.is_sign_negative();
+            let ax = x.abs();
+            let code = if d == 0.0 || ax == 0.0 {
+                0
+            } else {
+                let q = div_to_odd(ax, d);
+                clipped += clips(&FLOAT4_E2M1FN, q) as u64;
+                encode_f64(&FLOAT4_E2M1FN, q, Overflow::Saturating)
+            };
+            *c = (code | if neg { 0x8 } else { 0 }) as u8;
+        }
+        pack::pack(&codes, DType::Float4E2M1FN, out).expect("a whole block packs");
+    }
+    Ok(clipped)
+}
+
+/// Dequantizes NVFP4 exactly into `f64`: `e2m1 · e4m3 · s2` (every product
+/// is exact in `f64`). A NaN block scale gives NaN elements.
+///
+/// # Errors
+///
+/// [`BlockError::BufferLength`] unless `packed` holds `out.len() / 2` bytes
+/// and `scales` `out.len() / 16` codes.
+pub fn nvfp4_dequantize_f64(
+    packed: &[u8],
+    scales: &[u8],
+    s2: f32,
+    out: &mut [f64],
+) -> Result<(), BlockError> {
+    if !out.len().is_multiple_of(NVFP4_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: out.len(),
+            block: NVFP4_BLOCK,
+        });
+    }
+    check_len("blocks", out.len() / 2, packed.len())?;
+    check_len("scales", out.len() / NVFP4_BLOCK, scales.len())?;
+    for (b, o) in out.chunks_exact_mut(NVFP4_BLOCK).enumerate() {
+        let d = decode_f64(&FLOAT8_E4M3FN, scales[b] as u32) * s2 as f64;
+        for (i, y) in o.iter_mut().enumerate() {
+            let byte = packed[b * 8 + i / 2];
+            let code = if i % 2 == 0 { byte & 0xf } else { byte >> 4 };
+            *y = decode_f64(&FLOAT4_E2M1FN, code as u32) * d;
+        }
+    }
+    Ok(())
+}
+
+/// [`nvfp4_dequantize_f64`] rounded once to `f32`.
+///
+/// # Errors
+///
+/// As [`nvfp4_dequantize_f64`].
+pub fn nvfp4_dequantize(
+    packed: &[u8],
+    scales: &[u8],
+    s2: f32,
+    out: &mut [f32],
+) -> Result<(), BlockError> {
+    let mut tmp = vec![0.0f64; out.len()];
+    nvfp4_dequantize_f64(packed, scales, s2, &mut tmp)?;
+    for (y, v) in out.iter_mut().zip(&tmp) {
+        *y = *v as f32;
+    }
+    Ok(())
+}
