@@ -5,7 +5,7 @@
 //! The subcommands call these functions rather than the library directly, so
 //! the storage conventions (packing, byte counts) live in one place.
 
-use mldtypes::cast::{self, pack};
+use mldtypes::cast;
 use mldtypes::dtype::DType;
 use mldtypes::float::core;
 use mldtypes::format::{Format, Overflow};
@@ -48,67 +48,6 @@ pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
 /// Rounds the float32 `x` to the nearest code of `fmt`.
 pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     core::encode_f32(fmt, x, ov)
-}
-
-// ---------------------------------------------------------------------------
-// Bulk conversion
-// ---------------------------------------------------------------------------
-
-/// Whether `d` is stored bit-packed in safetensors (`F4`, `F6_E2M3`, `F6_E3M2`).
-pub fn is_packed(d: DType) -> bool {
-    d.is_float() && d.bits() < 8
-}
-
-/// Number of bytes `n` elements of `d` occupy in safetensors storage
-/// (bit-packed for 4- and 6-bit floats), or `None` if `n` elements do not
-/// fill whole bytes (safetensors refuses partial bytes).
-pub fn storage_bytes(d: DType, n: usize) -> Option<usize> {
-    if is_packed(d) {
-        (n * d.bits() as usize)
-            .is_multiple_of(8)
-            .then(|| n * d.bits() as usize / 8)
-    } else {
-        Some(n * d.itemsize())
-    }
-}
-
-/// Whether tensors of `from` can be converted to `to` (any pair of real
-/// floating-point dtypes).
-pub fn can_cast(from: DType, to: DType) -> bool {
-    from.is_float() && to.is_float() && cast::is_supported(from, to)
-}
-
-fn cast_err(e: cast::CastError) -> CliError {
-    usage!("{e}")
-}
-
-/// Converts `n` elements: `src` holds them as `from` in safetensors storage,
-/// `dst` receives them as `to` in safetensors storage (bit-packed where the
-/// tag is), through `cast::cast_bytes` and `cast::pack`.
-pub fn cast_storage(
-    src: &[u8],
-    from: DType,
-    dst: &mut [u8],
-    to: DType,
-    n: usize,
-    ov: Overflow,
-) -> Result<()> {
-    let unpacked_src;
-    let src = if is_packed(from) {
-        let mut u = vec![0u8; n];
-        pack::unpack(src, from, &mut u).map_err(cast_err)?;
-        unpacked_src = u;
-        &unpacked_src[..]
-    } else {
-        src
-    };
-    if is_packed(to) {
-        let mut codes = vec![0u8; n];
-        cast::cast_bytes(src, from, &mut codes, to, ov).map_err(cast_err)?;
-        pack::pack(&codes, to, dst).map_err(cast_err)
-    } else {
-        cast::cast_bytes(src, from, dst, to, ov).map_err(cast_err)
-    }
 }
 
 // ---------------------------------------------------------------------------

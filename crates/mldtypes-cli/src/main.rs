@@ -12,7 +12,6 @@ mod formats;
 mod promotion;
 mod tensors;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -57,16 +56,11 @@ enum Command {
     },
     /// Converts decimal or hex-float values to a format.
     Cast(formats::CastArgs),
-    /// Converts every floating-point tensor of a safetensors file.
+    /// Converts a safetensors checkpoint (a file, a model directory or a
+    /// sharded model's index) to a float dtype, an MX format or NVFP4.
     Convert(tensors::ConvertArgs),
-    /// Lists the tensors of a safetensors file with statistics.
-    Inspect {
-        /// The safetensors file.
-        file: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Lists the tensors of a safetensors checkpoint with statistics.
+    Inspect(tensors::InspectArgs),
     /// Measures the bulk conversion kernels (ns per element).
     Bench(bench::BenchArgs),
 }
@@ -80,7 +74,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Values { dtype, json } => formats::values(&dtype, json),
         Command::Cast(a) => formats::cast(a),
         Command::Convert(a) => tensors::convert(a),
-        Command::Inspect { file, json } => tensors::inspect(&file, json),
+        Command::Inspect(a) => tensors::inspect(a),
         Command::Bench(a) => bench::bench(a),
     }
 }

@@ -324,7 +324,9 @@ pub struct TensorReport {
     pub to: String,
     /// What was done.
     pub action: Action,
-    /// Error statistics (not for dequantization, which is exact).
+    /// Error statistics (not for dequantization, which is exact); in JSON,
+    /// its fields appear in the tensor's object.
+    #[serde(flatten)]
     pub stats: Option<Stats>,
 }
 
