@@ -37,9 +37,10 @@ pub struct TensorEntry {
     pub offsets: (usize, usize),
 }
 
-/// The bytes of a file: memory-mapped, or empty.
+/// The bytes of a file: memory-mapped, owned, or empty.
 enum Bytes {
     Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
     Empty,
 }
 
@@ -153,9 +154,42 @@ impl SafetensorsFile {
         Ok(f)
     }
 
+    /// Validates a safetensors file held in memory; `path` only names it in
+    /// messages.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`], as [`SafetensorsFile::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::checkpoint::SafetensorsFile;
+    /// let header = br#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    /// let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(header);
+    /// file.extend_from_slice(&1.5f32.to_le_bytes());
+    /// let f = SafetensorsFile::from_vec("mem".as_ref(), file).unwrap();
+    /// assert_eq!(f.tensors()[0].shape, [1]);
+    /// let e = SafetensorsFile::from_vec("mem".as_ref(), b"[]".to_vec()).unwrap_err();
+    /// assert!(e.to_string().contains("takes 8"));
+    /// ```
+    pub fn from_vec(path: &Path, bytes: Vec<u8>) -> Result<SafetensorsFile, Error> {
+        let mut f = SafetensorsFile {
+            path: path.to_path_buf(),
+            bytes: Bytes::Owned(bytes),
+            data_start: 0,
+            tensors: Vec::new(),
+            metadata: None,
+        };
+        f.parse()?;
+        Ok(f)
+    }
+
     fn buf(&self) -> &[u8] {
         match &self.bytes {
             Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
             Bytes::Empty => &[],
         }
     }
@@ -244,7 +278,8 @@ impl SafetensorsFile {
             }
             if e > data_len as u64 {
                 return Err(bad(format!(
-                    "{who}: data_offsets [{b}, {e}] run past the end of the data ({data_len} bytes)"
+                    "{who}: data_offsets [{b}, {e}] run past the end of the data ({data_len} \
+                     bytes): the file is truncated or the offsets are wrong"
                 )));
             }
             tensors.push(TensorEntry {

@@ -1,0 +1,1000 @@
+//! `convert` and `inspect` through the binary: conversions value by value
+//! (against the `half` crate and the library's scalar types), hostile inputs
+//! (each must be a message naming the tensor and exit code 2, never a panic),
+//! safe writes, sharded model directories, MX / NVFP4 round trips.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use serde_json::Value;
+
+fn mldtypes() -> Command {
+    Command::cargo_bin("mldtypes").expect("binary builds")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = mldtypes()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).expect("UTF-8 output")
+}
+
+fn json_of(args: &[&str]) -> Value {
+    serde_json::from_str(&stdout_of(args)).expect("valid JSON")
+}
+
+// ---------------------------------------------------------------------------
+// convert, inspect
+// ---------------------------------------------------------------------------
+
+/// Float32 test values: ordinary numbers, ties, subnormals, overflow, specials.
+fn sample_f32() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        2.718_281_7 * 1.5,
+        1.000_976_6, // float16 tie
+        65504.0,
+        65520.0, // rounds to inf in float16
+        1e6,
+        -1e6,
+        1e-8, // flushes to zero in float16
+        6e-8,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+    ];
+    let mut x = 0.37f32;
+    while v.len() < 64 {
+        x = (x * 3.9 * (1.0 - x)).clamp(0.01, 0.99);
+        v.push((x - 0.5) * 10f32.powi((v.len() % 9) as i32 - 4));
+    }
+    v
+}
+
+fn write_sample(path: &Path) {
+    let f = sample_f32();
+    let f_bytes: Vec<u8> = f.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let ids: Vec<u8> = (0..6i64)
+        .flat_map(|x| (x * 1000 - 7).to_le_bytes())
+        .collect();
+    let h: Vec<u8> = [0.5f32, -2.0, 100.0, 7.0]
+        .iter()
+        .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+        .collect();
+    let views = vec![
+        (
+            "layer.weight",
+            TensorView::new(Dtype::F32, vec![8, 8], &f_bytes).unwrap(),
+        ),
+        (
+            "layer.ids",
+            TensorView::new(Dtype::I64, vec![2, 3], &ids).unwrap(),
+        ),
+        (
+            "head.half",
+            TensorView::new(Dtype::F16, vec![4], &h).unwrap(),
+        ),
+    ];
+    let mut meta = std::collections::HashMap::new();
+    meta.insert("format".to_string(), "pt".to_string());
+    std::fs::write(path, safetensors::serialize(views, Some(meta)).unwrap()).unwrap();
+}
+
+#[test]
+fn convert_to_float16_value_by_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    write_sample(&inp);
+    let report = mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "float16", "--json"])
+        .assert()
+        .success()
+        // No progress bar when stderr is not a terminal; the warning about
+        // the three values overflowing to infinity points to --saturate.
+        .stderr(
+            predicate::str::contains("\"layer.weight\": 3 finite value(s) overflowed")
+                .and(predicate::str::contains("--saturate"))
+                .and(predicate::str::contains("[").not()),
+        )
+        .get_output()
+        .stdout
+        .clone();
+    let report: Value = serde_json::from_slice(&report).unwrap();
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let (_, meta) = SafeTensors::read_metadata(&buf).unwrap();
+    assert_eq!(meta.metadata().as_ref().unwrap()["format"], "pt");
+    let w = st.tensor("layer.weight").unwrap();
+    assert_eq!(w.dtype(), Dtype::F16);
+    assert_eq!(w.shape(), [8, 8]);
+    let got: Vec<u16> = w
+        .data()
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let want: Vec<u16> = sample_f32()
+        .iter()
+        .map(|x| half::f16::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(got.len(), 64);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let nan = half::f16::from_bits(*g).is_nan() && half::f16::from_bits(*w).is_nan();
+        assert!(g == w || nan, "element {i}: got {g:#06x}, want {w:#06x}");
+    }
+    // Non-float tensors are copied unchanged; float16 tensors pass through.
+    let ids = st.tensor("layer.ids").unwrap();
+    assert_eq!(ids.dtype(), Dtype::I64);
+    assert_eq!(
+        ids.data(),
+        SafeTensors::deserialize(&std::fs::read(&inp).unwrap())
+            .unwrap()
+            .tensor("layer.ids")
+            .unwrap()
+            .data()
+    );
+    assert_eq!(st.tensor("head.half").unwrap().dtype(), Dtype::F16);
+
+    let t = report["tensors"].as_array().unwrap();
+    let lw = t.iter().find(|r| r["name"] == "layer.weight").unwrap();
+    assert_eq!(lw["from"], "float32");
+    assert_eq!(lw["to"], "float16");
+    assert_eq!(lw["shape"], serde_json::json!([8, 8]));
+    assert_eq!(lw["clipped"], 3); // 65520, 1e6, -1e6
+    assert_eq!(lw["overflow_to_nonfinite"], 3);
+    assert_eq!(lw["flushed_to_zero"], 2); // 1e-8, MIN_POSITIVE
+    assert_eq!(report["copied"], serde_json::json!(["layer.ids"]));
+    assert_eq!(report["files"], serde_json::json!(["in.safetensors"]));
+}
+
+#[test]
+fn convert_to_bfloat16_table_and_glob() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    write_sample(&inp);
+    let text = mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "bf16", "--only", "layer.*"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("layer.weight") && text.contains("float32 -> bfloat16"),
+        "{text}"
+    );
+    assert!(text.contains("total"));
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    assert_eq!(st.tensor("head.half").unwrap().dtype(), Dtype::F16); // not matched by --only
+    let got: Vec<u16> = st
+        .tensor("layer.weight")
+        .unwrap()
+        .data()
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    for (x, g) in sample_f32().iter().zip(&got) {
+        let w = half::bf16::from_f32(*x);
+        assert!(
+            w.to_bits() == *g || (w.is_nan() && half::bf16::from_bits(*g).is_nan()),
+            "{x}"
+        );
+    }
+}
+
+#[test]
+fn convert_target_without_tag_fails_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.safetensors");
+    // The input does not even exist: the target is rejected first.
+    mldtypes()
+        .arg("convert")
+        .arg(dir.path().join("missing.safetensors"))
+        .arg(&out)
+        .args(["--to", "float8_e4m3b11fnuz"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no safetensors dtype tag"));
+    assert!(!out.exists());
+    mldtypes()
+        .arg("convert")
+        .arg(dir.path().join("missing.safetensors"))
+        .arg(&out)
+        .args(["--to", "int8"])
+        .assert()
+        .code(2);
+}
+
+/// A safetensors file with `header` as its JSON header and `data` after it.
+fn raw_file(path: &Path, header: &str, data: &[u8]) {
+    let mut b = (header.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(header.as_bytes());
+    b.extend_from_slice(data);
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn convert_rejects_corrupt_inputs_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.safetensors");
+    write_sample(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    type Make<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: Vec<(&str, Make, &str)> = vec![
+        (
+            "truncated",
+            Box::new(|p: &Path| std::fs::write(p, &bytes[..bytes.len() / 2]).unwrap()),
+            "truncated",
+        ),
+        (
+            "tiny",
+            Box::new(|p: &Path| std::fs::write(p, [1u8, 2, 3]).unwrap()),
+            "the header length alone takes 8",
+        ),
+        (
+            "bad_json",
+            Box::new(|p: &Path| raw_file(p, "{\"w\": {\"dtype\": \"F32\", ", &[0; 16])),
+            "header",
+        ),
+        (
+            "offsets",
+            Box::new(|p: &Path| {
+                raw_file(
+                    p,
+                    r#"{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,64]}}"#,
+                    &[0; 16],
+                )
+            }),
+            "offsets",
+        ),
+        (
+            "unknown_dtype",
+            Box::new(|p: &Path| {
+                raw_file(
+                    p,
+                    r#"{"w":{"dtype":"F7","shape":[4],"data_offsets":[0,16]}}"#,
+                    &[0; 16],
+                )
+            }),
+            "F7",
+        ),
+    ];
+    for (name, make, needle) in cases {
+        let inp = dir.path().join(format!("{name}.safetensors"));
+        let out = dir.path().join(format!("{name}.out.safetensors"));
+        make(&inp);
+        mldtypes()
+            .arg("convert")
+            .arg(&inp)
+            .arg(&out)
+            .args(["--to", "bfloat16"])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(needle).and(predicate::str::contains("panicked").not()),
+            );
+        assert!(!out.exists(), "{name}: partial output left behind");
+        mldtypes().arg("inspect").arg(&inp).assert().code(2);
+    }
+    // No temporary files remain either.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".out."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn inspect_reports_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in.safetensors");
+    write_sample(&inp);
+    let v = json_of(&["inspect", inp.to_str().unwrap(), "--json"]);
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 3);
+    let ids = a.iter().find(|t| t["name"] == "layer.ids").unwrap();
+    assert_eq!(ids["dtype"], "I64");
+    assert_eq!(ids["shape"], serde_json::json!([2, 3]));
+    assert_eq!(ids["min"], -7.0);
+    assert_eq!(ids["max"], 4993.0);
+    assert_eq!(ids["mean"], 2493.0);
+    let h = a.iter().find(|t| t["name"] == "head.half").unwrap();
+    assert_eq!(
+        (h["min"].as_f64(), h["max"].as_f64(), h["mean"].as_f64()),
+        (Some(-2.0), Some(100.0), Some(26.375))
+    );
+    let w = a.iter().find(|t| t["name"] == "layer.weight").unwrap();
+    assert_eq!(w["nan_count"], 1);
+    assert_eq!(w["max"], "inf");
+    let text = stdout_of(&["inspect", inp.to_str().unwrap()]);
+    assert!(text.contains("3 tensors, 74 elements"), "{text}");
+}
+
+/// Converts the sample file to `to` and returns the output tensor `layer.weight`.
+fn convert_sample(to: &str, extra: &[&str]) -> (Dtype, Vec<usize>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    write_sample(&inp);
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", to])
+        .args(extra)
+        .assert()
+        .success();
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let t = st.tensor("layer.weight").unwrap();
+    (t.dtype(), t.shape().to_vec(), t.data().to_vec())
+}
+
+#[test]
+fn convert_to_float8_matches_the_scalar_types() {
+    let (tag, shape, data) = convert_sample("float8_e4m3fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F8_E4M3, vec![8, 8]));
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+    assert_eq!(data[6], 0x7f); // 65504 overflows to NaN (no infinity in e4m3fn)
+    let (_, _, sat) = convert_sample("float8_e4m3fn", &["--saturate"]);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e4m3fn::from_f32_saturating(*x).to_bits())
+        .collect();
+    assert_eq!(sat, want);
+    assert_eq!(sat[6], 0x7e); // 448
+    let (tag, _, data) = convert_sample("float8_e5m2", &[]);
+    assert_eq!(tag, Dtype::F8_E5M2);
+    let want: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float8_e5m2::from_f32(*x).to_bits())
+        .collect();
+    assert_eq!(data, want);
+}
+
+#[test]
+fn convert_to_packed_float4_and_float6() {
+    // F4: two codes per byte, element 2k in the low nibble.
+    let (tag, shape, data) = convert_sample("float4_e2m1fn", &[]);
+    assert_eq!((tag, shape), (Dtype::F4, vec![8, 8]));
+    let codes: Vec<u8> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float4_e2m1fn::from_f32(*x).to_bits())
+        .collect();
+    let want: Vec<u8> = codes.chunks(2).map(|p| p[0] | p[1] << 4).collect();
+    assert_eq!(data, want);
+    // F6: four codes in three bytes, a little-endian bit stream.
+    let (tag, _, data) = convert_sample("float6_e2m3fn", &[]);
+    assert_eq!(tag, Dtype::F6_E2M3);
+    let codes: Vec<u32> = sample_f32()
+        .iter()
+        .map(|x| mldtypes::float6_e2m3fn::from_f32(*x).to_bits() as u32)
+        .collect();
+    let want: Vec<u8> = codes
+        .chunks(4)
+        .flat_map(|g| {
+            let w = g[0] | g[1] << 6 | g[2] << 12 | g[3] << 18;
+            [w as u8, (w >> 8) as u8, (w >> 16) as u8]
+        })
+        .collect();
+    assert_eq!(data, want);
+    // A tensor whose element count does not pack into whole bytes is copied
+    // with a warning; the rest of the file is converted.
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (
+        dir.path().join("odd.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
+    let b: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let b4: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let views = vec![
+        ("t", TensorView::new(Dtype::F32, vec![3], &b).unwrap()),
+        ("u", TensorView::new(Dtype::F32, vec![4], &b4).unwrap()),
+    ];
+    std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "float4_e2m1fn"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "tensor \"t\": 3 elements cannot be packed as float4_e2m1fn",
+        ));
+    let buf = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    assert_eq!(st.tensor("t").unwrap().dtype(), Dtype::F32);
+    assert_eq!(st.tensor("t").unwrap().data(), &b[..]);
+    assert_eq!(st.tensor("u").unwrap().data(), &[0x42, 0x65]); // 1, 2, 3, 4 → codes 2, 4, 5, 6
+}
+
+// ---------------------------------------------------------------------------
+// Hostile headers: a message naming the problem and the tensor, exit 2
+// ---------------------------------------------------------------------------
+
+/// Runs `inspect` and `convert` on a raw file; both must fail with exit 2 and
+/// a message containing `needle`, leaving no output.
+fn rejects(header: &str, data: &[u8], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (dir.path().join("in.safetensors"), dir.path().join("out.safetensors"));
+    raw_file(&inp, header, data);
+    for cmd in [vec!["inspect"], vec!["convert"]] {
+        let mut c = mldtypes();
+        c.args(&cmd).arg(&inp);
+        if cmd[0] == "convert" {
+            c.arg(&out).args(["--to", "bf16"]);
+        }
+        let o = c.assert().code(2).get_output().clone();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{header}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "output left behind");
+}
+
+#[test]
+fn header_problems_are_named() {
+    rejects("[1, 2]", &[], "expected a JSON object mapping tensor names");
+    rejects(
+        r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#,
+        &[0; 8],
+        "header names \"a\" twice",
+    );
+    rejects(
+        r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":1}}"#,
+        &[0; 4],
+        "tensor \"a\": unknown field `extra`",
+    );
+    rejects(
+        r#"{"a":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,4]}}"#,
+        &[0; 4],
+        "tensor \"a\": shape [1099511627776, 1099511627776] overflows",
+    );
+    rejects(
+        r#"{"w":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}"#,
+        &[0; 2],
+        "tensor \"w\": 3 elements of F4 do not fill whole bytes",
+    );
+    rejects(
+        r#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#,
+        &[0; 4],
+        "tensor \"w\": data_offsets [0, 4] span 4 bytes, but shape [2] of F32 takes 8",
+    );
+    // Overlaps are named in offset order, whatever the header's order.
+    for h in [
+        r#"{"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
+        r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#,
+    ] {
+        rejects(h, &[0; 12], "tensors \"a\" (bytes 0..8) and \"b\" (bytes 4..12) overlap");
+    }
+    rejects(
+        r#"{"__metadata__":{"k":1}}"#,
+        &[],
+        "__metadata__ must map strings to strings",
+    );
+}
+
+#[test]
+fn directory_inputs_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    mldtypes()
+        .arg("inspect")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("holds no .safetensors file"));
+}
+
+#[test]
+fn tensor_names_of_65536_characters_and_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (dir.path().join("in.safetensors"), dir.path().join("out.safetensors"));
+    let name = "n".repeat(70_000);
+    let b: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let views = vec![(name.as_str(), TensorView::new(Dtype::F32, vec![2], &b).unwrap())];
+    std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
+    let text = stdout_of(&["inspect", inp.to_str().unwrap()]);
+    assert!(text.contains(&name));
+    let text = stdout_of(&["convert", inp.to_str().unwrap(), out.to_str().unwrap(), "--to", "bf16"]);
+    assert!(text.contains(&name));
+    let buf = std::fs::read(&out).unwrap();
+    assert_eq!(
+        SafeTensors::deserialize(&buf).unwrap().tensor(&name).unwrap().dtype(),
+        Dtype::BF16
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Safe writes
+// ---------------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_ours_to_replace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in.safetensors");
+    write_sample(&inp);
+    // A symlink is refused and left pointing where it pointed.
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, b"keep").unwrap();
+    let link = dir.path().join("link.safetensors");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&link)
+        .args(["--to", "bf16"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("is a symbolic link; refusing to replace it"));
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    // A device node.
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg("/dev/null")
+        .args(["--to", "bf16"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("is a device, socket or pipe"));
+    // The input itself, unless --overwrite.
+    let before = std::fs::read(&inp).unwrap();
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&inp)
+        .args(["--to", "bf16"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is the input; pass --overwrite"));
+    assert_eq!(std::fs::read(&inp).unwrap(), before);
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&inp)
+        .args(["--to", "bf16", "--overwrite"])
+        .assert()
+        .success();
+    let buf = std::fs::read(&inp).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    assert_eq!(st.tensor("layer.weight").unwrap().dtype(), Dtype::BF16);
+    // A new output gets the mode of any new file (0666 less the umask).
+    let probe = dir.path().join("probe");
+    std::fs::write(&probe, b"").unwrap();
+    let want = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+    let out = dir.path().join("new.safetensors");
+    mldtypes()
+        .arg("convert")
+        .arg(&inp)
+        .arg(&out)
+        .args(["--to", "f32"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, want);
+    // No temporaries anywhere.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("mldtypes-partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Sharded models
+// ---------------------------------------------------------------------------
+
+/// Float32 values for tensor `seed` with `n` elements.
+fn values(seed: u32, n: usize) -> Vec<f32> {
+    let mut x = 0.1 + seed as f32 * 0.013;
+    (0..n)
+        .map(|i| {
+            x = (x * 3.91 * (1.0 - x)).clamp(0.001, 0.999);
+            (x - 0.5) * if i % 7 == 0 { 8.0 } else { 0.25 }
+        })
+        .collect()
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A model directory with two shards, an index, a config and a tokenizer.
+fn write_model(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let shards: [(&str, Vec<(&str, Vec<usize>)>); 2] = [
+        (
+            "model-00001-of-00002.safetensors",
+            vec![("embed.weight", vec![16, 64]), ("layer.0.norm", vec![64])],
+        ),
+        (
+            "model-00002-of-00002.safetensors",
+            vec![("layer.0.proj.weight", vec![8, 96]), ("lm_head.weight", vec![4, 48])],
+        ),
+    ];
+    let mut wm = serde_json::Map::new();
+    let mut total = 0;
+    for (si, (file, ts)) in shards.iter().enumerate() {
+        let data: Vec<Vec<u8>> = ts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, s))| f32_bytes(&values((si * 10 + i) as u32, s.iter().product())))
+            .collect();
+        let views: Vec<(&str, TensorView)> = ts
+            .iter()
+            .zip(&data)
+            .map(|((n, s), d)| (*n, TensorView::new(Dtype::F32, s.clone(), d).unwrap()))
+            .collect();
+        for (n, _) in ts {
+            wm.insert(n.to_string(), Value::String(file.to_string()));
+        }
+        total += data.iter().map(|d| d.len()).sum::<usize>();
+        std::fs::write(dir.join(file), safetensors::serialize(views, None).unwrap()).unwrap();
+    }
+    let index = serde_json::json!({"metadata": {"total_size": total}, "weight_map": wm});
+    std::fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["Test"], "torch_dtype": "float32"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("tokenizer.json"), "{\"vocab\": {}}").unwrap();
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn sharded_directory_and_index_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    for (input, name) in [
+        (model.clone(), "out-dir"),
+        (model.join("model.safetensors.index.json"), "out-index"),
+    ] {
+        let out = dir.path().join(name);
+        let v: Value = serde_json::from_slice(
+            &mldtypes()
+                .arg("convert")
+                .arg(&input)
+                .arg(&out)
+                .args(["--to", "bf16", "--json", "--threads", "2"])
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        )
+        .unwrap();
+        assert_eq!(v["files"].as_array().unwrap().len(), 2);
+        assert_eq!(v["tensors"].as_array().unwrap().len(), 4);
+        let index = read_json(&out.join("model.safetensors.index.json"));
+        assert_eq!(
+            index["weight_map"]["layer.0.proj.weight"],
+            "model-00002-of-00002.safetensors"
+        );
+        let elements = 16 * 64 + 64 + 8 * 96 + 4 * 48;
+        assert_eq!(index["metadata"]["total_size"], elements * 2);
+        assert_eq!(read_json(&out.join("config.json"))["torch_dtype"], "bfloat16");
+        assert_eq!(
+            std::fs::read(out.join("tokenizer.json")).unwrap(),
+            std::fs::read(model.join("tokenizer.json")).unwrap()
+        );
+        let buf = std::fs::read(out.join("model-00001-of-00002.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let got = st.tensor("embed.weight").unwrap();
+        let want: Vec<u8> = values(0, 16 * 64)
+            .iter()
+            .flat_map(|x| half::bf16::from_f32(*x).to_le_bytes())
+            .collect();
+        assert_eq!(got.data(), &want[..]);
+    }
+    // A non-empty output directory is not replaced without --overwrite.
+    mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(dir.path().join("out-dir"))
+        .args(["--to", "f16"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not empty; pass --overwrite"));
+    mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(dir.path().join("out-dir"))
+        .args(["--to", "f16", "--overwrite"])
+        .assert()
+        .success();
+    assert_eq!(
+        read_json(&dir.path().join("out-dir/config.json"))["torch_dtype"],
+        "float16"
+    );
+}
+
+/// The names in `dir` other than `keep`.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn broken_shards_fail_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+        (
+            "missing",
+            Box::new(|m: &Path| std::fs::remove_file(m.join("model-00002-of-00002.safetensors")).unwrap()),
+            "weight_map names shard \"model-00002-of-00002.safetensors\", which does not exist",
+        ),
+        (
+            "corrupt",
+            Box::new(|m: &Path| {
+                let p = m.join("model-00002-of-00002.safetensors");
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..b.len() - 10]).unwrap();
+            }),
+            "the file is truncated",
+        ),
+        (
+            "mismatched",
+            Box::new(|m: &Path| {
+                let p = m.join("model.safetensors.index.json");
+                let mut v = read_json(&p);
+                v["weight_map"]["lm_head.weight"] = "model-00001-of-00002.safetensors".into();
+                std::fs::write(&p, v.to_string()).unwrap();
+            }),
+            "maps tensor \"lm_head.weight\" to \"model-00001-of-00002.safetensors\", but it is in",
+        ),
+        (
+            "escaping",
+            Box::new(|m: &Path| {
+                let p = m.join("model.safetensors.index.json");
+                let mut v = read_json(&p);
+                v["weight_map"]["lm_head.weight"] = "../x.safetensors".into();
+                std::fs::write(&p, v.to_string()).unwrap();
+            }),
+            "which is not a file name in the model directory",
+        ),
+    ];
+    for (name, breakit, needle) in cases {
+        let model = dir.path().join(format!("model-{name}"));
+        write_model(&model);
+        breakit(&model);
+        let before = entries(dir.path());
+        mldtypes()
+            .arg("convert")
+            .arg(&model)
+            .arg(dir.path().join(format!("out-{name}")))
+            .args(["--to", "bf16"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+        assert_eq!(entries(dir.path()), before, "{name}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_failure_midway_leaves_nothing() {
+    // A file size limit lets the first shard be written and fails the second.
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    let big: Vec<u8> = f32_bytes(&values(7, 64 * 1024));
+    let views = vec![("big.weight", TensorView::new(Dtype::F32, vec![256, 256], &big).unwrap())];
+    std::fs::write(
+        model.join("model-00002-of-00002.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    let p = model.join("model.safetensors.index.json");
+    let mut v = read_json(&p);
+    v["weight_map"] = serde_json::json!({
+        "embed.weight": "model-00001-of-00002.safetensors",
+        "layer.0.norm": "model-00001-of-00002.safetensors",
+        "big.weight": "model-00002-of-00002.safetensors",
+    });
+    std::fs::write(&p, v.to_string()).unwrap();
+    let before = entries(dir.path());
+    let bin = assert_cmd::cargo::cargo_bin("mldtypes");
+    let script = format!(
+        "ulimit -f 64; exec '{}' convert '{}' '{}' --to float64",
+        bin.display(),
+        model.display(),
+        dir.path().join("out").display()
+    );
+    let o = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
+    assert_eq!(entries(dir.path()), before);
+}
+
+// ---------------------------------------------------------------------------
+// MX and NVFP4
+// ---------------------------------------------------------------------------
+
+#[test]
+fn mx_round_trip_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    for fmt in ["mxfp4", "mxfp6_e2m3", "mxfp8_e4m3", "mxint8"] {
+        let q = dir.path().join(format!("q-{fmt}"));
+        let v: Value = serde_json::from_slice(
+            &mldtypes()
+                .arg("convert")
+                .arg(&model)
+                .arg(&q)
+                .args(["--to", fmt, "--json", "--mx-scale", "ceil"])
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        )
+        .unwrap();
+        // embed [16, 64], proj [8, 96] quantized; lm_head [4, 48] is not a
+        // multiple of 32; the 1-D norm is copied.
+        let quantized: Vec<&str> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(quantized, ["embed.weight", "layer.0.proj.weight"]);
+        let embed = &v["tensors"][0];
+        assert_eq!(embed["clipped"], 0, "ceil never clips");
+        assert!(embed["sqnr_db"].as_f64().unwrap() > 10.0);
+        let buf = std::fs::read(q.join("model-00001-of-00002.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let bits = match fmt {
+            "mxfp4" => 4,
+            "mxfp6_e2m3" => 6,
+            _ => 8,
+        };
+        let b = st.tensor("embed.weight_blocks").unwrap();
+        assert_eq!((b.dtype(), b.shape()), (Dtype::U8, &[16, 2, 32 * bits / 8][..]));
+        let s = st.tensor("embed.weight_scales").unwrap();
+        assert_eq!((s.dtype(), s.shape()), (Dtype::U8, &[16, 2][..]));
+        let (_, meta) = SafeTensors::read_metadata(&buf).unwrap();
+        let rec: Value =
+            serde_json::from_str(&meta.metadata().as_ref().unwrap()["mldtypes.quantization"]).unwrap();
+        assert_eq!(
+            rec["embed.weight"],
+            serde_json::json!({"format": fmt, "block_size": 32, "scale_rule": "ceil"})
+        );
+        let config = read_json(&q.join("config.json"));
+        let qc = &config["quantization_config"];
+        if fmt == "mxfp4" {
+            assert_eq!(qc["quant_method"], "mxfp4");
+        } else {
+            assert_eq!((&qc["quant_method"], &qc["format"]), (&"mx".into(), &fmt.into()));
+        }
+        assert_eq!(qc["modules_to_not_convert"], serde_json::json!(["lm_head"]));
+        // Back to float32: within the quantization error reported.
+        let back = dir.path().join(format!("back-{fmt}"));
+        mldtypes()
+            .arg("convert")
+            .arg(&q)
+            .arg(&back)
+            .args(["--to", "float32"])
+            .assert()
+            .success();
+        let buf = std::fs::read(back.join("model-00001-of-00002.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let y: Vec<f32> = st
+            .tensor("embed.weight")
+            .unwrap()
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let x = values(0, 16 * 64);
+        let max_err = x
+            .iter()
+            .zip(&y)
+            .map(|(a, b)| (*a as f64 - *b as f64).abs())
+            .fold(0.0, f64::max);
+        assert_eq!(max_err, embed["max_abs_error"].as_f64().unwrap(), "{fmt}");
+        assert!(read_json(&back.join("config.json")).get("quantization_config").is_none());
+    }
+}
+
+#[test]
+fn nvfp4_layout_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    let q = dir.path().join("q");
+    mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(&q)
+        .args(["--to", "nvfp4", "--rest", "bf16"])
+        .assert()
+        .success();
+    let buf = std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let w = st.tensor("lm_head.weight").unwrap();
+    assert_eq!((w.dtype(), w.shape()), (Dtype::U8, &[4, 24][..]));
+    let s = st.tensor("lm_head.weight_scale").unwrap();
+    assert_eq!((s.dtype(), s.shape()), (Dtype::F8_E4M3, &[4, 3][..]));
+    let s2 = st.tensor("lm_head.weight_scale_2").unwrap();
+    assert_eq!((s2.dtype(), s2.shape()), (Dtype::F32, &[][..]));
+    let x = values(11, 4 * 48);
+    let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+    assert_eq!(
+        f32::from_le_bytes(s2.data().try_into().unwrap()),
+        mldtypes::mx::nvfp4_tensor_scale(amax as f64)
+    );
+    let config = read_json(&q.join("config.json"));
+    assert_eq!(config["quantization_config"]["quant_algo"], "NVFP4");
+    assert_eq!(config["torch_dtype"], "bfloat16");
+    let buf1 = std::fs::read(q.join("model-00001-of-00002.safetensors")).unwrap();
+    let st1 = SafeTensors::deserialize(&buf1).unwrap();
+    assert_eq!(st1.tensor("layer.0.norm").unwrap().dtype(), Dtype::BF16);
+    let back = dir.path().join("back");
+    mldtypes()
+        .arg("convert")
+        .arg(&q)
+        .arg(&back)
+        .args(["--to", "float32"])
+        .assert()
+        .success();
+    let buf = std::fs::read(back.join("model-00002-of-00002.safetensors")).unwrap();
+    let st = SafeTensors::deserialize(&buf).unwrap();
+    let y = st.tensor("lm_head.weight").unwrap();
+    assert_eq!(y.shape(), &[4, 48]);
+    let mut want = vec![0f32; 4 * 48];
+    mldtypes::mx::nvfp4_dequantize(
+        w.data(),
+        s.data(),
+        f32::from_le_bytes(s2.data().try_into().unwrap()),
+        &mut want,
+    )
+    .unwrap();
+    assert_eq!(y.data(), &f32_bytes(&want)[..]);
+}
