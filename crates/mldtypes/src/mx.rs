@@ -348,11 +348,16 @@ fn decode_elem(fmt: MxFormat, code: u8) -> f64 {
 pub trait BlockSource: Copy + Send + Sync {
     /// The value, exactly.
     fn to_f64(self) -> f64;
+    /// The slice as `f32`s, if it is one (the vectorized path).
+    fn as_f32(s: &[Self]) -> Option<&[f32]>;
 }
 
 impl BlockSource for f32 {
     fn to_f64(self) -> f64 {
         self as f64
+    }
+    fn as_f32(s: &[f32]) -> Option<&[f32]> {
+        Some(s)
     }
 }
 
@@ -360,6 +365,117 @@ impl BlockSource for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn as_f32(_: &[f64]) -> Option<&[f32]> {
+        None
+    }
+}
+
+/// [`quantize`] of float32 input through the bulk conversion kernels: the
+/// scaled value `V · 2^−k` is exact in float32 (a power-of-two scaling that
+/// cannot overflow, and that only reaches float32's subnormal range for
+/// values far below half the element format's smallest subnormal, which
+/// round to ±0 either way), so one saturating float32 → element conversion
+/// rounds it exactly once.
+fn quantize_f32(
+    src: &[f32],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> BlockCounts {
+    let mut counts = BlockCounts::default();
+    let mut scaled = vec![0f32; src.len()];
+    let (thr, tie) = match fmt.element_format() {
+        Some(f) => (
+            (f.max_finite() + pow2(f.max_exp() - f.man_bits as i32 - 1)) as f32,
+            f.max_code() & 1 == 1,
+        ),
+        None => (f32::INFINITY, false),
+    };
+    for ((block, out), scale) in src
+        .chunks_exact(MX_BLOCK)
+        .zip(scaled.chunks_exact_mut(MX_BLOCK))
+        .zip(scales.iter_mut())
+    {
+        let mut amax = 0f32;
+        let mut non_finite = false;
+        for v in block {
+            let a = v.abs();
+            non_finite |= !a.is_finite();
+            amax = if a > amax { a } else { amax };
+        }
+        if non_finite {
+            *scale = E8M0_NAN;
+            out.fill(0.0);
+            counts.nan_blocks += 1;
+            continue;
+        }
+        if amax == 0.0 {
+            *scale = 0;
+            out.copy_from_slice(block);
+            continue;
+        }
+        let k = mx_scale_exp(amax as f64, fmt, rule);
+        *scale = (k + 127) as u8;
+        let inv = pow2(-k) as f32;
+        let mut clipped = 0u64;
+        for (o, v) in out.iter_mut().zip(block) {
+            let q = v * inv;
+            *o = q;
+            let a = q.abs();
+            clipped += (a > thr || (a == thr && tie)) as u64;
+        }
+        counts.clipped += clipped;
+    }
+    match fmt.element() {
+        Some(d) => {
+            let mut codes = vec![0u8; src.len()];
+            crate::cast::cast_bytes_on(
+                crate::cast::path(),
+                bytemuck::cast_slice(&scaled),
+                DType::Float32,
+                &mut codes,
+                d,
+                Overflow::Saturating,
+            )
+            .expect("float32 converts to every element format");
+            if fmt.bits() < 8 {
+                pack::pack(&codes, d, blocks).expect("whole blocks pack");
+            } else {
+                blocks.copy_from_slice(&codes);
+            }
+        }
+        None => {
+            for ((b, q), scale) in blocks
+                .chunks_exact_mut(MX_BLOCK)
+                .zip(scaled.chunks_exact(MX_BLOCK))
+                .zip(scales.iter())
+            {
+                if *scale == E8M0_NAN {
+                    b.fill(0);
+                    continue;
+                }
+                for (c, v) in b.iter_mut().zip(q) {
+                    let r = (v * 64.0).round_ties_even();
+                    let r = r.clamp(-128.0, 127.0);
+                    counts.clipped += (r != (v * 64.0).round_ties_even()) as u64;
+                    *c = r as i8 as u8;
+                }
+            }
+        }
+    }
+    counts
+}
+
+/// The values of the 256 element codes of `fmt` (NaN for codes the format
+/// does not use).
+fn elem_table(fmt: MxFormat) -> [f64; 256] {
+    let mut t = [f64::NAN; 256];
+    let n = 1usize << fmt.bits();
+    for (c, v) in t.iter_mut().enumerate().take(n) {
+        *v = decode_elem(fmt, c as u8);
+    }
+    t
 }
 
 /// Quantizes `src` to MX blocks of 32 (OCP MX v1.0 §6.3; see the module
@@ -404,6 +520,9 @@ pub fn quantize<T: BlockSource>(
     let nb = src.len() / MX_BLOCK;
     check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
     check_len("scales", nb, scales.len())?;
+    if let Some(x) = T::as_f32(src) {
+        return Ok(quantize_f32(x, fmt, rule, blocks, scales));
+    }
     let mut counts = BlockCounts::default();
     let mut codes = [0u8; MX_BLOCK];
     let packed = fmt.bits() < 8;
@@ -474,6 +593,7 @@ pub fn dequantize_f64(
     let nb = scales.len();
     check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
     check_len("out", nb * MX_BLOCK, out.len())?;
+    let table = elem_table(fmt);
     let mut codes = [0u8; MX_BLOCK];
     for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
         let inb = &blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
@@ -489,7 +609,7 @@ pub fn dequantize_f64(
         }
         let x = pow2(scales[b] as i32 - 127);
         for (y, c) in o.iter_mut().zip(&codes) {
-            *y = decode_elem(fmt, *c) * x;
+            *y = table[*c as usize] * x;
         }
     }
     Ok(())
@@ -507,19 +627,10 @@ pub fn dequantize(
     out: &mut [f32],
 ) -> Result<(), BlockError> {
     check_len("out", scales.len() * MX_BLOCK, out.len())?;
-    let bb = fmt.block_bytes();
-    check_len("blocks", scales.len() * bb, blocks.len())?;
-    let mut tmp = [0.0f64; MX_BLOCK];
-    for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
-        dequantize_f64(
-            &blocks[b * bb..(b + 1) * bb],
-            &scales[b..b + 1],
-            fmt,
-            &mut tmp,
-        )?;
-        for (y, v) in o.iter_mut().zip(&tmp) {
-            *y = *v as f32;
-        }
+    let mut tmp = vec![0.0f64; out.len()];
+    dequantize_f64(blocks, scales, fmt, &mut tmp)?;
+    for (y, v) in out.iter_mut().zip(&tmp) {
+        *y = *v as f32;
     }
     Ok(())
 }

@@ -759,12 +759,27 @@ fn run_chunk(
         }
         Op::Mx { from, fmt } => {
             let (ib, ie) = (sb(from, s), sb(from, e));
-            let x = decode_f64(st.data(t, ib, ie), from, n)?;
             let nb = n / MX_BLOCK;
             let mut blocks = vec![0u8; nb * fmt.block_bytes()];
             let mut scales = vec![0u8; nb];
-            let counts = mx::quantize(&x, fmt, opts.scale_rule, &mut blocks, &mut scales)
-                .map_err(|e| Error::usage(e.to_string()))?;
+            let (x, counts) = if from == DType::Float64 {
+                let x = decode_f64(st.data(t, ib, ie), from, n)?;
+                let c = mx::quantize(&x, fmt, opts.scale_rule, &mut blocks, &mut scales);
+                (x, c)
+            } else {
+                // Every narrower float is exact in float32: the vectorized path.
+                let mut x32 = vec![0f32; n];
+                cast_storage(
+                    st.data(t, ib, ie),
+                    from,
+                    bytemuck::cast_slice_mut(&mut x32),
+                    DType::Float32,
+                    Overflow::NonSaturating,
+                )?;
+                let c = mx::quantize(&x32, fmt, opts.scale_rule, &mut blocks, &mut scales);
+                (x32.iter().map(|v| *v as f64).collect(), c)
+            };
+            let counts = counts.map_err(|e| Error::usage(e.to_string()))?;
             write_at(out, &blocks, (offs[0] + s / MX_BLOCK * fmt.block_bytes()) as u64).map_err(werr)?;
             write_at(out, &scales, (offs[1] + s / MX_BLOCK) as u64).map_err(werr)?;
             let mut y = vec![0f64; n];
