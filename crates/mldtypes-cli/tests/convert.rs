@@ -158,7 +158,8 @@ fn convert_to_float16_value_by_value() {
     assert_eq!(lw["clipped"], 3); // 65520, 1e6, -1e6
     assert_eq!(lw["overflow_to_nonfinite"], 3);
     assert_eq!(lw["flushed_to_zero"], 2); // 1e-8, MIN_POSITIVE
-    assert_eq!(report["copied"], serde_json::json!(["layer.ids"]));
+    // head.half is float16 already: copied byte for byte.
+    assert_eq!(report["copied"], serde_json::json!(["head.half", "layer.ids"]));
     assert_eq!(report["files"], serde_json::json!(["in.safetensors"]));
 }
 
@@ -606,7 +607,7 @@ fn outputs_that_are_not_ours_to_replace() {
         .arg("convert")
         .arg(&inp)
         .arg(&out)
-        .args(["--to", "f32"])
+        .args(["--to", "float32"])
         .assert()
         .success();
     assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, want);
@@ -734,7 +735,7 @@ fn sharded_directory_and_index_inputs() {
         .arg("convert")
         .arg(&model)
         .arg(dir.path().join("out-dir"))
-        .args(["--to", "f16"])
+        .args(["--to", "float16"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is not empty; pass --overwrite"));
@@ -742,7 +743,7 @@ fn sharded_directory_and_index_inputs() {
         .arg("convert")
         .arg(&model)
         .arg(dir.path().join("out-dir"))
-        .args(["--to", "f16", "--overwrite"])
+        .args(["--to", "float16", "--overwrite"])
         .assert()
         .success();
     assert_eq!(
@@ -938,7 +939,9 @@ fn mx_round_trip_through_the_cli() {
             .zip(&y)
             .map(|(a, b)| (*a as f64 - *b as f64).abs())
             .fold(0.0, f64::max);
-        assert_eq!(max_err, embed["max_abs_error"].as_f64().unwrap(), "{fmt}");
+        // serde_json's default float parser may be one ulp off.
+        let reported = embed["max_abs_error"].as_f64().unwrap();
+        assert!((max_err - reported).abs() <= 2.0 * f64::EPSILON * max_err, "{fmt}: {max_err} {reported}");
         assert!(read_json(&back.join("config.json")).get("quantization_config").is_none());
     }
 }
