@@ -128,7 +128,11 @@ fn pad(s: &str, w: usize) -> String {
 
 /// The name column's width: the longest name, at most 60.
 fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
-    names.map(|n| n.chars().count()).max().unwrap_or(6).clamp(6, 60)
+    names
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 60)
 }
 
 /// `mldtypes convert`.
@@ -175,7 +179,10 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         v["input"] = json!(a.input.display().to_string());
         v["output"] = json!(a.output.display().to_string());
         v["seconds"] = json!(seconds);
-        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| usage!("{e}"))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| usage!("{e}"))?
+        );
         return Ok(());
     }
     print_summary(&summary, &a, seconds);
@@ -256,7 +263,8 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         let arr: Vec<_> = rows
             .iter()
             .map(|r| {
-                let mut v = json!({"file": r.file, "name": r.name, "dtype": r.dtype, "shape": r.shape});
+                let mut v =
+                    json!({"file": r.file, "name": r.name, "dtype": r.dtype, "shape": r.shape});
                 if let Some(m) = &r.summary {
                     v["min"] = json_f64(m.min);
                     v["max"] = json_f64(m.max);
@@ -266,11 +274,16 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 v
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&arr).map_err(|e| usage!("{e}"))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&arr).map_err(|e| usage!("{e}"))?
+        );
         return Ok(());
     }
     let w = name_width(rows.iter().map(|r| r.name.as_str()));
-    let several = rows.first().is_some_and(|f| rows.iter().any(|r| r.file != f.file));
+    let several = rows
+        .first()
+        .is_some_and(|f| rows.iter().any(|r| r.file != f.file));
     println!(
         "{}  {:<8}  {:<16}  {:>12}  {:>12}  {:>12}  {:>5}",
         pad("tensor", w),
@@ -289,7 +302,12 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         }
         let shape = format!("{:?}", r.shape);
         let (min, max, mean, nan) = match &r.summary {
-            Some(m) => (short(m.min), short(m.max), short(m.mean), m.nan_count.to_string()),
+            Some(m) => (
+                short(m.min),
+                short(m.max),
+                short(m.mean),
+                m.nan_count.to_string(),
+            ),
             None => ("-".into(), "-".into(), "-".into(), "-".into()),
         };
         println!(

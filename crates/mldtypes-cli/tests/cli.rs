@@ -549,4 +549,3 @@ fn bench_json_shape() {
         .assert()
         .code(2);
 }
-

@@ -158,8 +158,11 @@ fn convert_to_float16_value_by_value() {
     assert_eq!(lw["clipped"], 3); // 65520, 1e6, -1e6
     assert_eq!(lw["overflow_to_nonfinite"], 3);
     assert_eq!(lw["flushed_to_zero"], 2); // 1e-8, MIN_POSITIVE
-    // head.half is float16 already: copied byte for byte.
-    assert_eq!(report["copied"], serde_json::json!(["head.half", "layer.ids"]));
+                                          // head.half is float16 already: copied byte for byte.
+    assert_eq!(
+        report["copied"],
+        serde_json::json!(["head.half", "layer.ids"])
+    );
     assert_eq!(report["files"], serde_json::json!(["in.safetensors"]));
 }
 
@@ -454,7 +457,10 @@ fn convert_to_packed_float4_and_float6() {
 /// a message containing `needle`, leaving no output.
 fn rejects(header: &str, data: &[u8], needle: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (dir.path().join("in.safetensors"), dir.path().join("out.safetensors"));
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
     raw_file(&inp, header, data);
     for cmd in [vec!["inspect"], vec!["convert"]] {
         let mut c = mldtypes();
@@ -467,7 +473,11 @@ fn rejects(header: &str, data: &[u8], needle: &str) {
         assert!(err.contains(needle), "{header}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "output left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "output left behind"
+    );
 }
 
 #[test]
@@ -503,7 +513,11 @@ fn header_problems_are_named() {
         r#"{"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
         r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#,
     ] {
-        rejects(h, &[0; 12], "tensors \"a\" (bytes 0..8) and \"b\" (bytes 4..12) overlap");
+        rejects(
+            h,
+            &[0; 12],
+            "tensors \"a\" (bytes 0..8) and \"b\" (bytes 4..12) overlap",
+        );
     }
     rejects(
         r#"{"__metadata__":{"k":1}}"#,
@@ -526,18 +540,34 @@ fn directory_inputs_are_explained() {
 #[test]
 fn tensor_names_of_65536_characters_and_more() {
     let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (dir.path().join("in.safetensors"), dir.path().join("out.safetensors"));
+    let (inp, out) = (
+        dir.path().join("in.safetensors"),
+        dir.path().join("out.safetensors"),
+    );
     let name = "n".repeat(70_000);
     let b: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
-    let views = vec![(name.as_str(), TensorView::new(Dtype::F32, vec![2], &b).unwrap())];
+    let views = vec![(
+        name.as_str(),
+        TensorView::new(Dtype::F32, vec![2], &b).unwrap(),
+    )];
     std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
     let text = stdout_of(&["inspect", inp.to_str().unwrap()]);
     assert!(text.contains(&name));
-    let text = stdout_of(&["convert", inp.to_str().unwrap(), out.to_str().unwrap(), "--to", "bf16"]);
+    let text = stdout_of(&[
+        "convert",
+        inp.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--to",
+        "bf16",
+    ]);
     assert!(text.contains(&name));
     let buf = std::fs::read(&out).unwrap();
     assert_eq!(
-        SafeTensors::deserialize(&buf).unwrap().tensor(&name).unwrap().dtype(),
+        SafeTensors::deserialize(&buf)
+            .unwrap()
+            .tensor(&name)
+            .unwrap()
+            .dtype(),
         Dtype::BF16
     );
 }
@@ -565,9 +595,14 @@ fn outputs_that_are_not_ours_to_replace() {
         .args(["--to", "bf16"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("is a symbolic link; refusing to replace it"));
+        .stderr(predicate::str::contains(
+            "is a symbolic link; refusing to replace it",
+        ));
     assert_eq!(std::fs::read(&target).unwrap(), b"keep");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     // A device node.
     mldtypes()
         .arg("convert")
@@ -610,7 +645,10 @@ fn outputs_that_are_not_ours_to_replace() {
         .args(["--to", "float32"])
         .assert()
         .success();
-    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, want);
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+        want
+    );
     // No temporaries anywhere.
     let left: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -649,7 +687,10 @@ fn write_model(dir: &Path) {
         ),
         (
             "model-00002-of-00002.safetensors",
-            vec![("layer.0.proj.weight", vec![8, 96]), ("lm_head.weight", vec![4, 48])],
+            vec![
+                ("layer.0.proj.weight", vec![8, 96]),
+                ("lm_head.weight", vec![4, 48]),
+            ],
         ),
     ];
     let mut wm = serde_json::Map::new();
@@ -716,7 +757,10 @@ fn sharded_directory_and_index_inputs() {
         );
         let elements = 16 * 64 + 64 + 8 * 96 + 4 * 48;
         assert_eq!(index["metadata"]["total_size"], elements * 2);
-        assert_eq!(read_json(&out.join("config.json"))["torch_dtype"], "bfloat16");
+        assert_eq!(
+            read_json(&out.join("config.json"))["torch_dtype"],
+            "bfloat16"
+        );
         assert_eq!(
             std::fs::read(out.join("tokenizer.json")).unwrap(),
             std::fs::read(model.join("tokenizer.json")).unwrap()
@@ -768,7 +812,9 @@ fn broken_shards_fail_before_anything_is_written() {
     let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
         (
             "missing",
-            Box::new(|m: &Path| std::fs::remove_file(m.join("model-00002-of-00002.safetensors")).unwrap()),
+            Box::new(|m: &Path| {
+                std::fs::remove_file(m.join("model-00002-of-00002.safetensors")).unwrap()
+            }),
             "weight_map names shard \"model-00002-of-00002.safetensors\", which does not exist",
         ),
         (
@@ -826,7 +872,10 @@ fn a_failure_midway_leaves_nothing() {
     let model = dir.path().join("model");
     write_model(&model);
     let big: Vec<u8> = f32_bytes(&values(7, 64 * 1024));
-    let views = vec![("big.weight", TensorView::new(Dtype::F32, vec![256, 256], &big).unwrap())];
+    let views = vec![(
+        "big.weight",
+        TensorView::new(Dtype::F32, vec![256, 256], &big).unwrap(),
+    )];
     std::fs::write(
         model.join("model-00002-of-00002.safetensors"),
         safetensors::serialize(views, None).unwrap(),
@@ -848,8 +897,17 @@ fn a_failure_midway_leaves_nothing() {
         model.display(),
         dir.path().join("out").display()
     );
-    let o = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
     assert_eq!(entries(dir.path()), before);
 }
@@ -897,12 +955,16 @@ fn mx_round_trip_through_the_cli() {
             _ => 8,
         };
         let b = st.tensor("embed.weight_blocks").unwrap();
-        assert_eq!((b.dtype(), b.shape()), (Dtype::U8, &[16, 2, 32 * bits / 8][..]));
+        assert_eq!(
+            (b.dtype(), b.shape()),
+            (Dtype::U8, &[16, 2, 32 * bits / 8][..])
+        );
         let s = st.tensor("embed.weight_scales").unwrap();
         assert_eq!((s.dtype(), s.shape()), (Dtype::U8, &[16, 2][..]));
         let (_, meta) = SafeTensors::read_metadata(&buf).unwrap();
         let rec: Value =
-            serde_json::from_str(&meta.metadata().as_ref().unwrap()["mldtypes.quantization"]).unwrap();
+            serde_json::from_str(&meta.metadata().as_ref().unwrap()["mldtypes.quantization"])
+                .unwrap();
         assert_eq!(
             rec["embed.weight"],
             serde_json::json!({"format": fmt, "block_size": 32, "scale_rule": "ceil"})
@@ -912,7 +974,10 @@ fn mx_round_trip_through_the_cli() {
         if fmt == "mxfp4" {
             assert_eq!(qc["quant_method"], "mxfp4");
         } else {
-            assert_eq!((&qc["quant_method"], &qc["format"]), (&"mx".into(), &fmt.into()));
+            assert_eq!(
+                (&qc["quant_method"], &qc["format"]),
+                (&"mx".into(), &fmt.into())
+            );
         }
         assert_eq!(qc["modules_to_not_convert"], serde_json::json!(["lm_head"]));
         // Back to float32: within the quantization error reported.
@@ -941,8 +1006,13 @@ fn mx_round_trip_through_the_cli() {
             .fold(0.0, f64::max);
         // serde_json's default float parser may be one ulp off.
         let reported = embed["max_abs_error"].as_f64().unwrap();
-        assert!((max_err - reported).abs() <= 2.0 * f64::EPSILON * max_err, "{fmt}: {max_err} {reported}");
-        assert!(read_json(&back.join("config.json")).get("quantization_config").is_none());
+        assert!(
+            (max_err - reported).abs() <= 2.0 * f64::EPSILON * max_err,
+            "{fmt}: {max_err} {reported}"
+        );
+        assert!(read_json(&back.join("config.json"))
+            .get("quantization_config")
+            .is_none());
     }
 }
 

@@ -12,6 +12,10 @@
 //! - [`promote`]: a generic lattice engine and JAX's promotion lattices, weak
 //!   types, `result_type`, and the other systems' tables.
 //! - [`cast`]: bulk slice conversion kernels with runtime CPU dispatch.
+//! - [`mx`]: the OCP MX block formats (MXFP8/6/4, MXINT8) and NVFP4: block
+//!   quantization and dequantization of slices.
+//! - `checkpoint` (feature `safetensors`): conversion and inspection of
+//!   (sharded) safetensors checkpoints, streaming and parallel.
 #![warn(missing_docs)]
 
 pub mod cast;

@@ -26,7 +26,9 @@ fn dtype_tags_round_trip() {
 }
 
 fn sample() -> Vec<u8> {
-    let a: Vec<u8> = (0..24).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect();
+    let a: Vec<u8> = (0..24)
+        .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+        .collect();
     let b: Vec<u8> = (0..4u16).flat_map(|i| i.to_le_bytes()).collect();
     let c = [0x21u8, 0x43];
     let views = vec![
@@ -109,7 +111,10 @@ fn cancellation_leaves_nothing() {
     o.threads = 1;
     let e = checkpoint::convert(&model, &out, &o, &CancelAfter(0.into())).unwrap_err();
     assert!(matches!(e, Error::Cancelled), "{e}");
-    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(left, ["model"]);
     // Without cancelling: three files, F4 tensors converted too.
     let s = checkpoint::convert(&model, &out, &o, &()).unwrap();

@@ -16,13 +16,22 @@ struct Q {
 
 impl Q {
     fn int(v: i64) -> Q {
-        Q { n: BigInt::from(v), d: BigInt::one() }
+        Q {
+            n: BigInt::from(v),
+            d: BigInt::one(),
+        }
     }
     fn pow2(e: i32) -> Q {
         if e >= 0 {
-            Q { n: BigInt::one() << e as usize, d: BigInt::one() }
+            Q {
+                n: BigInt::one() << e as usize,
+                d: BigInt::one(),
+            }
         } else {
-            Q { n: BigInt::one(), d: BigInt::one() << (-e) as usize }
+            Q {
+                n: BigInt::one(),
+                d: BigInt::one() << (-e) as usize,
+            }
         }
     }
     /// The exact value of a finite f64.
@@ -30,7 +39,11 @@ impl Q {
         let bits = x.abs().to_bits();
         let e = (bits >> 52) as i32;
         let m = bits & ((1 << 52) - 1);
-        let (m, e) = if e == 0 { (m, -1074) } else { (m | 1 << 52, e - 1075) };
+        let (m, e) = if e == 0 {
+            (m, -1074)
+        } else {
+            (m | 1 << 52, e - 1075)
+        };
         let q = Q::pow2(e).mul(&Q::int(m as i64));
         if x < 0.0 {
             q.neg()
@@ -39,7 +52,10 @@ impl Q {
         }
     }
     fn mul(&self, o: &Q) -> Q {
-        Q { n: &self.n * &o.n, d: &self.d * &o.d }
+        Q {
+            n: &self.n * &o.n,
+            d: &self.d * &o.d,
+        }
     }
     fn div(&self, o: &Q) -> Q {
         let (n, d) = (&self.n * &o.d, &self.d * &o.n);
@@ -50,13 +66,22 @@ impl Q {
         }
     }
     fn add(&self, o: &Q) -> Q {
-        Q { n: &self.n * &o.d + &o.n * &self.d, d: &self.d * &o.d }
+        Q {
+            n: &self.n * &o.d + &o.n * &self.d,
+            d: &self.d * &o.d,
+        }
     }
     fn neg(&self) -> Q {
-        Q { n: -&self.n, d: self.d.clone() }
+        Q {
+            n: -&self.n,
+            d: self.d.clone(),
+        }
     }
     fn abs(&self) -> Q {
-        Q { n: self.n.abs(), d: self.d.clone() }
+        Q {
+            n: self.n.abs(),
+            d: self.d.clone(),
+        }
     }
     fn cmp(&self, o: &Q) -> std::cmp::Ordering {
         (&self.n * &o.d).cmp(&(&o.n * &self.d))
@@ -108,7 +133,10 @@ impl Elem {
         let a = q.abs();
         let mut best = 0u32;
         for c in 1..=self.max_code {
-            let (dc, db) = (self.value(c).add(&a.neg()).abs(), self.value(best).add(&a.neg()).abs());
+            let (dc, db) = (
+                self.value(c).add(&a.neg()).abs(),
+                self.value(best).add(&a.neg()).abs(),
+            );
             match dc.cmp(&db) {
                 std::cmp::Ordering::Less => best = c,
                 std::cmp::Ordering::Equal if c % 2 == 0 => best = c,
@@ -121,11 +149,36 @@ impl Elem {
 
 fn elem(f: MxFormat) -> Option<Elem> {
     Some(match f {
-        MxFormat::Fp8E4M3 => Elem { e: 4, m: 3, bias: 7, max_code: 0x7e },
-        MxFormat::Fp8E5M2 => Elem { e: 5, m: 2, bias: 15, max_code: 0x7b },
-        MxFormat::Fp6E3M2 => Elem { e: 3, m: 2, bias: 3, max_code: 0x1f },
-        MxFormat::Fp6E2M3 => Elem { e: 2, m: 3, bias: 1, max_code: 0x1f },
-        MxFormat::Fp4 => Elem { e: 2, m: 1, bias: 1, max_code: 0x7 },
+        MxFormat::Fp8E4M3 => Elem {
+            e: 4,
+            m: 3,
+            bias: 7,
+            max_code: 0x7e,
+        },
+        MxFormat::Fp8E5M2 => Elem {
+            e: 5,
+            m: 2,
+            bias: 15,
+            max_code: 0x7b,
+        },
+        MxFormat::Fp6E3M2 => Elem {
+            e: 3,
+            m: 2,
+            bias: 3,
+            max_code: 0x1f,
+        },
+        MxFormat::Fp6E2M3 => Elem {
+            e: 2,
+            m: 3,
+            bias: 1,
+            max_code: 0x1f,
+        },
+        MxFormat::Fp4 => Elem {
+            e: 2,
+            m: 1,
+            bias: 1,
+            max_code: 0x7,
+        },
         MxFormat::Int8 => return None,
     })
 }
@@ -134,8 +187,14 @@ fn elem(f: MxFormat) -> Option<Elem> {
 fn round_int(q: &Q) -> BigInt {
     let two = BigInt::from(2);
     let fl = num_integer_floor(&q.n, &q.d);
-    let rem = Q { n: &q.n - &fl * &q.d, d: q.d.clone() };
-    match rem.cmp(&Q { n: BigInt::one(), d: two.clone() }) {
+    let rem = Q {
+        n: &q.n - &fl * &q.d,
+        d: q.d.clone(),
+    };
+    match rem.cmp(&Q {
+        n: BigInt::one(),
+        d: two.clone(),
+    }) {
         std::cmp::Ordering::Less => fl,
         std::cmp::Ordering::Greater => fl + 1,
         std::cmp::Ordering::Equal => {
@@ -162,11 +221,17 @@ fn reference_mx(x: &[f32], f: MxFormat, rule: ScaleRule) -> (u8, Vec<u8>) {
     if x.iter().any(|v| !v.is_finite()) {
         return (0xff, vec![0; 32]);
     }
-    let amax = x.iter().map(|v| Q::of(*v as f64).abs()).fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
+    let amax = x
+        .iter()
+        .map(|v| Q::of(*v as f64).abs())
+        .fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
     let emax = f.emax();
     let max_elem = match elem(f) {
         Some(e) => e.value(e.max_code),
-        None => Q { n: BigInt::from(127), d: BigInt::from(64) },
+        None => Q {
+            n: BigInt::from(127),
+            d: BigInt::from(64),
+        },
     };
     let k = if amax.is_zero() {
         -127
@@ -197,7 +262,10 @@ fn reference_mx(x: &[f32], f: MxFormat, rule: ScaleRule) -> (u8, Vec<u8>) {
                 }
                 None => {
                     let r = round_int(&q.mul(&Q::int(64)));
-                    let r: i64 = r.clamp(BigInt::from(-128), BigInt::from(127)).try_into().unwrap();
+                    let r: i64 = r
+                        .clamp(BigInt::from(-128), BigInt::from(127))
+                        .try_into()
+                        .unwrap();
                     r as i8 as u8
                 }
             }
@@ -225,7 +293,12 @@ fn check_mx(x: &[f32], f: MxFormat, rule: ScaleRule) {
         return;
     }
     for i in 0..32 {
-        assert_eq!(unpack(&b, f.bits(), i), rc[i], "{f:?} {rule:?} element {i} = {} of {x:?}", x[i]);
+        assert_eq!(
+            unpack(&b, f.bits(), i),
+            rc[i],
+            "{f:?} {rule:?} element {i} = {} of {x:?}",
+            x[i]
+        );
     }
 }
 
@@ -273,7 +346,9 @@ fn mx_edge_cases_match_the_exact_reference() {
             h[6] = -1.0;
             check_mx(&h, f, rule);
             // Subnormal inputs: the scale clamps at 2^-127.
-            let s: Vec<f32> = (0..32).map(|i| f32::from_bits(1 + i * 977) * if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+            let s: Vec<f32> = (0..32)
+                .map(|i| f32::from_bits(1 + i * 977) * if i % 2 == 0 { 1.0 } else { -1.0 })
+                .collect();
             check_mx(&s, f, rule);
             // NaN / inf blocks.
             for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
@@ -285,11 +360,17 @@ fn mx_edge_cases_match_the_exact_reference() {
             // element maximum the scale is 1, and each midpoint between
             // adjacent element values is a tie.
             if let Some(e) = elem(f) {
-                let vals: Vec<f64> = (0..=e.max_code).map(|c| {
-                    let q = e.value(c);
-                    q.n.to_string().parse::<f64>().unwrap() / q.d.to_string().parse::<f64>().unwrap()
-                }).collect();
-                let mids: Vec<f32> = vals.windows(2).map(|w| ((w[0] + w[1]) / 2.0) as f32).collect();
+                let vals: Vec<f64> = (0..=e.max_code)
+                    .map(|c| {
+                        let q = e.value(c);
+                        q.n.to_string().parse::<f64>().unwrap()
+                            / q.d.to_string().parse::<f64>().unwrap()
+                    })
+                    .collect();
+                let mids: Vec<f32> = vals
+                    .windows(2)
+                    .map(|w| ((w[0] + w[1]) / 2.0) as f32)
+                    .collect();
                 for chunk in mids.chunks(30) {
                     let mut x = vec![0.0f32; 32];
                     x[0] = vals[vals.len() - 1] as f32;
@@ -305,7 +386,9 @@ fn mx_edge_cases_match_the_exact_reference() {
                 check_mx(&c, f, rule);
             } else {
                 // MXINT8 ties: k/128 for odd k.
-                let x: Vec<f32> = (0..32).map(|i| (2 * i as i32 - 31) as f32 / 128.0 * 2.0).collect();
+                let x: Vec<f32> = (0..32)
+                    .map(|i| (2 * i as i32 - 31) as f32 / 128.0 * 2.0)
+                    .collect();
                 check_mx(&x, f, rule);
             }
         }
@@ -326,10 +409,16 @@ fn mx_dequantize_is_exact() {
             let code = unpack(&b[i / 32 * f.block_bytes()..], f.bits(), i % 32);
             let ev = match elem(f) {
                 Some(e) => e.value(code as u32),
-                None => Q { n: BigInt::from(code as i8), d: BigInt::from(64) },
+                None => Q {
+                    n: BigInt::from(code as i8),
+                    d: BigInt::from(64),
+                },
             };
             let want = ev.mul(&Q::pow2(s[i / 32] as i32 - 127));
-            assert!(Q::of(*v).cmp(&want).is_eq() && !(v.is_sign_negative() != want.n.is_negative() && *v != 0.0));
+            assert!(
+                Q::of(*v).cmp(&want).is_eq()
+                    && !(v.is_sign_negative() != want.n.is_negative() && *v != 0.0)
+            );
         }
     }
     // Scale 0xFF reads back as NaN.
@@ -337,8 +426,22 @@ fn mx_dequantize_is_exact() {
     mx::dequantize_f64(&[0u8; 16], &[0xff], MxFormat::Fp4, &mut y).unwrap();
     assert!(y.iter().all(|v| v.is_nan()));
     // Wrong lengths are errors, not panics.
-    assert!(mx::quantize(&[0f32; 31], MxFormat::Fp4, ScaleRule::Floor, &mut [0; 16], &mut [0]).is_err());
-    assert!(mx::quantize(&[0f32; 32], MxFormat::Fp4, ScaleRule::Floor, &mut [0; 15], &mut [0]).is_err());
+    assert!(mx::quantize(
+        &[0f32; 31],
+        MxFormat::Fp4,
+        ScaleRule::Floor,
+        &mut [0; 16],
+        &mut [0]
+    )
+    .is_err());
+    assert!(mx::quantize(
+        &[0f32; 32],
+        MxFormat::Fp4,
+        ScaleRule::Floor,
+        &mut [0; 15],
+        &mut [0]
+    )
+    .is_err());
     assert!(mx::dequantize_f64(&[0u8; 16], &[0, 0], MxFormat::Fp4, &mut y).is_err());
 }
 
@@ -355,7 +458,10 @@ fn round_float(q: &Q, p: i32, emin: i32, max: &Q) -> Q {
     let e = q.ilog2().max(emin);
     let quantum = Q::pow2(e - (p - 1));
     let n = round_int(&q.div(&quantum));
-    let r = Q { n: n * &quantum.n, d: quantum.d.clone() };
+    let r = Q {
+        n: n * &quantum.n,
+        d: quantum.d.clone(),
+    };
     if r.cmp(max).is_gt() {
         max.clone()
     } else {
@@ -364,17 +470,36 @@ fn round_float(q: &Q, p: i32, emin: i32, max: &Q) -> Q {
 }
 
 fn e4m3_value(c: u8) -> Q {
-    Elem { e: 4, m: 3, bias: 7, max_code: 0x7e }.value(c as u32)
+    Elem {
+        e: 4,
+        m: 3,
+        bias: 7,
+        max_code: 0x7e,
+    }
+    .value(c as u32)
 }
 
 fn e2m1_value(c: u8) -> Q {
-    Elem { e: 2, m: 1, bias: 1, max_code: 7 }.value(c as u32)
+    Elem {
+        e: 2,
+        m: 1,
+        bias: 1,
+        max_code: 7,
+    }
+    .value(c as u32)
 }
 
 fn check_nvfp4(x: &[f32]) {
-    let amax = x.iter().map(|v| Q::of(*v as f64).abs()).fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
+    let amax = x
+        .iter()
+        .map(|v| Q::of(*v as f64).abs())
+        .fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
     let fmax = Q::of(f32::MAX as f64);
-    let s2_ref = if amax.is_zero() { Q::int(1) } else { round_float(&amax.div(&Q::int(2688)), 24, -126, &fmax) };
+    let s2_ref = if amax.is_zero() {
+        Q::int(1)
+    } else {
+        round_float(&amax.div(&Q::int(2688)), 24, -126, &fmax)
+    };
     let s2 = mx::nvfp4_tensor_scale(x.iter().fold(0f64, |m, v| m.max(v.abs() as f64)));
     assert!(Q::of(s2 as f64).cmp(&s2_ref).is_eq(), "s2 of {x:?}");
     let n = x.len();
@@ -382,9 +507,15 @@ fn check_nvfp4(x: &[f32]) {
     mx::nvfp4_quantize(x, s2, &mut p, &mut s).unwrap();
     let s2q = Q::of(s2 as f64);
     for (b, block) in x.chunks(16).enumerate() {
-        let bamax = block.iter().map(|v| Q::of(*v as f64).abs()).fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
+        let bamax = block
+            .iter()
+            .map(|v| Q::of(*v as f64).abs())
+            .fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
         let bs = round_float(&bamax.div(&Q::int(6).mul(&s2q)), 4, -6, &Q::int(448));
-        assert!(e4m3_value(s[b]).cmp(&bs).is_eq(), "block scale {b} of {block:?}");
+        assert!(
+            e4m3_value(s[b]).cmp(&bs).is_eq(),
+            "block scale {b} of {block:?}"
+        );
         for (i, v) in block.iter().enumerate() {
             let code = unpack(&p, 4, b * 16 + i);
             let want = if bs.is_zero() {
@@ -392,7 +523,10 @@ fn check_nvfp4(x: &[f32]) {
             } else {
                 round_float(&Q::of(*v as f64).abs().div(&bs.mul(&s2q)), 2, 0, &Q::int(6))
             };
-            assert!(e2m1_value(code).abs().cmp(&want).is_eq(), "element {i} = {v} of block {b}");
+            assert!(
+                e2m1_value(code).abs().cmp(&want).is_eq(),
+                "element {i} = {v} of block {b}"
+            );
             assert_eq!(code >> 3 == 1, v.is_sign_negative(), "sign of {v}");
         }
     }
@@ -400,7 +534,9 @@ fn check_nvfp4(x: &[f32]) {
     let mut y = vec![0f64; n];
     mx::nvfp4_dequantize_f64(&p, &s, s2, &mut y).unwrap();
     for (i, v) in y.iter().enumerate() {
-        let want = e2m1_value(unpack(&p, 4, i)).mul(&e4m3_value(s[i / 16])).mul(&s2q);
+        let want = e2m1_value(unpack(&p, 4, i))
+            .mul(&e4m3_value(s[i / 16]))
+            .mul(&s2q);
         assert!(Q::of(*v).cmp(&want).is_eq());
     }
 }

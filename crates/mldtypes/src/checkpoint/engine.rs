@@ -18,8 +18,7 @@ use super::reader::{quoted, SafetensorsFile, TensorEntry};
 use super::source::resolve;
 use super::stats::{OverflowLimit, Stats};
 use super::{
-    float_target, storage_bytes, Action, Error, Options, Progress, Summary, Target,
-    TensorReport,
+    float_target, storage_bytes, Action, Error, Options, Progress, Summary, Target, TensorReport,
 };
 use crate::cast::{self, pack};
 use crate::dtype::DType;
@@ -37,11 +36,27 @@ const QUANT_KEY: &str = "mldtypes.quantization";
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Copy,
-    Cast { from: DType, to: DType },
-    Mx { from: DType, fmt: MxFormat },
-    Nvfp4 { from: DType },
-    MxDequant { fmt: MxFormat, scales: usize, to: DType },
-    Nvfp4Dequant { scale: usize, scale2: usize, to: DType },
+    Cast {
+        from: DType,
+        to: DType,
+    },
+    Mx {
+        from: DType,
+        fmt: MxFormat,
+    },
+    Nvfp4 {
+        from: DType,
+    },
+    MxDequant {
+        fmt: MxFormat,
+        scales: usize,
+        to: DType,
+    },
+    Nvfp4Dequant {
+        scale: usize,
+        scale2: usize,
+        to: DType,
+    },
 }
 
 struct Job {
@@ -96,7 +111,13 @@ fn cast_err(e: cast::CastError) -> Error {
 
 /// `n` elements of `from` (safetensors storage) to `to` (storage), on this
 /// thread only.
-fn cast_storage(src: &[u8], from: DType, dst: &mut [u8], to: DType, ov: Overflow) -> Result<(), Error> {
+fn cast_storage(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    ov: Overflow,
+) -> Result<(), Error> {
     let p = cast::path();
     let n = if is_packed(from) {
         src.len() * 8 / from.bits() as usize
@@ -218,7 +239,12 @@ pub fn convert(
                 });
                 plan.outs.len() - 1
             };
-            let report = |summary: &mut Summary, from: &str, to: &str, action, stats: bool, shape: Vec<usize>| {
+            let report = |summary: &mut Summary,
+                          from: &str,
+                          to: &str,
+                          action,
+                          stats: bool,
+                          shape: Vec<usize>| {
                 summary.tensors.push(TensorReport {
                     name: t.name.clone(),
                     file: fname.clone(),
@@ -237,7 +263,9 @@ pub fn convert(
                         let tag = float_target(to)?;
                         let o = push_out(&mut plan, g.name.clone(), tag, g.shape.clone());
                         let (op, from) = match g.kind {
-                            GroupKind::Mx { fmt, scales } => (Op::MxDequant { fmt, scales, to }, fmt.name()),
+                            GroupKind::Mx { fmt, scales } => {
+                                (Op::MxDequant { fmt, scales, to }, fmt.name())
+                            }
                             GroupKind::Nvfp4 { scale, scale2 } => {
                                 (Op::Nvfp4Dequant { scale, scale2, to }, "nvfp4")
                             }
@@ -303,12 +331,16 @@ pub fn convert(
                     }
                 }
                 (Some(from), Target::Mx(fmt))
-                    if selected && t.shape.len() >= 2 && t.shape[t.shape.len() - 1] % MX_BLOCK == 0 =>
+                    if selected
+                        && t.shape.len() >= 2
+                        && t.shape[t.shape.len() - 1] % MX_BLOCK == 0 =>
                 {
                     Op::Mx { from, fmt }
                 }
                 (Some(from), Target::Nvfp4)
-                    if selected && t.shape.len() >= 2 && t.shape[t.shape.len() - 1] % NVFP4_BLOCK == 0 =>
+                    if selected
+                        && t.shape.len() >= 2
+                        && t.shape[t.shape.len() - 1] % NVFP4_BLOCK == 0 =>
                 {
                     Op::Nvfp4 { from }
                 }
@@ -317,7 +349,14 @@ pub fn convert(
                         unquantized_modules.insert(module_of(&t.name));
                     }
                     match opts.rest {
-                        Some(r) if r != from && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements).is_some() => {
+                        Some(r)
+                            if r != from
+                                && storage_bytes(
+                                    Dtype::try_from(r).expect("checked"),
+                                    t.elements,
+                                )
+                                .is_some() =>
+                        {
                             Op::Cast { from, to: r }
                         }
                         _ => Op::Copy,
@@ -334,8 +373,22 @@ pub fn convert(
                 Op::Cast { from, to } => {
                     let tag = Dtype::try_from(to).expect("checked");
                     let o = push_out(&mut plan, t.name.clone(), tag, t.shape.clone());
-                    let r = report(&mut summary, from.name(), to.name(), Action::Convert, true, t.shape.clone());
-                    jobs.push(Job { file: fi, input: ti, op, units: t.elements, outs: vec![o], report: r });
+                    let r = report(
+                        &mut summary,
+                        from.name(),
+                        to.name(),
+                        Action::Convert,
+                        true,
+                        t.shape.clone(),
+                    );
+                    jobs.push(Job {
+                        file: fi,
+                        input: ti,
+                        op,
+                        units: t.elements,
+                        outs: vec![o],
+                        report: r,
+                    });
                 }
                 Op::Mx { from, fmt } => {
                     let k = t.shape[t.shape.len() - 1];
@@ -346,13 +399,27 @@ pub fn convert(
                     sshape.push(k / MX_BLOCK);
                     let ob = push_out(&mut plan, format!("{}_blocks", t.name), Dtype::U8, bshape);
                     let os = push_out(&mut plan, format!("{}_scales", t.name), Dtype::U8, sshape);
-                    let r = report(&mut summary, from.name(), fmt.name(), Action::Quantize, true, t.shape.clone());
+                    let r = report(
+                        &mut summary,
+                        from.name(),
+                        fmt.name(),
+                        Action::Quantize,
+                        true,
+                        t.shape.clone(),
+                    );
                     records.insert(
                         t.name.clone(),
                         json!({"format": fmt.name(), "block_size": MX_BLOCK, "scale_rule": opts.scale_rule.name()}),
                     );
                     quantized_any = true;
-                    jobs.push(Job { file: fi, input: ti, op, units: t.elements, outs: vec![ob, os], report: r });
+                    jobs.push(Job {
+                        file: fi,
+                        input: ti,
+                        op,
+                        units: t.elements,
+                        outs: vec![ob, os],
+                        report: r,
+                    });
                 }
                 Op::Nvfp4 { from } => {
                     let k = t.shape[t.shape.len() - 1];
@@ -362,12 +429,34 @@ pub fn convert(
                     let mut sshape = lead.to_vec();
                     sshape.push(k / NVFP4_BLOCK);
                     let op_ = push_out(&mut plan, t.name.clone(), Dtype::U8, pshape);
-                    let os = push_out(&mut plan, format!("{}_scale", t.name), Dtype::F8_E4M3, sshape);
+                    let os = push_out(
+                        &mut plan,
+                        format!("{}_scale", t.name),
+                        Dtype::F8_E4M3,
+                        sshape,
+                    );
                     let o2 = push_out(&mut plan, format!("{}_scale_2", t.name), Dtype::F32, vec![]);
-                    let r = report(&mut summary, from.name(), "nvfp4", Action::Quantize, true, t.shape.clone());
-                    records.insert(t.name.clone(), json!({"format": "nvfp4", "block_size": NVFP4_BLOCK}));
+                    let r = report(
+                        &mut summary,
+                        from.name(),
+                        "nvfp4",
+                        Action::Quantize,
+                        true,
+                        t.shape.clone(),
+                    );
+                    records.insert(
+                        t.name.clone(),
+                        json!({"format": "nvfp4", "block_size": NVFP4_BLOCK}),
+                    );
                     quantized_any = true;
-                    jobs.push(Job { file: fi, input: ti, op, units: t.elements, outs: vec![op_, os, o2], report: r });
+                    jobs.push(Job {
+                        file: fi,
+                        input: ti,
+                        op,
+                        units: t.elements,
+                        outs: vec![op_, os, o2],
+                        report: r,
+                    });
                 }
                 _ => unreachable!("planned above"),
             }
@@ -459,7 +548,9 @@ pub fn convert(
                             let (s, e) = (c * CHUNK, ((c + 1) * CHUNK).min(j.units));
                             let v = decode_f64(st.data(t, sb(from, s), sb(from, e)), from, e - s)?;
                             st.release(t, sb(from, s), sb(from, e));
-                            Ok(v.iter().filter(|x| x.is_finite()).fold(0f64, |m, x| m.max(x.abs())))
+                            Ok(v.iter()
+                                .filter(|x| x.is_finite())
+                                .fold(0f64, |m, x| m.max(x.abs())))
                         })
                         .try_reduce(|| 0f64, |a, b| Ok(a.max(b)))?;
                     Ok(mx::nvfp4_tensor_scale(amax))
@@ -481,7 +572,8 @@ pub fn convert(
     for f in &files {
         let (_, h) = staging.create(&f.name)?;
         let werr = |e: std::io::Error| Error::write(&out_path(&f.name), e.to_string());
-        h.set_len((f.header.len() + f.data_len) as u64).map_err(werr)?;
+        h.set_len((f.header.len() + f.data_len) as u64)
+            .map_err(werr)?;
         write_at(&h, &f.header, 0).map_err(werr)?;
         summary.bytes_written += (f.header.len() + f.data_len) as u64;
         handles.push(h);
@@ -490,7 +582,11 @@ pub fn convert(
     // The chunks.
     let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
     for (ji, j) in jobs.iter().enumerate() {
-        let step = if matches!(j.op, Op::Copy) { COPY_CHUNK } else { CHUNK };
+        let step = if matches!(j.op, Op::Copy) {
+            COPY_CHUNK
+        } else {
+            CHUNK
+        };
         let mut s = 0;
         while s < j.units {
             let e = (s + step).min(j.units);
@@ -512,10 +608,7 @@ pub fn convert(
             }
         }
     };
-    let total_in: u64 = jobs
-        .iter()
-        .map(|j| in_bytes(j, 0, j.units))
-        .sum();
+    let total_in: u64 = jobs.iter().map(|j| in_bytes(j, 0, j.units)).sum();
     summary.bytes_read = total_in;
     progress.start(total_in);
     let cancelled = AtomicBool::new(false);
@@ -530,11 +623,17 @@ pub fn convert(
                 let j = &jobs[ji];
                 let plan = &files[j.file];
                 let data_start = plan.header.len();
-                let offs: Vec<usize> = j.outs.iter().map(|&o| data_start + plan.outs[o].offset).collect();
+                let offs: Vec<usize> = j
+                    .outs
+                    .iter()
+                    .map(|&o| data_start + plan.outs[o].offset)
+                    .collect();
                 let st = &src.shards[j.file].1;
                 let stats = run_chunk(j, st, &handles[j.file], &offs, s, e, opts, s2s[ji])
                     .map_err(|e| match e {
-                        Error::Write { message, .. } => Error::write(&out_path(&plan.name), message),
+                        Error::Write { message, .. } => {
+                            Error::write(&out_path(&plan.name), message)
+                        }
                         e => e,
                     })?;
                 if !progress.advance(in_bytes(j, s, e)) {
@@ -629,7 +728,12 @@ fn module_of(name: &str) -> String {
     name.strip_suffix(".weight").unwrap_or(name).to_string()
 }
 
-fn write_json(staging: &Staging, name: &str, v: &serde_json::Value, output: &Path) -> Result<(), Error> {
+fn write_json(
+    staging: &Staging,
+    name: &str,
+    v: &serde_json::Value,
+    output: &Path,
+) -> Result<(), Error> {
     let mut text = serde_json::to_string_pretty(v).expect("JSON serializes");
     text.push('\n');
     std::fs::write(staging.path_of(name), text)
@@ -780,10 +884,16 @@ fn run_chunk(
                 (x32.iter().map(|v| *v as f64).collect(), c)
             };
             let counts = counts.map_err(|e| Error::usage(e.to_string()))?;
-            write_at(out, &blocks, (offs[0] + s / MX_BLOCK * fmt.block_bytes()) as u64).map_err(werr)?;
+            write_at(
+                out,
+                &blocks,
+                (offs[0] + s / MX_BLOCK * fmt.block_bytes()) as u64,
+            )
+            .map_err(werr)?;
             write_at(out, &scales, (offs[1] + s / MX_BLOCK) as u64).map_err(werr)?;
             let mut y = vec![0f64; n];
-            mx::dequantize_f64(&blocks, &scales, fmt, &mut y).map_err(|e| Error::usage(e.to_string()))?;
+            mx::dequantize_f64(&blocks, &scales, fmt, &mut y)
+                .map_err(|e| Error::usage(e.to_string()))?;
             stats.add_exact(&x, &y);
             stats.clipped += counts.clipped;
             st.release(t, ib, ie);
@@ -801,7 +911,8 @@ fn run_chunk(
                 write_at(out, &s2.to_le_bytes(), offs[2] as u64).map_err(werr)?;
             }
             let mut y = vec![0f64; n];
-            mx::nvfp4_dequantize_f64(&packed, &scales, s2, &mut y).map_err(|e| Error::usage(e.to_string()))?;
+            mx::nvfp4_dequantize_f64(&packed, &scales, s2, &mut y)
+                .map_err(|e| Error::usage(e.to_string()))?;
             stats.add_exact(&x, &y);
             stats.clipped += clipped;
             st.release(t, ib, ie);
@@ -826,7 +937,8 @@ fn run_chunk(
             let s2_t = &st.tensors()[scale2];
             let s2 = f32::from_le_bytes(st.tensor_data(s2_t).try_into().expect("checked: 4 bytes"));
             let mut y = vec![0f64; n];
-            mx::nvfp4_dequantize_f64(packed, sc, s2, &mut y).map_err(|e| Error::usage(e.to_string()))?;
+            mx::nvfp4_dequantize_f64(packed, sc, s2, &mut y)
+                .map_err(|e| Error::usage(e.to_string()))?;
             let mut dst = vec![0u8; sb(to, n)];
             encode_values(&y, to, opts.overflow, &mut dst);
             write_at(out, &dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
@@ -877,9 +989,15 @@ fn find_groups(st: &SafetensorsFile) -> Groups {
     let mut g = Groups::default();
     for (i, t) in ts.iter().enumerate() {
         if let Some(base) = t.name.strip_suffix("_blocks") {
-            let Some(si) = idx(&format!("{base}_scales")) else { continue };
+            let Some(si) = idx(&format!("{base}_scales")) else {
+                continue;
+            };
             let sc = &ts[si];
-            let fmt = match records.get(base).and_then(|r| r.get("format")).and_then(|f| f.as_str()) {
+            let fmt = match records
+                .get(base)
+                .and_then(|r| r.get("format"))
+                .and_then(|f| f.as_str())
+            {
                 Some(f) => MxFormat::from_name(f),
                 None => Some(MxFormat::Fp4),
             };
@@ -896,11 +1014,19 @@ fn find_groups(st: &SafetensorsFile) -> Groups {
                 g.member.insert(si);
                 g.heads.insert(
                     i,
-                    Group { name: base.to_string(), shape, kind: GroupKind::Mx { fmt, scales: si }, all: vec![i, si] },
+                    Group {
+                        name: base.to_string(),
+                        shape,
+                        kind: GroupKind::Mx { fmt, scales: si },
+                        all: vec![i, si],
+                    },
                 );
             }
         } else if t.dtype == Dtype::U8 {
-            let (Some(si), Some(s2i)) = (idx(&format!("{}_scale", t.name)), idx(&format!("{}_scale_2", t.name))) else {
+            let (Some(si), Some(s2i)) = (
+                idx(&format!("{}_scale", t.name)),
+                idx(&format!("{}_scale_2", t.name)),
+            ) else {
                 continue;
             };
             let (sc, s2) = (&ts[si], &ts[s2i]);
@@ -921,7 +1047,10 @@ fn find_groups(st: &SafetensorsFile) -> Groups {
                     Group {
                         name: t.name.clone(),
                         shape,
-                        kind: GroupKind::Nvfp4 { scale: si, scale2: s2i },
+                        kind: GroupKind::Nvfp4 {
+                            scale: si,
+                            scale2: s2i,
+                        },
                         all: vec![i, si, s2i],
                     },
                 );

@@ -113,7 +113,10 @@ impl Staging {
             if !m.file_type().is_dir() {
                 return Err(Error::write(
                     dest,
-                    format!("is {}, not a directory; refusing to replace it", kind_of(&m)),
+                    format!(
+                        "is {}, not a directory; refusing to replace it",
+                        kind_of(&m)
+                    ),
                 ));
             }
             let is_input = fs::metadata(input_dir).is_ok_and(|im| same_file(&im, &m));
@@ -122,7 +125,11 @@ impl Staging {
                 return Err(Error::usage(format!(
                     "the output directory {} {}; pass --overwrite to replace it",
                     dest.display(),
-                    if is_input { "is the input" } else { "is not empty" }
+                    if is_input {
+                        "is the input"
+                    } else {
+                        "is not empty"
+                    }
                 )));
             }
         }

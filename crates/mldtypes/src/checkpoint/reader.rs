@@ -84,9 +84,7 @@ impl<'de> Deserialize<'de> for RawHeader {
         impl<'de> Visitor<'de> for V {
             type Value = RawHeader;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a JSON object mapping tensor names to {dtype, shape, data_offsets}",
-                )
+                f.write_str("a JSON object mapping tensor names to {dtype, shape, data_offsets}")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<RawHeader, A::Error> {
                 let mut h = RawHeader {
@@ -222,10 +220,7 @@ impl SafetensorsFile {
         let raw: RawHeader =
             serde_json::from_str(text).map_err(|e| bad(format!("bad header: {e}")))?;
         if let Some(d) = raw.duplicate {
-            return Err(bad(format!(
-                "header names {} twice",
-                quoted(&d)
-            )));
+            return Err(bad(format!("header names {} twice", quoted(&d))));
         }
         let metadata = match raw.metadata {
             None => None,
@@ -238,15 +233,28 @@ impl SafetensorsFile {
         let mut tensors = Vec::with_capacity(raw.entries.len());
         for (name, v) in raw.entries {
             let who = format!("tensor {}", quoted(&name));
-            let info: RawInfo = serde_json::from_value(v).map_err(|e| bad(format!("{who}: {e}")))?;
-            let dtype: Dtype = serde_json::from_value(serde_json::Value::String(info.dtype.clone()))
-                .map_err(|_| bad(format!("{who}: unknown dtype {:?}", short_name(&info.dtype))))?;
+            let info: RawInfo =
+                serde_json::from_value(v).map_err(|e| bad(format!("{who}: {e}")))?;
+            let dtype: Dtype = serde_json::from_value(serde_json::Value::String(
+                info.dtype.clone(),
+            ))
+            .map_err(|_| {
+                bad(format!(
+                    "{who}: unknown dtype {:?}",
+                    short_name(&info.dtype)
+                ))
+            })?;
             let shape: Vec<usize> = info
                 .shape
                 .iter()
                 .map(|d| usize::try_from(*d))
                 .collect::<Result<_, _>>()
-                .map_err(|_| bad(format!("{who}: shape {:?} does not fit in memory", info.shape)))?;
+                .map_err(|_| {
+                    bad(format!(
+                        "{who}: shape {:?} does not fit in memory",
+                        info.shape
+                    ))
+                })?;
             let elements = shape
                 .iter()
                 .try_fold(1usize, |a, d| a.checked_mul(*d))
@@ -268,7 +276,9 @@ impl SafetensorsFile {
             })?;
             let (b, e) = info.data_offsets;
             if b > e {
-                return Err(bad(format!("{who}: data_offsets [{b}, {e}] end before they begin")));
+                return Err(bad(format!(
+                    "{who}: data_offsets [{b}, {e}] end before they begin"
+                )));
             }
             if e - b != size as u64 {
                 return Err(bad(format!(

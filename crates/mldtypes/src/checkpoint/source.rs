@@ -127,8 +127,11 @@ fn sharded(dir: &Path, index_name: &str, names: Vec<String>) -> Result<Source, E
     let wm = json
         .get("weight_map")
         .ok_or_else(|| bad("has no weight_map".into()))?;
-    let wm: BTreeMap<String, String> = serde_json::from_value(wm.clone())
-        .map_err(|e| bad(format!("weight_map must map tensor names to file names: {e}")))?;
+    let wm: BTreeMap<String, String> = serde_json::from_value(wm.clone()).map_err(|e| {
+        bad(format!(
+            "weight_map must map tensor names to file names: {e}"
+        ))
+    })?;
     let files: BTreeSet<&String> = wm.values().collect();
     for f in &files {
         if f.is_empty() || f.contains('/') || f.contains('\\') || *f == ".." || *f == "." {
