@@ -66,7 +66,7 @@
 use crate::cast::pack;
 use crate::dtype::DType;
 use crate::float::core::{decode_f64, encode_f64};
-use crate::format::{Format, Overflow, FLOAT4_E2M1FN, FLOAT8_E4M3FN};
+use crate::format::{Format, Overflow, FLOAT8_E4M3FN};
 
 /// Elements per MX block (OCP MX v1.0 §5, `k = 32`).
 pub const MX_BLOCK: usize = 32;
@@ -799,15 +799,58 @@ pub fn nvfp4_quantize<T: BlockSource>(
             let code = if d == 0.0 || ax == 0.0 {
                 0
             } else {
-                let q = div_to_odd(ax, d);
-                clipped += clips(&FLOAT4_E2M1FN, q) as u64;
-                encode_f64(&FLOAT4_E2M1FN, q, Overflow::Saturating)
+                let (code, clip) = e2m1_of_quotient(ax, d);
+                clipped += clip as u64;
+                code
             };
-            *c = (code | if neg { 0x8 } else { 0 }) as u8;
+            *c = code | if neg { 0x8 } else { 0 };
         }
         pack::pack(&codes, DType::Float4E2M1FN, out).expect("a whole block packs");
     }
     Ok(clipped)
+}
+
+/// The magnitudes of the float4_e2m1fn codes 0–7.
+const E2M1: [f64; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+
+/// The float4_e2m1fn code (magnitude) of the exact quotient `a / d`
+/// (`a, d > 0` finite), round-to-nearest-even, saturated; and whether it
+/// clipped. The quotient is rounded once by the `f64` division; the exact
+/// residual `a − q·d` (one fused multiply-add, exact for a correctly rounded
+/// quotient) then decides the side of a rounding boundary the exact value
+/// lies on when `q` falls on one, so the result is that of the exact quotient.
+fn e2m1_of_quotient(a: f64, d: f64) -> (u8, bool) {
+    // Rounding boundaries: midpoints between adjacent values, and 7, where
+    // saturation starts to change the result.
+    const BOUNDS: [f64; 8] = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 7.0];
+    let mut q = a / d;
+    if BOUNDS.contains(&q) {
+        let r = (-q).mul_add(d, a);
+        if r > 0.0 {
+            q = q.next_up();
+        } else if r < 0.0 {
+            q = q.next_down();
+        }
+    }
+    // Ties go to the even code (0, 2, 4, 6).
+    let code = if q <= 0.25 {
+        0
+    } else if q < 0.75 {
+        1
+    } else if q <= 1.25 {
+        2
+    } else if q < 1.75 {
+        3
+    } else if q <= 2.5 {
+        4
+    } else if q < 3.5 {
+        5
+    } else if q <= 5.0 {
+        6
+    } else {
+        7
+    };
+    (code, q >= 7.0)
 }
 
 /// Dequantizes NVFP4 exactly into `f64`: `e2m1 · e4m3 · s2` (every product
@@ -836,7 +879,8 @@ pub fn nvfp4_dequantize_f64(
         for (i, y) in o.iter_mut().enumerate() {
             let byte = packed[b * 8 + i / 2];
             let code = if i % 2 == 0 { byte & 0xf } else { byte >> 4 };
-            *y = decode_f64(&FLOAT4_E2M1FN, code as u32) * d;
+            let m = E2M1[(code & 7) as usize] * d;
+            *y = if code & 8 != 0 { -m } else { m };
         }
     }
     Ok(())

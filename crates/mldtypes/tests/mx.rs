@@ -557,6 +557,20 @@ fn nvfp4_matches_the_exact_reference() {
     check_nvfp4(&s);
     let t: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) * 0.25).collect();
     check_nvfp4(&t);
+    // Ties at every e2m1 boundary and their float32 neighbours: with amax
+    // 2688 the tensor scale is 1 and the block scale 448, so V = t · 448.
+    let ties = [0.25f32, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
+    let mut x = vec![2688.0f32];
+    for t in ties {
+        let v = t * 448.0;
+        x.extend([
+            v,
+            -f32::from_bits(v.to_bits() + 1),
+            f32::from_bits(v.to_bits() - 1),
+        ]);
+    }
+    x.resize(32, -0.0);
+    check_nvfp4(&x);
     // A NaN block gets the NaN scale.
     let mut n = [1.0f32; 16];
     n[2] = f32::NAN;
