@@ -680,7 +680,8 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 /// A model directory with two shards, an index, a config and a tokenizer.
 fn write_model(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let shards: [(&str, Vec<(&str, Vec<usize>)>); 2] = [
+    type Shard<'a> = (&'a str, Vec<(&'a str, Vec<usize>)>);
+    let shards: [Shard; 2] = [
         (
             "model-00001-of-00002.safetensors",
             vec![("embed.weight", vec![16, 64]), ("layer.0.norm", vec![64])],
@@ -809,7 +810,8 @@ fn entries(dir: &Path) -> Vec<String> {
 #[test]
 fn broken_shards_fail_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    type Break = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Break, &str)> = vec![
         (
             "missing",
             Box::new(|m: &Path| {

@@ -387,7 +387,7 @@ fn mx_edge_cases_match_the_exact_reference() {
             } else {
                 // MXINT8 ties: k/128 for odd k.
                 let x: Vec<f32> = (0..32)
-                    .map(|i| (2 * i as i32 - 31) as f32 / 128.0 * 2.0)
+                    .map(|i: i32| (2 * i - 31) as f32 / 128.0 * 2.0)
                     .collect();
                 check_mx(&x, f, rule);
             }
