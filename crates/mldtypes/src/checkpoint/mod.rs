@@ -18,8 +18,9 @@
 //! headers, index) is validated before anything is written. Tensors and
 //! chunks of large tensors are converted on a rayon pool
 //! ([`Options::threads`]); inputs are memory-mapped and released chunk by
-//! chunk, so the peak resident memory is a few chunks per thread (about
-//! 16 MiB each), independent of the model's and the tensors' sizes.
+//! chunk and outputs written at their final offsets, so the peak resident
+//! memory is a few chunks of 2^20 elements per thread, independent of the
+//! model's and the tensors' sizes (under 100 MB converting a 3 GB model).
 //!
 //! Targets ([`Target`]):
 //! - a floating-point dtype: every floating-point tensor (or those chosen by
