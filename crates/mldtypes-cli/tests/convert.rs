@@ -1073,3 +1073,86 @@ fn nvfp4_layout_and_round_trip() {
     .unwrap();
     assert_eq!(y.data(), &f32_bytes(&want)[..]);
 }
+
+/// MiniLM through the CLI and back, when `scripts/fetch-example-model.sh`
+/// has fetched it (tests never download): every quantized tensor comes back
+/// with its shape and exactly the max abs error the summary reported; every
+/// other tensor byte for byte.
+#[test]
+fn minilm_round_trip_when_fetched() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples-data/all-MiniLM-L6-v2.safetensors");
+    if !model.exists() {
+        eprintln!("skipped: run scripts/fetch-example-model.sh");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let orig = std::fs::read(&model).unwrap();
+    let orig = SafeTensors::deserialize(&orig).unwrap();
+    for fmt in ["mxfp4", "mxfp6_e2m3", "nvfp4"] {
+        let (q, back) = (
+            dir.path().join("q.safetensors"),
+            dir.path().join("b.safetensors"),
+        );
+        let v: Value = serde_json::from_slice(
+            &mldtypes()
+                .arg("convert")
+                .arg(&model)
+                .arg(&q)
+                .args(["--to", fmt, "--json"])
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        )
+        .unwrap();
+        mldtypes()
+            .arg("convert")
+            .arg(&q)
+            .arg(&back)
+            .args(["--to", "float32"])
+            .assert()
+            .success();
+        let b = std::fs::read(&back).unwrap();
+        let b = SafeTensors::deserialize(&b).unwrap();
+        assert_eq!(b.len(), orig.len());
+        let reports = v["tensors"].as_array().unwrap();
+        assert_eq!(reports.len(), 40, "{fmt}");
+        for (name, t) in orig.tensors() {
+            let u = b.tensor(&name).unwrap();
+            assert_eq!(u.shape(), t.shape(), "{name}");
+            match reports.iter().find(|r| r["name"] == name.as_str()) {
+                None => assert_eq!(u.data(), t.data(), "{name}"),
+                Some(r) => {
+                    let f = |d: &[u8]| -> Vec<f64> {
+                        d.chunks_exact(4)
+                            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+                            .collect()
+                    };
+                    let (x, y) = (f(t.data()), f(u.data()));
+                    let err = x
+                        .iter()
+                        .zip(&y)
+                        .map(|(x, y)| (x - y).abs())
+                        .fold(0.0, f64::max);
+                    let reported = r["max_abs_error"].as_f64().unwrap();
+                    // MX values are exact in float32; an NVFP4 value (a
+                    // 30-bit product) is rounded to float32 once, moving the
+                    // error by at most half an ulp of the largest value.
+                    // Besides, serde_json's default float parser may be one
+                    // ulp off.
+                    let amax = y.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+                    let tol = if fmt == "nvfp4" {
+                        amax * 2f64.powi(-24)
+                    } else {
+                        0.0
+                    };
+                    assert!(
+                        (err - reported).abs() <= tol + 2.0 * f64::EPSILON * err,
+                        "{fmt} {name}"
+                    );
+                }
+            }
+        }
+    }
+}
