@@ -122,3 +122,54 @@ fn cancellation_leaves_nothing() {
     assert_eq!(s.tensors.len(), 6); // "b" is bfloat16 already: copied
     assert_eq!(s.copied, ["b", "b", "b"]);
 }
+
+#[test]
+fn nvfp4_empty_tensors_and_unselected_modules() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    let w: Vec<u8> = (0..64)
+        .flat_map(|i| (i as f32 - 20.0).to_le_bytes())
+        .collect();
+    let views = vec![
+        (
+            "empty.weight",
+            TensorView::new(Dtype::F32, vec![0, 16], &[]).unwrap(),
+        ),
+        (
+            "a.weight",
+            TensorView::new(Dtype::F32, vec![4, 16], &w).unwrap(),
+        ),
+        (
+            "b.weight",
+            TensorView::new(Dtype::F32, vec![2, 32], &w).unwrap(),
+        ),
+    ];
+    std::fs::write(
+        model.join("model.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(model.join("config.json"), "{}").unwrap();
+    let out = dir.path().join("out");
+    let select = |n: &str| n != "b.weight";
+    let mut o = Options::new(Target::Nvfp4);
+    o.select = Some(&select);
+    let s = checkpoint::convert(&model, &out, &o, &()).unwrap();
+    assert_eq!(s.tensors.len(), 2);
+    let f = SafetensorsFile::open(&out.join("model.safetensors")).unwrap();
+    let s2 = f.tensor("empty.weight_scale_2").unwrap();
+    assert_eq!(f.tensor_data(s2), 1.0f32.to_le_bytes());
+    assert_eq!(f.tensor("empty.weight").unwrap().shape, [0, 8]);
+    let a = f.tensor("a.weight_scale_2").unwrap();
+    assert_eq!(
+        f.tensor_data(a),
+        mldtypes::mx::nvfp4_tensor_scale(43.0).to_le_bytes()
+    );
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
+    assert_eq!(
+        config["quantization_config"]["exclude_modules"],
+        serde_json::json!(["b"])
+    );
+}

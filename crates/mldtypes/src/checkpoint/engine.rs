@@ -344,26 +344,26 @@ pub fn convert(
                 {
                     Op::Nvfp4 { from }
                 }
-                (Some(from), Target::Mx(_) | Target::Nvfp4) if selected => {
-                    if t.shape.len() >= 2 {
-                        unquantized_modules.insert(module_of(&t.name));
-                    }
-                    match opts.rest {
-                        Some(r)
-                            if r != from
-                                && storage_bytes(
-                                    Dtype::try_from(r).expect("checked"),
-                                    t.elements,
-                                )
+                (Some(from), Target::Mx(_) | Target::Nvfp4) if selected => match opts.rest {
+                    Some(r)
+                        if r != from
+                            && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements)
                                 .is_some() =>
-                        {
-                            Op::Cast { from, to: r }
-                        }
-                        _ => Op::Copy,
+                    {
+                        Op::Cast { from, to: r }
                     }
-                }
+                    _ => Op::Copy,
+                },
                 _ => Op::Copy,
             };
+            // Floating-point matrices a block target leaves unquantized.
+            if from.is_some()
+                && matches!(opts.target, Target::Mx(_) | Target::Nvfp4)
+                && !matches!(op, Op::Mx { .. } | Op::Nvfp4 { .. })
+                && t.shape.len() >= 2
+            {
+                unquantized_modules.insert(module_of(&t.name));
+            }
             match op {
                 Op::Copy => {
                     let o = push_out(&mut plan, t.name.clone(), t.dtype, t.shape.clone());
@@ -592,6 +592,10 @@ pub fn convert(
             let e = (s + step).min(j.units);
             chunks.push((ji, s, e));
             s = e;
+        }
+        if j.units == 0 && matches!(j.op, Op::Nvfp4 { .. }) {
+            // An empty tensor still gets its tensor scale (1).
+            chunks.push((ji, 0, 0));
         }
     }
     let in_bytes = |j: &Job, s: usize, e: usize| -> u64 {
