@@ -15,7 +15,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn mldtypes() -> Command {
     Command::cargo_bin("mldtypes").expect("binary builds")
@@ -138,16 +138,24 @@ fn promote_stdin_answers_every_line_then_exits_1() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
-    assert_eq!(lines.len(), 3);
+    // One answer per input line, the blank line answered by `null`.
+    assert_eq!(lines.len(), 4);
     assert_eq!(
         lines[0],
         serde_json::json!({"dtype": "int8", "weak": false})
     );
     assert_eq!(lines[1]["error"]["kind"], "TypePromotionError");
+    assert_eq!(lines[2], Value::Null);
     assert_eq!(
-        lines[2],
+        lines[3],
         serde_json::json!({"dtype": "float32", "weak": false})
     );
+    mldtypes()
+        .args(["promote", "--stdin"])
+        .write_stdin("int8 uint8\n\n  \nbool i*\n")
+        .assert()
+        .success()
+        .stdout("int16\n\n\nint64 (weak)\n");
     mldtypes()
         .args(["promote", "--stdin"])
         .write_stdin("int8 uint8\nint8 nosuchtype\n")
@@ -291,7 +299,14 @@ fn table_json_shape_and_cells() {
 #[test]
 fn table_text_markdown_csv() {
     let text = stdout_of(&["table"]);
-    assert_eq!(text.lines().count(), 19);
+    // The grid, between a header and a legend of `#` lines.
+    assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 19);
+    assert!(text
+        .starts_with("# jax 0.10.2 result_type(row, column); standard promotion; x64 enabled\n"));
+    assert!(text.contains("#   b1 bool, u1 uint8,"), "{text}");
+    for legend in ["#   -  ", "#   [..]  ", "#   i* f* c*  "] {
+        assert!(text.contains(legend), "{legend}");
+    }
     let csv = stdout_of(&["table", "--format", "csv"]);
     let first: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     assert_eq!(first.len(), 19);
@@ -464,13 +479,10 @@ fn values_lists_every_code_point() {
 
 #[test]
 fn cast_decimal_and_hex_float_to_float16() {
-    let out = stdout_of(&[
+    // One JSON document: an array with one object per value.
+    let v = json_of(&[
         "cast", "--to", "float16", "--json", "464", "0x1.cp+8", "65520", "-inf", "nan", "1e-8",
     ]);
-    let v: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(
         v[0],
         serde_json::json!({"input": "464", "bits": 0x5f40, "value": 464.0, "error": 0.0})
@@ -481,8 +493,7 @@ fn cast_decimal_and_hex_float_to_float16() {
     assert_eq!(v[3]["bits"], 0xfc00);
     assert_eq!(v[4]["value"], "nan");
     assert_eq!(v[5]["bits"], 0); // below half the smallest subnormal (2^-25)
-    let sat = stdout_of(&["cast", "--to", "float16", "--saturate", "--json", "1e6"]);
-    let v: Value = serde_json::from_str(sat.trim()).unwrap();
+    let v = &json_of(&["cast", "--to", "float16", "--saturate", "--json", "1e6"])[0];
     assert_eq!(v["value"], 65504.0);
     assert_eq!(v["bits"], 0x7bff);
     let text = stdout_of(&["cast", "--to", "bfloat16", "1.00390625"]);
@@ -510,25 +521,22 @@ fn cast_reads_stdin_and_f32() {
         .get_output()
         .stdout
         .clone();
-    let v: Vec<Value> = String::from_utf8(out)
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let bits: Vec<u64> = v
+        .as_array()
         .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .iter()
+        .map(|x| x["bits"].as_u64().unwrap())
         .collect();
-    let bits: Vec<u64> = v.iter().map(|x| x["bits"].as_u64().unwrap()).collect();
     assert_eq!(bits, [0x3fc0, 0x3f81, 0xc000]);
 }
 
 #[test]
 fn cast_to_float8_e4m3fn() {
-    let v: Value =
-        serde_json::from_str(stdout_of(&["cast", "--to", "float8_e4m3fn", "--json", "464"]).trim())
-            .unwrap();
+    let v = &json_of(&["cast", "--to", "float8_e4m3fn", "--json", "464"])[0];
     assert_eq!(v["bits"], 126);
     assert_eq!(v["value"], 448.0);
-    let v: Value =
-        serde_json::from_str(stdout_of(&["cast", "--to", "float8_e4m3fn", "--json", "480"]).trim())
-            .unwrap();
+    let v = &json_of(&["cast", "--to", "float8_e4m3fn", "--json", "480"])[0];
     assert_eq!(v["value"], "nan");
 }
 
@@ -836,7 +844,13 @@ fn inspect_reports_statistics() {
 #[test]
 fn bench_json_shape() {
     let v = json_of(&["bench", "--elements", "4096", "--json"]);
-    let a = v.as_array().unwrap();
+    assert!(["scalar", "portable", "avx2", "avx512"].contains(&v["path"].as_str().unwrap()));
+    assert!(v["available_paths"]
+        .as_array()
+        .unwrap()
+        .contains(&v["path"]));
+    assert_eq!(v["elements"], 4096);
+    let a = v["results"].as_array().unwrap();
     assert!(!a.is_empty());
     for r in a {
         assert!(r["from"].is_string() && r["to"].is_string());
@@ -943,4 +957,179 @@ fn convert_to_packed_float4_and_float6() {
         .code(2)
         .stderr(predicate::str::contains("whole bytes"));
     assert!(!out.exists());
+}
+
+// ---------------------------------------------------------------------------
+// table: every cell of the JAX tables against the committed jax vectors
+// ---------------------------------------------------------------------------
+
+/// The committed jax 0.10.2 vectors (tools/gen_promotion_vectors.py).
+fn pair_vectors() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mldtypes/tests/vectors/promote/pairs.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("committed vectors"))
+        .expect("JSON vectors")
+}
+
+/// JAX lists the inputs of a failed promotion in Python set order (hash
+/// dependent): the tuple's items are compared as a sorted list.
+fn sorted_inputs(msg: &str) -> String {
+    match msg
+        .strip_prefix("Input dtypes (")
+        .and_then(|rest| rest.find(") have no").map(|end| (rest, end)))
+    {
+        Some((rest, end)) => {
+            let mut items: Vec<&str> = rest[..end].split(", ").collect();
+            items.sort();
+            format!("Input dtypes ({}{}", items.join(", "), &rest[end..])
+        }
+        None => msg.to_string(),
+    }
+}
+
+/// Cells compared: values, errors with the same text, errors with the same
+/// text up to the order of the inputs.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TableCounts {
+    values: usize,
+    errors_exact: usize,
+    errors_unordered: usize,
+}
+
+/// Compares `table --types all --json` of one configuration with jax's
+/// `result_type` for every pair of the 35 nodes (`i*`/`f*`/`c*` are the
+/// Python scalars 1, 1.0, 1j, as in the vectors).
+fn check_table_against_jax(vectors: &Value, mode: &str, x64: bool) -> TableCounts {
+    let config = vectors["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["mode"] == mode && c["x64"] == x64)
+        .expect("configuration in the vectors");
+    let nodes: Vec<&str> = vectors["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let system = if mode == "strict" {
+        "jax-strict"
+    } else {
+        "jax"
+    };
+    let mut args = vec!["table", "--system", system, "--types", "all", "--json"];
+    if !x64 {
+        args.push("--x32");
+    }
+    let got = json_of(&args);
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), nodes.len() * nodes.len());
+    let messages = vectors["messages"].as_array().unwrap();
+    let mut counts = TableCounts::default();
+    for (i, a) in nodes.iter().enumerate() {
+        for (j, b) in nodes.iter().enumerate() {
+            let want = &config["result_type"][i][j];
+            // The JSON lists rows in order, each row's columns in order.
+            let cell = &got[i * nodes.len() + j];
+            assert_eq!((&cell["a"], &cell["b"]), (&json!(a), &json!(b)));
+            let what = format!("{system} x64={x64} {a} {b}");
+            if let Some(kind) = want.get("error") {
+                assert_eq!(cell["error"]["kind"], *kind, "{what}: {cell}");
+                let m = messages[want["m"].as_u64().unwrap() as usize]
+                    .as_str()
+                    .unwrap();
+                let ours = cell["error"]["message"].as_str().unwrap();
+                if ours == m {
+                    counts.errors_exact += 1;
+                } else {
+                    assert_eq!(sorted_inputs(ours), sorted_inputs(m), "{what}");
+                    counts.errors_unordered += 1;
+                }
+            } else {
+                assert_eq!(cell["dtype"], want[0], "{what}: {cell}");
+                assert_eq!(cell["weak"], want[1], "{what}: {cell}");
+                counts.values += 1;
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn table_cells_equal_jax_result_type_in_all_four_configurations() {
+    let v = pair_vectors();
+    let mut total = 0;
+    for (mode, x64) in [
+        ("standard", false),
+        ("strict", false),
+        ("standard", true),
+        ("strict", true),
+    ] {
+        let c = check_table_against_jax(&v, mode, x64);
+        // Values and errors as jax gives them (errors_unordered: the same text
+        // with the inputs in another order, as Python's set order has them).
+        let values = match (mode, x64) {
+            ("standard", _) => 607,
+            ("strict", false) => 149,
+            _ => 141,
+        };
+        assert_eq!(c.values, values, "{mode} x64={x64}: {c:?}");
+        assert_eq!(c.values + c.errors_exact + c.errors_unordered, 35 * 35);
+        total += 35 * 35;
+    }
+    assert_eq!(total, 4900);
+}
+
+#[test]
+fn table_x32_shows_what_promote_x32_answers() {
+    // The examples: bool + float64 is float32 under --x32, and
+    // complex128 + complex64 is complex64 (not an error) in strict mode.
+    let csv = stdout_of(&["table", "--x32", "--format", "csv"]);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let cell = |rows: &[Vec<&str>], r: &str, c: &str| {
+        let j = rows[0].iter().position(|h| *h == c).unwrap();
+        rows.iter().find(|row| row[0] == r).unwrap()[j].to_string()
+    };
+    assert_eq!(cell(&rows, "b1", "f8"), "f4");
+    assert_eq!(
+        stdout_of(&["promote", "--x32", "bool", "float64"]),
+        "float32\n"
+    );
+    let strict = stdout_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--x32",
+        "--format",
+        "csv",
+    ]);
+    let srows: Vec<Vec<&str>> = strict.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(cell(&srows, "c16", "c8"), "c8");
+    // The raw lattice join stays available, explicitly.
+    let join = stdout_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--x32",
+        "--view",
+        "join",
+        "--format",
+        "csv",
+    ]);
+    let jrows: Vec<Vec<&str>> = join.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(cell(&jrows, "c16", "c8"), "-");
+    // With x64 on, result_type and the lattice join agree on every cell.
+    for system in ["jax", "jax-strict"] {
+        let all = [
+            "table", "--system", system, "--types", "all", "--format", "csv",
+        ];
+        let mut join = all.to_vec();
+        join.extend(["--view", "join"]);
+        assert_eq!(stdout_of(&all), stdout_of(&join), "{system}");
+    }
+    // --x32 and --view join belong to the JAX tables.
+    mldtypes()
+        .args(["table", "--system", "torch", "--x32"])
+        .assert()
+        .code(2);
 }
