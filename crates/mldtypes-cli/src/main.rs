@@ -118,10 +118,9 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if json && e.use_stderr() => {
-            let message = e.kind().as_str().map_or_else(
-                || e.to_string().lines().next().unwrap_or("").to_string(),
-                |k| format!("{k}: {}", e.to_string().lines().next().unwrap_or("")),
-            );
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
             let _ = output::print_json(&output::error_json("UsageError", &message));
             return ExitCode::from(2);
         }

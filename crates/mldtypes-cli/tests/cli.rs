@@ -1133,3 +1133,313 @@ fn table_x32_shows_what_promote_x32_answers() {
         .assert()
         .code(2);
 }
+
+// ---------------------------------------------------------------------------
+// Hostile input: every case is a message and an exit code, never a panic
+// ---------------------------------------------------------------------------
+
+/// Runs the binary and returns (exit code, stdout, stderr); fails on a panic.
+fn run_of(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let out = mldtypes()
+        .args(args)
+        .write_stdin(stdin)
+        .output()
+        .expect("runs");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(!se.contains("panicked"), "{args:?}: {se}");
+    (out.status.code().expect("exit code, not a signal"), so, se)
+}
+
+#[test]
+fn cast_of_values_of_65536_and_more_characters() {
+    for digits in [65_536, 70_000, 100_000] {
+        let v = format!("1{}", "0".repeat(digits - 1));
+        // As an argument.
+        let (code, out, _) = run_of(&["cast", "--to", "bf16", "--", &v], "");
+        assert_eq!(code, 0);
+        let row = out.lines().nth(1).unwrap();
+        assert!(row.contains(&format!("({digits} chars)")), "{row}");
+        assert!(row.contains("0x7f80"), "{row}"); // 10^65535 overflows to +inf
+        assert!(out.lines().all(|l| l.len() < 200));
+        // From standard input, and as JSON (which keeps the whole input).
+        let (code, out, _) = run_of(&["cast", "--to", "bf16", "--stdin", "--json"], &v);
+        assert_eq!(code, 0);
+        let j: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(j[0]["input"].as_str().unwrap().len(), digits);
+    }
+    // An unparsable long value: the message quotes only its beginning.
+    let bad = format!("1{}x", "0".repeat(70_000));
+    let (code, _, err) = run_of(&["cast", "--to", "bf16", "--stdin"], &bad);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("(70002 characters)") && err.len() < 300,
+        "{err}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn failed_standard_output_is_an_error_not_a_panic() {
+    let cases: &[&[&str]] = &[
+        &["info", "bfloat16"],
+        &["info", "--json", "bfloat16"],
+        &["values", "float8_e4m3fn"],
+        &["dtypes"],
+        &["promote", "int8", "uint8"],
+        &["promote", "--json", "int8", "uint8"],
+        &["table"],
+        &["table", "--json"],
+        &["lattice"],
+        &["cast", "--to", "bf16", "1.5"],
+        &["bench", "--elements", "1024"],
+    ];
+    for args in cases {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mldtypes"))
+            .args(*args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write <stdout>: No space left"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mldtypes"))
+        .args(["values", "bfloat16"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("0x0000"));
+    // The reader is gone: the next write ends the process by SIGPIPE, silently.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn bench_elements_beyond_memory_are_refused() {
+    for n in [
+        u64::MAX.to_string(),
+        (1u64 << 62).to_string(),
+        (1u64 << 40).to_string(),
+    ] {
+        let (code, out, err) = run_of(&["bench", "--elements", &n], "");
+        assert_eq!(code, 2, "{n}: {err}");
+        assert!(out.is_empty());
+        assert!(err.contains(&format!("--elements {n}")), "{err}");
+        assert!(err.contains("memory"), "{err}");
+    }
+    let (code, _, err) = run_of(&["bench", "--elements", "18446744073709551616"], "");
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn unknown_names_cost_linear_time_and_are_echoed_short() {
+    // 10 MB and 100 MB tokens (through standard input: an argument is limited
+    // to 128 KiB): no edit distance is computed, the echo is cut.
+    for len in [10_000_000, 100_000_000] {
+        let token = "x".repeat(len);
+        let (code, out, _) = run_of(&["promote", "--stdin"], &token);
+        assert_eq!(code, 2);
+        assert!(
+            out.starts_with("UsageError: unknown dtype \"xxxx"),
+            "{}",
+            &out[..100]
+        );
+        assert!(out.contains(&format!("… ({len} characters)")));
+        assert!(out.len() < 200);
+    }
+    // Short typos still get the closest names.
+    let (_, _, err) = run_of(&["promote", "flaot32", "i*"], "");
+    assert!(err.contains("did you mean \"float32\""), "{err}");
+    let (_, _, err) = run_of(&["info", "f33"], "");
+    assert!(err.contains("\"f32\""), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// One dtype vocabulary
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_string_means_the_same_dtype_in_every_command() {
+    // Bit-width shorthands are aliases everywhere.
+    assert_eq!(stdout_of(&["promote", "f32", "f16"]), "float32\n");
+    assert_eq!(stdout_of(&["promote", "i64", "u32"]), "int64\n");
+    assert_eq!(
+        stdout_of(&["table", "--types", "f16,f32", "--format", "csv"]),
+        ",float16,float32\nfloat16,float16,float32\nfloat32,float32,float32\n"
+    );
+    assert_eq!(stdout_of(&["info", "f16"]), stdout_of(&["info", "float16"]));
+    assert_eq!(
+        stdout_of(&["cast", "--to", "f16", "1"]),
+        stdout_of(&["cast", "--to", "float16", "1"])
+    );
+    // NumPy codes with a byte-order prefix are read as numpy.dtype reads them.
+    assert_eq!(stdout_of(&["promote", "<i8", "=u8"]), "float64 (weak)\n");
+    // A bare seed-table code is refused outside its table, naming each reading.
+    let (code, _, err) = run_of(&["promote", "i8", "u8"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("int64 in NumPy's kind + bytes codes")
+            && err.contains("int8 in the kind + bits codes"),
+        "{err}"
+    );
+    let (code, _, err) = run_of(&["info", "c8"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("complex64") && err.contains("complex128"),
+        "{err}"
+    );
+    // Inside its own table a code means what that table means, and the
+    // header says which naming is in use.
+    let torch = stdout_of(&["table", "--system", "torch", "--types", "i8,u8"]);
+    assert!(torch.contains("# names: the kind + bits codes of the JEP 9407 appendix tables"));
+    assert!(torch.contains("i8 int8, u8 uint8"), "{torch}");
+    assert!(torch.contains("i8 i16"), "{torch}"); // int8 + uint8 -> int16
+    let jax = stdout_of(&["table", "--types", "i8,u8", "--format", "csv"]);
+    assert_eq!(jax, ",int64,uint64\nint64,int64,f*\nuint64,f*,uint64\n");
+}
+
+#[test]
+fn dtypes_lists_every_spelling_and_each_one_parses() {
+    let text = stdout_of(&["dtypes"]);
+    assert!(text.contains("Seed-table codes are read only by `table --types`"));
+    let v = json_of(&["dtypes", "--json"]);
+    let all = v.as_array().unwrap();
+    assert_eq!(all.len(), 34); // the 32 JAX dtypes, complex32, bcomplex32
+    let bf = all.iter().find(|d| d["name"] == "bfloat16").unwrap();
+    assert_eq!(bf["table_codes"]["numpy-bytes"], "bf");
+    assert_eq!(bf["table_codes"]["jep9407-bits"], "bf16");
+    assert_eq!(bf["kind"], "float");
+    // Every listed name, alias and shorthand reads back as its dtype through
+    // `promote`, and every NumPy code with a byte-order prefix.
+    let mut lines = String::new();
+    let mut want = Vec::new();
+    for d in all {
+        let name = d["name"].as_str().unwrap();
+        if name == "complex32" || name == "bcomplex32" {
+            continue; // not JAX types
+        }
+        let mut spellings = vec![name.to_string()];
+        for key in ["aliases", "shorthands"] {
+            for a in d[key].as_array().unwrap() {
+                spellings.push(a.as_str().unwrap().to_string());
+            }
+        }
+        for c in d["numpy_codes"].as_array().unwrap() {
+            spellings.push(format!("={}", c.as_str().unwrap()));
+        }
+        for s in spellings {
+            lines.push_str(&s);
+            lines.push('\n');
+            want.push(name.to_string());
+        }
+    }
+    let (code, out, _) = run_of(&["promote", "--stdin"], &lines);
+    assert_eq!(code, 0, "{out}");
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got, want);
+}
+
+// ---------------------------------------------------------------------------
+// Consistent output: JSON, exit codes, legend
+// ---------------------------------------------------------------------------
+
+#[test]
+fn json_errors_under_json_in_every_command() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["info", "--json", "nope"], "UsageError"),
+        (&["values", "--json", "int8"], "UsageError"),
+        (&["cast", "--json", "--to", "nope", "1"], "UsageError"),
+        (&["cast", "--json", "--to", "bf16", "zz"], "UsageError"),
+        (&["table", "--json", "--types", "nope"], "UsageError"),
+        (&["dtypes", "--json", "--bogus"], "UsageError"),
+        (&["promote", "--json", "nope"], "UsageError"),
+        (
+            &["promote", "--json", "--strict", "int8", "float32"],
+            "TypePromotionError",
+        ),
+        (&["bench", "--json", "--elements", "0"], "UsageError"),
+    ];
+    for (args, kind) in cases {
+        let (code, out, err) = run_of(args, "");
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
+        assert_eq!(v["error"]["kind"], *kind, "{args:?}");
+        assert!(v["error"]["message"].as_str().unwrap().len() > 5);
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert_eq!(code, if *kind == "TypePromotionError" { 1 } else { 2 });
+    }
+    // `--json` is the table's alias for `--format json`.
+    assert_eq!(
+        stdout_of(&["table", "--json"]),
+        stdout_of(&["table", "--format", "json"])
+    );
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let help = stdout_of(&["--help"]);
+    assert!(help.contains("Exit codes:"));
+    assert!(help.contains("0  success"));
+    assert!(help.contains("1  a type promotion error"));
+    assert!(help.contains("2  a usage error"));
+}
+
+#[test]
+fn table_all_has_a_legend_and_fits_the_width() {
+    let text = stdout_of(&["table", "--types", "all", "--width", "100"]);
+    assert!(text
+        .lines()
+        .all(|l| l.chars().count() <= 100 || l.starts_with('#')));
+    assert!(text.contains("# names: canonical dtype names"));
+    assert!(text.contains("#   -         no implicit promotion: jax raises TypePromotionError"));
+    assert!(text.contains("#   [..]      differs from numpy"));
+    assert!(text.contains("#   i* f* c*  weakly typed int / float / complex"));
+    // Every column appears once per panel, each panel repeats the 35 row labels.
+    let panels = text.split("\n\n").count();
+    assert!(panels > 1);
+    for name in ["float8_e4m3b11fnuz", "uint1", "c*"] {
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with(' ') || l.starts_with(name))
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .count();
+        // One row per panel, plus a panel header that may start with it.
+        assert!(rows == panels || rows == panels + 1, "{name}: {rows}");
+    }
+    // --width 0: one panel, one line per row.
+    let wide = stdout_of(&["table", "--types", "all", "--width", "0"]);
+    assert_eq!(wide.lines().filter(|l| !l.starts_with('#')).count(), 36);
+}
+
+#[test]
+fn torch_table_says_it_is_the_2021_snapshot() {
+    let text = stdout_of(&["table", "--system", "torch"]);
+    assert!(text.starts_with(
+        "# torch: the JEP 9407 appendix snapshot of PyTorch's promotion (about 2021)"
+    ));
+    assert!(text.contains("PyTorch 2.15 differs in 45 of its 324 cells"));
+}

@@ -1010,4 +1010,76 @@ mod parse_tests {
         assert_eq!(e.to_string(), "unknown dtype \"zzzzzzzzzzzzzzzzzz\"");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
+
+    #[test]
+    fn one_vocabulary() {
+        for (s, d) in [
+            ("int8", DType::Int8),
+            ("INT8", DType::Int8),
+            ("f16", DType::Float16),
+            ("f32", DType::Float32),
+            ("f64", DType::Float64),
+            ("bf16", DType::BFloat16),
+            ("c128", DType::Complex128),
+            ("<i8", DType::Int64),
+            ("|b1", DType::Bool),
+            ("=f", DType::Float32),
+            ("half", DType::Float16),
+            ("float", DType::Float64),
+        ] {
+            assert_eq!(DType::parse_name(s), Ok(d), "{s}");
+        }
+        // Every seed-table code is refused bare, with its readings.
+        for n in Naming::ALL {
+            for (c, d) in n.codes() {
+                if WIDTH_ALIASES.iter().any(|(a, _)| a == c) || *c == "bf16" {
+                    continue;
+                }
+                let e = DType::parse_name(c).unwrap_err();
+                assert!(e.readings.contains(&(n, *d)), "{c}");
+            }
+        }
+        let e = DType::parse_name("c8").unwrap_err();
+        assert_eq!(
+            e.readings,
+            vec![
+                (Naming::Bytes, DType::Complex64),
+                (Naming::Legacy2020, DType::Complex128)
+            ]
+        );
+        assert!(e.to_string().contains("complex64 or complex128"));
+        // Suggestions point to the name meant.
+        assert_eq!(DType::parse_name("f33").unwrap_err().suggestions[0], "f32");
+        assert_eq!(DType::parse_name("f65").unwrap_err().suggestions[0], "f64");
+        assert_eq!(
+            DType::parse_name("bfloat15").unwrap_err().suggestions[0],
+            "bfloat16"
+        );
+        // Every listed spelling parses (NumPy codes with a prefix).
+        for sp in DType::vocabulary() {
+            let text = if sp.kind == SpellingKind::NumPy {
+                format!("={}", sp.text)
+            } else {
+                sp.text.to_string()
+            };
+            assert_eq!(DType::parse_name(&text), Ok(sp.dtype), "{text}");
+        }
+    }
+
+    #[test]
+    fn huge_inputs_get_no_suggestions_and_short_echoes() {
+        let long = "int".repeat(1_000_000);
+        for e in [
+            DType::parse_name(&long).unwrap_err(),
+            long.parse::<DType>().unwrap_err(),
+        ] {
+            assert!(e.suggestions.is_empty());
+            let m = e.to_string();
+            assert!(m.len() < 120, "{m}");
+            assert!(m.ends_with("… (3000000 characters)"), "{m}");
+        }
+        let edge = "z".repeat(MAX_SUGGESTION_INPUT);
+        assert_eq!(suggest(&edge, &["zz"]).suggestions.len(), 0); // too far
+        assert_eq!(echo(&"a".repeat(MAX_ECHO)).len(), MAX_ECHO + 2);
+    }
 }

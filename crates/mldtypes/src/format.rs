@@ -785,3 +785,59 @@ mod tests {
         assert_eq!(FLOAT8_E8M0FNU.bits(), 8);
     }
 }
+
+#[cfg(test)]
+mod validation_tests {
+    use super::*;
+
+    #[test]
+    fn named_formats_validate_and_bad_descriptors_are_refused() {
+        for f in ALL {
+            assert_eq!(f.validate(), Ok(()), "{}", f.name);
+        }
+        let new = |e, m, b, nf, nan, signed, zero| Format::new("x", e, m, b, nf, nan, signed, zero);
+        use NanEncoding as N;
+        use NonFinite as F;
+        assert_eq!(
+            new(0, 3, 7, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::ExponentBits(0))
+        );
+        assert_eq!(
+            new(9, 3, 7, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::ExponentBits(9))
+        );
+        assert_eq!(
+            new(8, 25, 127, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Width(34))
+        );
+        assert_eq!(
+            new(8, u32::MAX, 127, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Width(u32::MAX))
+        );
+        assert_eq!(
+            new(1, 0, 0, F::FiniteOnly, N::None, false, true),
+            Err(FormatError::Width(1))
+        );
+        assert_eq!(
+            new(5, 2, -200, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(-200))
+        );
+        assert_eq!(
+            new(5, 2, 200, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(200))
+        );
+        assert_eq!(
+            new(5, 2, 15, F::Ieee, N::AllOnes, true, true),
+            Err(FormatError::NonFinite)
+        );
+        assert_eq!(
+            new(5, 0, 15, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::NonFinite)
+        );
+        assert_eq!(
+            new(4, 3, 8, F::NanOnly, N::NegativeZero, false, true),
+            Err(FormatError::Zero)
+        );
+        assert!(new(4, 3, 8, F::NanOnly, N::NegativeZero, true, true).is_ok());
+    }
+}

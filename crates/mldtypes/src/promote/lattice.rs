@@ -758,6 +758,18 @@ mod tests {
     }
 
     #[test]
+    fn tables_are_always_square() {
+        assert_eq!(
+            BinaryTable::new(vec![1, 2, 3], vec![Some(1); 8]),
+            Err(TableShapeError { nodes: 3, cells: 8 })
+        );
+        let t = BinaryTable::new(vec![1, 2], vec![Some(1), None, None, Some(2)]).unwrap();
+        assert_eq!(t.get(&2, &2), Some(Some(&2)));
+        assert_eq!(t.get(&3, &2), None);
+        assert!(t.non_commutative_pairs().is_empty());
+    }
+
+    #[test]
     fn cycles_are_rejected() {
         let e = Lattice::new(&[("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"])]).unwrap_err();
         assert_eq!(e, LatticeError::Cycle { node: "a".into() });
