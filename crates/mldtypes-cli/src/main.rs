@@ -8,6 +8,7 @@ mod backend;
 mod bench;
 mod error;
 mod formats;
+mod lattice_svg;
 mod output;
 mod promotion;
 mod tensors;

@@ -781,7 +781,8 @@ fn text_grid(heads: &[String], grid: &[Vec<String>], width: usize) -> String {
 /// Output formats of `mldtypes lattice`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LatticeFormat {
-    /// SVG laid out by layout-rs (no Graphviz needed).
+    /// SVG: the JAX page's 18 nodes where its generator code places them,
+    /// other node sets in layers (no Graphviz needed).
     Svg,
     /// Graphviz DOT text.
     Dot,
@@ -801,6 +802,11 @@ pub struct LatticeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "svg")]
     format: LatticeFormat,
+    /// `all` (every node of the lattice) or `doc` (the JAX page's 18 nodes,
+    /// with the order the full lattice gives them; the standard x64 lattice
+    /// at the JAX page's positions).
+    #[arg(long, default_value = "all", value_parser = ["all", "doc"])]
+    types: String,
     /// Write to FILE (atomically: a temporary file renamed into place) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -809,10 +815,22 @@ pub struct LatticeArgs {
 /// `mldtypes lattice`.
 pub fn lattice(a: LatticeArgs) -> Result<()> {
     let l = config(a.strict, a.x32).lattice();
-    let nodes: Vec<JaxType> = l.nodes().to_vec();
+    let nodes: Vec<JaxType> = if a.types == "doc" {
+        doc_types()
+    } else {
+        l.nodes().to_vec()
+    };
+    // "Immediately higher" within the chosen nodes: a < b with no chosen c
+    // strictly between (the full lattice's own edges when all are chosen).
+    let lt = |x: &JaxType, y: &JaxType| x != y && l.le(x, y);
     let edges: Vec<(JaxType, JaxType)> = nodes
         .iter()
-        .flat_map(|n| l.immediately_higher(n).into_iter().map(move |h| (*n, h)))
+        .flat_map(|x| {
+            nodes
+                .iter()
+                .filter(|y| lt(x, y) && !nodes.iter().any(|c| lt(x, c) && lt(c, y)))
+                .map(move |y| (*x, *y))
+        })
         .collect();
     let idx = |n: JaxType| nodes.iter().position(|m| *m == n).unwrap_or(0);
     let mut out = String::new();
@@ -836,56 +854,20 @@ pub fn lattice(a: LatticeArgs) -> Result<()> {
                 let _ = writeln!(out, "  n{} --> n{}", idx(*lo), idx(*hi));
             }
         }
-        LatticeFormat::Svg => out = lattice_svg(&nodes, &edges),
+        LatticeFormat::Svg => {
+            let title = format!(
+                "JAX type promotion lattice ({}, x64 {})",
+                if a.strict { "strict" } else { "standard" },
+                if a.x32 { "disabled" } else { "enabled" }
+            );
+            let page = a.types == "doc" && !a.strict && !a.x32;
+            out = crate::lattice_svg::svg(&nodes, &edges, &title, page)
+        }
     }
     match a.output {
         None => output::print(&out),
         Some(path) => write_atomically(&path, out.as_bytes()),
     }
-}
-
-fn lattice_svg(nodes: &[JaxType], edges: &[(JaxType, JaxType)]) -> String {
-    use layout::backends::svg::SVGWriter;
-    use layout::core::base::Orientation;
-    use layout::core::geometry::Point;
-    use layout::core::style::{LineStyleKind, StyleAttr};
-    use layout::std_shapes::shapes::{Arrow, Element, LineEndKind, ShapeKind};
-    use layout::topo::layout::VisualGraph;
-
-    // Laid out top to bottom with every edge drawn from the higher type down to
-    // the lower one and the arrow head at the start, so arrows point upward.
-    let mut vg = VisualGraph::new(Orientation::TopToBottom);
-    let handles: Vec<_> = nodes
-        .iter()
-        .map(|n| {
-            let label = n.to_string();
-            let size = Point::new(12.0 + 9.0 * label.len() as f64, 34.0);
-            let shape = ShapeKind::new_box(&label);
-            vg.add_node(Element::create(
-                shape,
-                StyleAttr::simple(),
-                Orientation::LeftToRight,
-                size,
-            ))
-        })
-        .collect();
-    for (lo, hi) in edges {
-        let l = nodes.iter().position(|m| m == lo).expect("node");
-        let h = nodes.iter().position(|m| m == hi).expect("node");
-        let arrow = Arrow::new(
-            LineEndKind::Arrow,
-            LineEndKind::None,
-            LineStyleKind::Normal,
-            "",
-            &StyleAttr::simple(),
-            &None,
-            &None,
-        );
-        vg.add_edge(arrow, handles[h], handles[l]);
-    }
-    let mut svg = SVGWriter::new();
-    vg.do_it(false, false, false, &mut svg);
-    svg.finalize()
 }
 
 /// Writes `data` to `path` through a temporary file in the same directory,

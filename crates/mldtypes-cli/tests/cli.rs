@@ -1443,3 +1443,354 @@ fn torch_table_says_it_is_the_2021_snapshot() {
     ));
     assert!(text.contains("PyTorch 2.15 differs in 45 of its 324 cells"));
 }
+
+// ---------------------------------------------------------------------------
+// lattice pictures: no edge crosses a box
+// ---------------------------------------------------------------------------
+
+/// A box of the SVG: label, left, top, width, height.
+type SvgBox = (String, f64, f64, f64, f64);
+
+/// The boxes and the edge paths (as sampled points) of a lattice SVG.
+fn svg_geometry(svg: &str) -> (Vec<SvgBox>, Vec<Vec<(f64, f64)>>) {
+    let attr = |s: &str, name: &str| -> f64 {
+        let k = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        s[k..k + s[k..].find('"').unwrap()].parse().unwrap()
+    };
+    let mut boxes = Vec::new();
+    for g in svg.split("<g><rect").skip(1) {
+        let label = g[g.find('>').unwrap()..]
+            .split("central\">")
+            .nth(1)
+            .unwrap();
+        let label = label[..label.find('<').unwrap()].to_string();
+        boxes.push((
+            label,
+            attr(g, "x"),
+            attr(g, "y"),
+            attr(g, "width"),
+            attr(g, "height"),
+        ));
+    }
+    let mut paths = Vec::new();
+    for p in svg.split("<path d=\"").skip(2) {
+        let d = &p[..p.find('"').unwrap()];
+        let nums: Vec<f64> = d
+            .split(|c: char| c == ' ' || c == ',' || c.is_ascii_alphabetic())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let letters: Vec<char> = d.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+        let mut pts = Vec::new();
+        let mut k = 2;
+        let mut cur = (nums[0], nums[1]);
+        pts.push(cur);
+        for l in &letters[1..] {
+            if *l == 'C' {
+                let c: Vec<f64> = nums[k..k + 6].to_vec();
+                for s in 1..=40 {
+                    let t = s as f64 / 40.0;
+                    let u = 1.0 - t;
+                    let x = u * u * u * cur.0
+                        + 3.0 * u * u * t * c[0]
+                        + 3.0 * u * t * t * c[2]
+                        + t * t * t * c[4];
+                    let y = u * u * u * cur.1
+                        + 3.0 * u * u * t * c[1]
+                        + 3.0 * u * t * t * c[3]
+                        + t * t * t * c[5];
+                    pts.push((x, y));
+                }
+                cur = (c[4], c[5]);
+                k += 6;
+            } else {
+                let end = (nums[k], nums[k + 1]);
+                for s in 1..=40 {
+                    let t = s as f64 / 40.0;
+                    pts.push((cur.0 + (end.0 - cur.0) * t, cur.1 + (end.1 - cur.1) * t));
+                }
+                cur = end;
+                k += 2;
+            }
+        }
+        paths.push(pts);
+    }
+    (boxes, paths)
+}
+
+#[test]
+fn lattice_edges_cross_no_box() {
+    for args in [
+        &["lattice"][..],
+        &["lattice", "--strict"],
+        &["lattice", "--x32"],
+        &["lattice", "--types", "doc"],
+        &["lattice", "--types", "doc", "--strict"],
+        &["lattice", "--types", "doc", "--x32"],
+    ] {
+        let svg = stdout_of(args);
+        let (boxes, paths) = svg_geometry(&svg);
+        let want = if args.contains(&"doc") { 18 } else { 35 };
+        assert_eq!(boxes.len(), want, "{args:?}");
+        let edges = stdout_of(&[args, &["--format", "dot"][..]].concat())
+            .lines()
+            .filter(|l| l.contains("->"))
+            .count();
+        assert_eq!(paths.len(), edges, "{args:?}");
+        for (k, path) in paths.iter().enumerate() {
+            // Interior points (the ends touch their own boxes).
+            for &(x, y) in &path[2..path.len() - 2] {
+                for (label, bx, by, bw, bh) in &boxes {
+                    let inside =
+                        x > bx + 1.0 && x < bx + bw - 1.0 && y > by + 1.0 && y < by + bh - 1.0;
+                    assert!(
+                        !inside,
+                        "{args:?}: edge {k} crosses {label} at ({x:.1}, {y:.1})"
+                    );
+                }
+            }
+        }
+        // No two boxes overlap.
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                let apart =
+                    a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1 || a.2 + a.4 <= b.2 || b.2 + b.4 <= a.2;
+                assert!(apart, "{args:?}: {} overlaps {}", a.0, b.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn committed_lattice_picture_is_in_sync() {
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/type_lattice.svg"),
+    )
+    .expect("docs/type_lattice.svg");
+    assert_eq!(
+        stdout_of(&["lattice"]),
+        committed,
+        "regenerate with `mldtypes lattice -o docs/type_lattice.svg`"
+    );
+}
+
+#[test]
+fn lattice_doc_view_takes_the_pages_positions() {
+    let svg = stdout_of(&["lattice", "--types", "doc"]);
+    let (boxes, _) = svg_geometry(&svg);
+    let at = |n: &str| {
+        let b = boxes
+            .iter()
+            .find(|b| b.0 == n)
+            .unwrap_or_else(|| panic!("{n}"));
+        (b.1 + b.3 / 2.0, b.2 + b.4 / 2.0)
+    };
+    // Seed 002's pos: rows (y) and columns (x).
+    for row in [
+        &["bool", "uint8", "uint16", "uint32", "uint64"][..],
+        &[
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "c*",
+            "complex64",
+            "complex128",
+        ],
+        &["i*", "f*", "float32", "float64"],
+    ] {
+        for n in row {
+            assert_eq!(at(n).1, at(row[0]).1, "{n} in the row of {}", row[0]);
+        }
+    }
+    for col in [
+        ["uint8", "int8"],
+        ["uint64", "int64"],
+        ["bfloat16", "float16"],
+        ["float64", "complex64"],
+    ] {
+        assert_eq!(at(col[0]).0, at(col[1]).0, "{col:?}");
+    }
+    let xs: Vec<f64> = [
+        "bool",
+        "i*",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "f*",
+        "c*",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex128",
+    ]
+    .iter()
+    .map(|n| at(n).0)
+    .collect();
+    assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+}
+
+// ---------------------------------------------------------------------------
+// The README's command-line examples print what the commands print
+// ---------------------------------------------------------------------------
+
+/// Splits a shell command line of the README (plain words, single quotes).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            _ => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(cur);
+    }
+    words
+}
+
+#[test]
+fn readme_command_line_examples_match_the_commands() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    // Every ```text block: `$ mldtypes ARGS [| head -N]  [# exit status K]`
+    // lines, each followed by the output it shows.
+    let mut checked = 0;
+    let mut in_block = false;
+    let mut lines = readme.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with("```") {
+            in_block = line == "```text";
+            continue;
+        }
+        let Some(cmd) = line.strip_prefix("$ mldtypes ").filter(|_| in_block) else {
+            continue;
+        };
+        let mut shown = String::new();
+        while let Some(next) = lines.peek() {
+            if next.starts_with("$ ") || next.starts_with("```") {
+                break;
+            }
+            shown.push_str(lines.next().unwrap());
+            shown.push('\n');
+        }
+        let (cmd, status) = match cmd.split_once("  # exit status ") {
+            Some((c, s)) => (c.trim_end(), s.trim().parse::<i32>().unwrap()),
+            None => (cmd.trim_end(), 0),
+        };
+        let (cmd, head) = match cmd.split_once(" | head -") {
+            Some((c, n)) => (c, Some(n.parse::<usize>().unwrap())),
+            None => (cmd, None),
+        };
+        let out = mldtypes()
+            .args(shell_words(cmd))
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(status), "$ mldtypes {cmd}");
+        // Errors go to standard error; the README shows them in place.
+        let mut got = String::from_utf8(out.stdout).unwrap();
+        got.push_str(&String::from_utf8(out.stderr).unwrap());
+        if let Some(n) = head {
+            got = got.lines().take(n).map(|l| format!("{l}\n")).collect();
+        }
+        assert_eq!(got, shown, "$ mldtypes {cmd}");
+        checked += 1;
+    }
+    assert!(checked >= 12, "{checked} README examples");
+}
+
+// ---------------------------------------------------------------------------
+// The fuzz targets' entry points, replayed in the normal test run
+// ---------------------------------------------------------------------------
+
+#[allow(dead_code)]
+#[path = "../../../fuzz/src/entries.rs"]
+mod fuzz_entries;
+
+/// A small deterministic generator (xorshift64*) for mutations.
+struct Mutator(u64);
+
+impl Mutator {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A mutation of `seed`: bytes flipped, inserted, removed, or a cut.
+    fn mutate(&mut self, seed: &[u8]) -> Vec<u8> {
+        let mut v = seed.to_vec();
+        for _ in 0..1 + self.next() % 4 {
+            let r = self.next();
+            let at = if v.is_empty() {
+                0
+            } else {
+                (r >> 8) as usize % v.len()
+            };
+            match r % 5 {
+                0 if !v.is_empty() => v[at] ^= 1 << ((r >> 40) % 8),
+                1 => v.insert(at, (r >> 32) as u8),
+                2 if !v.is_empty() => {
+                    v.remove(at);
+                }
+                3 => v.truncate(at),
+                _ => v.insert(at, b"0123456789.e+-x_|,* \nijfcbu"[(r >> 24) as usize % 27]),
+            }
+        }
+        v
+    }
+}
+
+#[test]
+fn fuzz_corpus_replays_without_panics() {
+    let targets: [(&str, fn(&[u8])); 6] = [
+        ("dtype_names", fuzz_entries::dtype_names),
+        ("numbers", fuzz_entries::numbers),
+        ("operands", fuzz_entries::operands),
+        ("tables", fuzz_entries::tables),
+        ("cast_bytes", fuzz_entries::cast_bytes),
+        ("pack", fuzz_entries::pack),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let mut m = Mutator(0x9e37_79b9_7f4a_7c15);
+    for (name, run) in targets {
+        let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(root.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        seeds.sort();
+        assert!(!seeds.is_empty(), "{name}: empty corpus");
+        for s in &seeds {
+            run(s);
+        }
+        // Generated mutations of the corpus, and of each other.
+        let mut last = seeds[0].clone();
+        for k in 0..3000 {
+            let base = if k % 2 == 0 {
+                &seeds[k % seeds.len()]
+            } else {
+                &last
+            };
+            last = m.mutate(base);
+            run(&last);
+        }
+    }
+}
