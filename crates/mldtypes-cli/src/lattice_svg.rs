@@ -157,9 +157,15 @@ fn layered_layout(nodes: &[JaxType], edges: &[(JaxType, JaxType)]) -> (Vec<Place
     for (e, (a, b)) in edges.iter().enumerate() {
         if let (Some(i), Some(j)) = (idx(*a), idx(*b)) {
             let (ka, kb) = (row_key(*a), row_key(*b));
-            for c in layer[i] + 1..layer[j] {
-                let t = (c - layer[i]) as f64 / (layer[j] - layer[i]) as f64;
-                slots[c].push((ka + (kb - ka) * t, Slot::Pass(e)));
+            let span = (layer[j] - layer[i]) as f64;
+            for (k, col) in slots
+                .iter_mut()
+                .enumerate()
+                .take(layer[j])
+                .skip(layer[i] + 1)
+            {
+                let t = (k - layer[i]) as f64 / span;
+                col.push((ka + (kb - ka) * t, Slot::Pass(e)));
             }
         }
     }

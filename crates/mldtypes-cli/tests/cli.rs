@@ -1761,7 +1761,8 @@ impl Mutator {
 
 #[test]
 fn fuzz_corpus_replays_without_panics() {
-    let targets: [(&str, fn(&[u8])); 6] = [
+    type Entry = fn(&[u8]);
+    let targets: [(&str, Entry); 6] = [
         ("dtype_names", fuzz_entries::dtype_names),
         ("numbers", fuzz_entries::numbers),
         ("operands", fuzz_entries::operands),
