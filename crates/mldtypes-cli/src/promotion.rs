@@ -872,7 +872,21 @@ pub fn lattice(a: LatticeArgs) -> Result<()> {
 
 /// Writes `data` to `path` through a temporary file in the same directory,
 /// renamed into place, so `path` is never left partially written.
+///
+/// Only a regular file (or nothing) is replaced: a directory, device node,
+/// FIFO, socket or symbolic link at `path` is refused, so that
+/// `-o /dev/null` or a link never becomes a regular file.
 pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.file_type().is_file() {
+            return Err(CliError::Write {
+                path: path.to_path_buf(),
+                message: "not a regular file (a directory, device, FIFO, socket or symbolic \
+                          link); refusing to replace it"
+                    .into(),
+            });
+        }
+    }
     write_atomically_with(path, |tmp| {
         std::fs::write(tmp, data).map_err(|e| e.to_string())
     })

@@ -1561,6 +1561,33 @@ fn lattice_edges_cross_no_box() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn lattice_output_replaces_only_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.svg");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.path().join("link.svg");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for out in [link.as_path(), dir.path(), Path::new("/dev/null")] {
+        let (code, _, err) = run_of(&["lattice", "-o", out.to_str().unwrap()], "");
+        assert_eq!(code, 1, "{out:?}");
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // A regular file is replaced, with no temporary left behind.
+    let (code, _, _) = run_of(&["lattice", "-o", target.to_str().unwrap()], "");
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .starts_with("<svg"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
 #[test]
 fn committed_lattice_picture_is_in_sync() {
     let committed = std::fs::read_to_string(
