@@ -1,6 +1,6 @@
 //! The command line's interface to the `mldtypes` library's number formats:
 //! dtype parsing, the scalar core, bulk conversion of safetensors storage
-//! (bit-packed for `F4` / `F6_*`), finfo/iinfo and the kernel benchmarks.
+//! (bit-packed for `F4` / `F6_*`) and finfo/iinfo.
 //!
 //! The subcommands call these functions rather than the library directly, so
 //! the storage conventions (packing, byte counts) live in one place.
@@ -16,10 +16,11 @@ use crate::error::{usage, CliError, Result};
 // DType names
 // ---------------------------------------------------------------------------
 
-/// Parses a dtype name, NumPy code or alias (`DType: FromStr`).
+/// Parses a dtype in the command line's vocabulary ([`DType::parse_name`]):
+/// canonical names, aliases, bit-width shorthands, NumPy codes with a
+/// byte-order prefix.
 pub fn parse_dtype(s: &str) -> Result<DType> {
-    s.parse::<DType>()
-        .map_err(|e| CliError::Usage(e.to_string()))
+    DType::parse_name(s).map_err(|e| CliError::Usage(e.to_string()))
 }
 
 // ---------------------------------------------------------------------------
@@ -101,17 +102,4 @@ pub fn info(d: DType) -> Result<Vec<(&'static str, InfoValue)>> {
         ("iexp", Int(f.iexp as i128)),
         ("precision", Int(f.precision as i128)),
     ])
-}
-
-// ---------------------------------------------------------------------------
-// Benchmarks
-// ---------------------------------------------------------------------------
-
-/// `cast::bench::run`: (from, to, ns per element, memcpy ns per element) for
-/// every float32 ↔ format kernel, single-threaded.
-pub fn bench(n: usize) -> Vec<(DType, DType, f64, f64)> {
-    cast::bench::run(n)
-        .into_iter()
-        .map(|r| (r.from, r.to, r.ns_per_element, r.memcpy_ns_per_element))
-        .collect()
 }

@@ -43,6 +43,17 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// The `kind` of the error's JSON form (`{"error": {"kind": …}}`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CliError::Usage(_) => "UsageError",
+            CliError::BadInput { .. } => "InputError",
+            CliError::Read { .. } => "ReadError",
+            CliError::Write { .. } => "WriteError",
+            CliError::Promotion(_) => "TypePromotionError",
+        }
+    }
+
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::backend::{self, InfoValue};
 use crate::error::{usage, Result};
+use crate::output;
 
 /// A float as a JSON value: a number, or `"nan"`, `"inf"`, `"-inf"`.
 pub fn json_f64(x: f64) -> Value {
@@ -55,22 +56,21 @@ pub fn info(name: &str, json: bool) -> Result<()> {
                 },
             );
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Value::Object(m)).expect("JSON serializes")
-        );
+        output::print_json(&Value::Object(m))
     } else {
+        use std::fmt::Write;
         let w = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        let mut out = String::new();
         for (k, v) in fields {
             let v = match v {
                 InfoValue::Int(i) => i.to_string(),
                 InfoValue::Float(f) => text_f64(f),
                 InfoValue::Text(t) => t,
             };
-            println!("{k:<w$}  {v}");
+            let _ = writeln!(out, "{k:<w$}  {v}");
         }
+        output::print(&out)
     }
-    Ok(())
 }
 
 /// The class of a code point: `zero`, `subnormal`, `normal`, `inf` or `nan`.
@@ -108,8 +108,7 @@ pub fn values(name: &str, json: bool) -> Result<()> {
         let arr: Vec<Value> = (0..fmt.code_count())
             .map(|c| json!({"bits": c, "value": json_f64(backend::decode_f64(&fmt, c)), "class": class_of(&fmt, c)}))
             .collect();
-        out = serde_json::to_string(&arr).expect("JSON serializes");
-        out.push('\n');
+        return output::print_json(&Value::Array(arr));
     } else {
         use std::fmt::Write;
         for c in 0..fmt.code_count() {
@@ -122,8 +121,7 @@ pub fn values(name: &str, json: bool) -> Result<()> {
             );
         }
     }
-    print!("{out}");
-    Ok(())
+    output::print(&out)
 }
 
 /// The type a `cast` input is first parsed as.
@@ -148,7 +146,7 @@ pub struct CastArgs {
     /// ml_dtypes' overflow to inf / NaN.
     #[arg(long)]
     saturate: bool,
-    /// Print one JSON object per value.
+    /// Print a JSON array with one `{"input", "bits", "value", "error"}` object per value.
     #[arg(long)]
     json: bool,
     /// Read whitespace-separated values from standard input.
@@ -173,7 +171,12 @@ pub fn parse_value(s: &str, from: FromType) -> Result<f64> {
         _ => (false, t),
     };
     let lower = body.to_ascii_lowercase();
-    let bad = |why: String| usage!("cannot parse {s:?} as a number: {why}");
+    let bad = |why: String| {
+        usage!(
+            "cannot parse {} as a number: {why}",
+            mldtypes::dtype::echo(s)
+        )
+    };
     let v = if lower.starts_with("0x") {
         let text = if lower.contains('p') {
             lower.clone()
@@ -262,29 +265,53 @@ pub fn cast(a: CastArgs) -> Result<()> {
         rows.push((s, bits, value, err));
     }
     if a.json {
-        for (s, bits, value, err) in rows {
-            println!(
-                "{}",
+        let arr: Vec<Value> = rows
+            .into_iter()
+            .map(|(s, bits, value, err)| {
                 json!({"input": s, "bits": bits, "value": json_f64(value), "error": json_f64(err)})
-            );
-        }
-    } else {
-        let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(5).max(5);
-        println!(
-            "{:<w$}  {:<bw$}  {:>14}  {:>14}",
-            "input",
-            "bits",
-            to.name(),
-            "error",
-            bw = digits + 2
-        );
-        for (s, bits, value, err) in rows {
-            println!(
-                "{s:<w$}  0x{bits:0digits$x}  {:>14}  {:>14}",
-                text_f64(value),
-                text_f64(err)
-            );
-        }
+            })
+            .collect();
+        return output::print_json(&Value::Array(arr));
     }
-    Ok(())
+    // Inputs are echoed in the first column, long ones cut short (the full
+    // text is in the JSON output).
+    use std::fmt::Write;
+    let shown: Vec<String> = rows.iter().map(|r| short_input(r.0)).collect();
+    let w = shown
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:<bw$}  {:>14}  {:>14}",
+        "input",
+        "bits",
+        to.name(),
+        "error",
+        bw = digits + 2
+    );
+    for ((_, bits, value, err), s) in rows.into_iter().zip(&shown) {
+        let _ = writeln!(
+            out,
+            "{s:<w$}  0x{bits:0digits$x}  {:>14}  {:>14}",
+            text_f64(value),
+            text_f64(err)
+        );
+    }
+    output::print(&out)
+}
+
+/// An input as shown in `cast`'s text table: at most 40 characters.
+fn short_input(s: &str) -> String {
+    const MAX: usize = 40;
+    let n = s.chars().count();
+    if n <= MAX {
+        s.to_string()
+    } else {
+        let head: String = s.chars().take(MAX - 12).collect();
+        format!("{head}…({n} chars)")
+    }
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn mldtypes() -> Command {
     Command::cargo_bin("mldtypes").expect("binary builds")
@@ -137,16 +137,24 @@ fn promote_stdin_answers_every_line_then_exits_1() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
-    assert_eq!(lines.len(), 3);
+    // One answer per input line, the blank line answered by `null`.
+    assert_eq!(lines.len(), 4);
     assert_eq!(
         lines[0],
         serde_json::json!({"dtype": "int8", "weak": false})
     );
     assert_eq!(lines[1]["error"]["kind"], "TypePromotionError");
+    assert_eq!(lines[2], Value::Null);
     assert_eq!(
-        lines[2],
+        lines[3],
         serde_json::json!({"dtype": "float32", "weak": false})
     );
+    mldtypes()
+        .args(["promote", "--stdin"])
+        .write_stdin("int8 uint8\n\n  \nbool i*\n")
+        .assert()
+        .success()
+        .stdout("int16\n\n\nint64 (weak)\n");
     mldtypes()
         .args(["promote", "--stdin"])
         .write_stdin("int8 uint8\nint8 nosuchtype\n")
@@ -290,7 +298,14 @@ fn table_json_shape_and_cells() {
 #[test]
 fn table_text_markdown_csv() {
     let text = stdout_of(&["table"]);
-    assert_eq!(text.lines().count(), 19);
+    // The grid, between a header and a legend of `#` lines.
+    assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 19);
+    assert!(text
+        .starts_with("# jax 0.10.2 result_type(row, column); standard promotion; x64 enabled\n"));
+    assert!(text.contains("#   b1 bool, u1 uint8,"), "{text}");
+    for legend in ["#   -  ", "#   [..]  ", "#   i* f* c*  "] {
+        assert!(text.contains(legend), "{legend}");
+    }
     let csv = stdout_of(&["table", "--format", "csv"]);
     let first: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     assert_eq!(first.len(), 19);
@@ -463,13 +478,10 @@ fn values_lists_every_code_point() {
 
 #[test]
 fn cast_decimal_and_hex_float_to_float16() {
-    let out = stdout_of(&[
+    // One JSON document: an array with one object per value.
+    let v = json_of(&[
         "cast", "--to", "float16", "--json", "464", "0x1.cp+8", "65520", "-inf", "nan", "1e-8",
     ]);
-    let v: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(
         v[0],
         serde_json::json!({"input": "464", "bits": 0x5f40, "value": 464.0, "error": 0.0})
@@ -480,8 +492,7 @@ fn cast_decimal_and_hex_float_to_float16() {
     assert_eq!(v[3]["bits"], 0xfc00);
     assert_eq!(v[4]["value"], "nan");
     assert_eq!(v[5]["bits"], 0); // below half the smallest subnormal (2^-25)
-    let sat = stdout_of(&["cast", "--to", "float16", "--saturate", "--json", "1e6"]);
-    let v: Value = serde_json::from_str(sat.trim()).unwrap();
+    let v = &json_of(&["cast", "--to", "float16", "--saturate", "--json", "1e6"])[0];
     assert_eq!(v["value"], 65504.0);
     assert_eq!(v["bits"], 0x7bff);
     let text = stdout_of(&["cast", "--to", "bfloat16", "1.00390625"]);
@@ -509,25 +520,22 @@ fn cast_reads_stdin_and_f32() {
         .get_output()
         .stdout
         .clone();
-    let v: Vec<Value> = String::from_utf8(out)
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let bits: Vec<u64> = v
+        .as_array()
         .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .iter()
+        .map(|x| x["bits"].as_u64().unwrap())
         .collect();
-    let bits: Vec<u64> = v.iter().map(|x| x["bits"].as_u64().unwrap()).collect();
     assert_eq!(bits, [0x3fc0, 0x3f81, 0xc000]);
 }
 
 #[test]
 fn cast_to_float8_e4m3fn() {
-    let v: Value =
-        serde_json::from_str(stdout_of(&["cast", "--to", "float8_e4m3fn", "--json", "464"]).trim())
-            .unwrap();
+    let v = &json_of(&["cast", "--to", "float8_e4m3fn", "--json", "464"])[0];
     assert_eq!(v["bits"], 126);
     assert_eq!(v["value"], 448.0);
-    let v: Value =
-        serde_json::from_str(stdout_of(&["cast", "--to", "float8_e4m3fn", "--json", "480"]).trim())
-            .unwrap();
+    let v = &json_of(&["cast", "--to", "float8_e4m3fn", "--json", "480"])[0];
     assert_eq!(v["value"], "nan");
 }
 
@@ -538,7 +546,13 @@ fn cast_to_float8_e4m3fn() {
 #[test]
 fn bench_json_shape() {
     let v = json_of(&["bench", "--elements", "4096", "--json"]);
-    let a = v.as_array().unwrap();
+    assert!(["scalar", "portable", "avx2", "avx512"].contains(&v["path"].as_str().unwrap()));
+    assert!(v["available_paths"]
+        .as_array()
+        .unwrap()
+        .contains(&v["path"]));
+    assert_eq!(v["elements"], 4096);
+    let a = v["results"].as_array().unwrap();
     assert!(!a.is_empty());
     for r in a {
         assert!(r["from"].is_string() && r["to"].is_string());
@@ -548,4 +562,867 @@ fn bench_json_shape() {
         .args(["bench", "--elements", "0"])
         .assert()
         .code(2);
+}
+// ---------------------------------------------------------------------------
+// table: every cell of the JAX tables against the committed jax vectors
+// ---------------------------------------------------------------------------
+
+/// The committed jax 0.10.2 vectors (tools/gen_promotion_vectors.py).
+fn pair_vectors() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mldtypes/tests/vectors/promote/pairs.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("committed vectors"))
+        .expect("JSON vectors")
+}
+
+/// JAX lists the inputs of a failed promotion in Python set order (hash
+/// dependent): the tuple's items are compared as a sorted list.
+fn sorted_inputs(msg: &str) -> String {
+    match msg
+        .strip_prefix("Input dtypes (")
+        .and_then(|rest| rest.find(") have no").map(|end| (rest, end)))
+    {
+        Some((rest, end)) => {
+            let mut items: Vec<&str> = rest[..end].split(", ").collect();
+            items.sort();
+            format!("Input dtypes ({}{}", items.join(", "), &rest[end..])
+        }
+        None => msg.to_string(),
+    }
+}
+
+/// Cells compared: values, errors with the same text, errors with the same
+/// text up to the order of the inputs.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TableCounts {
+    values: usize,
+    errors_exact: usize,
+    errors_unordered: usize,
+}
+
+/// Compares `table --types all --json` of one configuration with jax's
+/// `result_type` for every pair of the 35 nodes (`i*`/`f*`/`c*` are the
+/// Python scalars 1, 1.0, 1j, as in the vectors).
+fn check_table_against_jax(vectors: &Value, mode: &str, x64: bool) -> TableCounts {
+    let config = vectors["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["mode"] == mode && c["x64"] == x64)
+        .expect("configuration in the vectors");
+    let nodes: Vec<&str> = vectors["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let system = if mode == "strict" {
+        "jax-strict"
+    } else {
+        "jax"
+    };
+    let mut args = vec!["table", "--system", system, "--types", "all", "--json"];
+    if !x64 {
+        args.push("--x32");
+    }
+    let got = json_of(&args);
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), nodes.len() * nodes.len());
+    let messages = vectors["messages"].as_array().unwrap();
+    let mut counts = TableCounts::default();
+    for (i, a) in nodes.iter().enumerate() {
+        for (j, b) in nodes.iter().enumerate() {
+            let want = &config["result_type"][i][j];
+            // The JSON lists rows in order, each row's columns in order.
+            let cell = &got[i * nodes.len() + j];
+            assert_eq!((&cell["a"], &cell["b"]), (&json!(a), &json!(b)));
+            let what = format!("{system} x64={x64} {a} {b}");
+            if let Some(kind) = want.get("error") {
+                assert_eq!(cell["error"]["kind"], *kind, "{what}: {cell}");
+                let m = messages[want["m"].as_u64().unwrap() as usize]
+                    .as_str()
+                    .unwrap();
+                let ours = cell["error"]["message"].as_str().unwrap();
+                if ours == m {
+                    counts.errors_exact += 1;
+                } else {
+                    assert_eq!(sorted_inputs(ours), sorted_inputs(m), "{what}");
+                    counts.errors_unordered += 1;
+                }
+            } else {
+                assert_eq!(cell["dtype"], want[0], "{what}: {cell}");
+                assert_eq!(cell["weak"], want[1], "{what}: {cell}");
+                counts.values += 1;
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn table_cells_equal_jax_result_type_in_all_four_configurations() {
+    let v = pair_vectors();
+    let mut total = 0;
+    for (mode, x64) in [
+        ("standard", false),
+        ("strict", false),
+        ("standard", true),
+        ("strict", true),
+    ] {
+        let c = check_table_against_jax(&v, mode, x64);
+        // Values and errors as jax gives them (errors_unordered: the same text
+        // with the inputs in another order, as Python's set order has them).
+        let values = match (mode, x64) {
+            ("standard", _) => 607,
+            ("strict", false) => 149,
+            _ => 141,
+        };
+        assert_eq!(c.values, values, "{mode} x64={x64}: {c:?}");
+        assert_eq!(c.values + c.errors_exact + c.errors_unordered, 35 * 35);
+        total += 35 * 35;
+    }
+    assert_eq!(total, 4900);
+}
+
+#[test]
+fn table_x32_shows_what_promote_x32_answers() {
+    // The issue's examples: bool + float64 is float32 under --x32, and
+    // complex128 + complex64 is complex64 (not an error) in strict mode.
+    let csv = stdout_of(&["table", "--x32", "--format", "csv"]);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let cell = |rows: &[Vec<&str>], r: &str, c: &str| {
+        let j = rows[0].iter().position(|h| *h == c).unwrap();
+        rows.iter().find(|row| row[0] == r).unwrap()[j].to_string()
+    };
+    assert_eq!(cell(&rows, "b1", "f8"), "f4");
+    assert_eq!(
+        stdout_of(&["promote", "--x32", "bool", "float64"]),
+        "float32\n"
+    );
+    let strict = stdout_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--x32",
+        "--format",
+        "csv",
+    ]);
+    let srows: Vec<Vec<&str>> = strict.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(cell(&srows, "c16", "c8"), "c8");
+    // The raw lattice join stays available, explicitly.
+    let join = stdout_of(&[
+        "table",
+        "--system",
+        "jax-strict",
+        "--x32",
+        "--view",
+        "join",
+        "--format",
+        "csv",
+    ]);
+    let jrows: Vec<Vec<&str>> = join.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(cell(&jrows, "c16", "c8"), "-");
+    // With x64 on, result_type and the lattice join agree on every cell.
+    for system in ["jax", "jax-strict"] {
+        let all = [
+            "table", "--system", system, "--types", "all", "--format", "csv",
+        ];
+        let mut join = all.to_vec();
+        join.extend(["--view", "join"]);
+        assert_eq!(stdout_of(&all), stdout_of(&join), "{system}");
+    }
+    // --x32 and --view join belong to the JAX tables.
+    mldtypes()
+        .args(["table", "--system", "torch", "--x32"])
+        .assert()
+        .code(2);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile input: every case is a message and an exit code, never a panic
+// ---------------------------------------------------------------------------
+
+/// Runs the binary and returns (exit code, stdout, stderr); fails on a panic.
+fn run_of(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let out = mldtypes()
+        .args(args)
+        .write_stdin(stdin)
+        .output()
+        .expect("runs");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(!se.contains("panicked"), "{args:?}: {se}");
+    (out.status.code().expect("exit code, not a signal"), so, se)
+}
+
+#[test]
+fn cast_of_values_of_65536_and_more_characters() {
+    for digits in [65_536, 70_000, 100_000] {
+        let v = format!("1{}", "0".repeat(digits - 1));
+        // As an argument.
+        let (code, out, _) = run_of(&["cast", "--to", "bf16", "--", &v], "");
+        assert_eq!(code, 0);
+        let row = out.lines().nth(1).unwrap();
+        assert!(row.contains(&format!("({digits} chars)")), "{row}");
+        assert!(row.contains("0x7f80"), "{row}"); // 10^65535 overflows to +inf
+        assert!(out.lines().all(|l| l.len() < 200));
+        // From standard input, and as JSON (which keeps the whole input).
+        let (code, out, _) = run_of(&["cast", "--to", "bf16", "--stdin", "--json"], &v);
+        assert_eq!(code, 0);
+        let j: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(j[0]["input"].as_str().unwrap().len(), digits);
+    }
+    // An unparsable long value: the message quotes only its beginning.
+    let bad = format!("1{}x", "0".repeat(70_000));
+    let (code, _, err) = run_of(&["cast", "--to", "bf16", "--stdin"], &bad);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("(70002 characters)") && err.len() < 300,
+        "{err}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn failed_standard_output_is_an_error_not_a_panic() {
+    let cases: &[&[&str]] = &[
+        &["info", "bfloat16"],
+        &["info", "--json", "bfloat16"],
+        &["values", "float8_e4m3fn"],
+        &["dtypes"],
+        &["promote", "int8", "uint8"],
+        &["promote", "--json", "int8", "uint8"],
+        &["table"],
+        &["table", "--json"],
+        &["lattice"],
+        &["cast", "--to", "bf16", "1.5"],
+        &["bench", "--elements", "1024"],
+    ];
+    for args in cases {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mldtypes"))
+            .args(*args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write <stdout>: No space left"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mldtypes"))
+        .args(["values", "bfloat16"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("0x0000"));
+    // The reader is gone: the next write ends the process by SIGPIPE, silently.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn bench_elements_beyond_memory_are_refused() {
+    for n in [
+        u64::MAX.to_string(),
+        (1u64 << 62).to_string(),
+        (1u64 << 40).to_string(),
+    ] {
+        let (code, out, err) = run_of(&["bench", "--elements", &n], "");
+        assert_eq!(code, 2, "{n}: {err}");
+        assert!(out.is_empty());
+        assert!(err.contains(&format!("--elements {n}")), "{err}");
+        assert!(err.contains("memory"), "{err}");
+    }
+    let (code, _, err) = run_of(&["bench", "--elements", "18446744073709551616"], "");
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn unknown_names_cost_linear_time_and_are_echoed_short() {
+    // 10 MB and 100 MB tokens (through standard input: an argument is limited
+    // to 128 KiB): no edit distance is computed, the echo is cut.
+    for len in [10_000_000, 100_000_000] {
+        let token = "x".repeat(len);
+        let (code, out, _) = run_of(&["promote", "--stdin"], &token);
+        assert_eq!(code, 2);
+        assert!(
+            out.starts_with("UsageError: unknown dtype \"xxxx"),
+            "{}",
+            &out[..100]
+        );
+        assert!(out.contains(&format!("… ({len} characters)")));
+        assert!(out.len() < 200);
+    }
+    // Short typos still get the closest names.
+    let (_, _, err) = run_of(&["promote", "flaot32", "i*"], "");
+    assert!(err.contains("did you mean \"float32\""), "{err}");
+    let (_, _, err) = run_of(&["info", "f33"], "");
+    assert!(err.contains("\"f32\""), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// One dtype vocabulary
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_string_means_the_same_dtype_in_every_command() {
+    // Bit-width shorthands are aliases everywhere.
+    assert_eq!(stdout_of(&["promote", "f32", "f16"]), "float32\n");
+    assert_eq!(stdout_of(&["promote", "i64", "u32"]), "int64\n");
+    assert_eq!(
+        stdout_of(&["table", "--types", "f16,f32", "--format", "csv"]),
+        ",float16,float32\nfloat16,float16,float32\nfloat32,float32,float32\n"
+    );
+    assert_eq!(stdout_of(&["info", "f16"]), stdout_of(&["info", "float16"]));
+    assert_eq!(
+        stdout_of(&["cast", "--to", "f16", "1"]),
+        stdout_of(&["cast", "--to", "float16", "1"])
+    );
+    // NumPy codes with a byte-order prefix are read as numpy.dtype reads them.
+    assert_eq!(stdout_of(&["promote", "<i8", "=u8"]), "float64 (weak)\n");
+    // A bare seed-table code is refused outside its table, naming each reading.
+    let (code, _, err) = run_of(&["promote", "i8", "u8"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("int64 in NumPy's kind + bytes codes")
+            && err.contains("int8 in the kind + bits codes"),
+        "{err}"
+    );
+    let (code, _, err) = run_of(&["info", "c8"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("complex64") && err.contains("complex128"),
+        "{err}"
+    );
+    // Inside its own table a code means what that table means, and the
+    // header says which naming is in use.
+    let torch = stdout_of(&["table", "--system", "torch", "--types", "i8,u8"]);
+    assert!(torch.contains("# names: the kind + bits codes of the JEP 9407 appendix tables"));
+    assert!(torch.contains("i8 int8, u8 uint8"), "{torch}");
+    assert!(torch.contains("i8 i16"), "{torch}"); // int8 + uint8 -> int16
+    let jax = stdout_of(&["table", "--types", "i8,u8", "--format", "csv"]);
+    assert_eq!(jax, ",int64,uint64\nint64,int64,f*\nuint64,f*,uint64\n");
+}
+
+#[test]
+fn dtypes_lists_every_spelling_and_each_one_parses() {
+    let text = stdout_of(&["dtypes"]);
+    assert!(text.contains("Seed-table codes are read only by `table --types`"));
+    let v = json_of(&["dtypes", "--json"]);
+    let all = v.as_array().unwrap();
+    assert_eq!(all.len(), 34); // the 32 JAX dtypes, complex32, bcomplex32
+    let bf = all.iter().find(|d| d["name"] == "bfloat16").unwrap();
+    assert_eq!(bf["table_codes"]["numpy-bytes"], "bf");
+    assert_eq!(bf["table_codes"]["jep9407-bits"], "bf16");
+    assert_eq!(bf["kind"], "float");
+    // Every listed name, alias and shorthand reads back as its dtype through
+    // `promote`, and every NumPy code with a byte-order prefix.
+    let mut lines = String::new();
+    let mut want = Vec::new();
+    for d in all {
+        let name = d["name"].as_str().unwrap();
+        if name == "complex32" || name == "bcomplex32" {
+            continue; // not JAX types
+        }
+        let mut spellings = vec![name.to_string()];
+        for key in ["aliases", "shorthands"] {
+            for a in d[key].as_array().unwrap() {
+                spellings.push(a.as_str().unwrap().to_string());
+            }
+        }
+        for c in d["numpy_codes"].as_array().unwrap() {
+            spellings.push(format!("={}", c.as_str().unwrap()));
+        }
+        for s in spellings {
+            lines.push_str(&s);
+            lines.push('\n');
+            want.push(name.to_string());
+        }
+    }
+    let (code, out, _) = run_of(&["promote", "--stdin"], &lines);
+    assert_eq!(code, 0, "{out}");
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got, want);
+}
+
+// ---------------------------------------------------------------------------
+// Consistent output: JSON, exit codes, legend
+// ---------------------------------------------------------------------------
+
+#[test]
+fn json_errors_under_json_in_every_command() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["info", "--json", "nope"], "UsageError"),
+        (&["values", "--json", "int8"], "UsageError"),
+        (&["cast", "--json", "--to", "nope", "1"], "UsageError"),
+        (&["cast", "--json", "--to", "bf16", "zz"], "UsageError"),
+        (&["table", "--json", "--types", "nope"], "UsageError"),
+        (&["dtypes", "--json", "--bogus"], "UsageError"),
+        (&["promote", "--json", "nope"], "UsageError"),
+        (
+            &["promote", "--json", "--strict", "int8", "float32"],
+            "TypePromotionError",
+        ),
+        (&["bench", "--json", "--elements", "0"], "UsageError"),
+    ];
+    for (args, kind) in cases {
+        let (code, out, err) = run_of(args, "");
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
+        assert_eq!(v["error"]["kind"], *kind, "{args:?}");
+        assert!(v["error"]["message"].as_str().unwrap().len() > 5);
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert_eq!(code, if *kind == "TypePromotionError" { 1 } else { 2 });
+    }
+    // `--json` is the table's alias for `--format json`.
+    assert_eq!(
+        stdout_of(&["table", "--json"]),
+        stdout_of(&["table", "--format", "json"])
+    );
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let help = stdout_of(&["--help"]);
+    assert!(help.contains("Exit codes:"));
+    assert!(help.contains("0  success"));
+    assert!(help.contains("1  a type promotion error"));
+    assert!(help.contains("2  a usage error"));
+}
+
+#[test]
+fn table_all_has_a_legend_and_fits_the_width() {
+    let text = stdout_of(&["table", "--types", "all", "--width", "100"]);
+    assert!(text
+        .lines()
+        .all(|l| l.chars().count() <= 100 || l.starts_with('#')));
+    assert!(text.contains("# names: canonical dtype names"));
+    assert!(text.contains("#   -         no implicit promotion: jax raises TypePromotionError"));
+    assert!(text.contains("#   [..]      differs from numpy"));
+    assert!(text.contains("#   i* f* c*  weakly typed int / float / complex"));
+    // Every column appears once per panel, each panel repeats the 35 row labels.
+    let panels = text.split("\n\n").count();
+    assert!(panels > 1);
+    for name in ["float8_e4m3b11fnuz", "uint1", "c*"] {
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with(' ') || l.starts_with(name))
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .count();
+        // One row per panel, plus a panel header that may start with it.
+        assert!(rows == panels || rows == panels + 1, "{name}: {rows}");
+    }
+    // --width 0: one panel, one line per row.
+    let wide = stdout_of(&["table", "--types", "all", "--width", "0"]);
+    assert_eq!(wide.lines().filter(|l| !l.starts_with('#')).count(), 36);
+}
+
+#[test]
+fn torch_table_says_it_is_the_2021_snapshot() {
+    let text = stdout_of(&["table", "--system", "torch"]);
+    assert!(text.starts_with(
+        "# torch: the JEP 9407 appendix snapshot of PyTorch's promotion (about 2021)"
+    ));
+    assert!(text.contains("PyTorch 2.15 differs in 45 of its 324 cells"));
+}
+
+// ---------------------------------------------------------------------------
+// lattice pictures: no edge crosses a box
+// ---------------------------------------------------------------------------
+
+/// A box of the SVG: label, left, top, width, height.
+type SvgBox = (String, f64, f64, f64, f64);
+
+/// The boxes and the edge paths (as sampled points) of a lattice SVG.
+fn svg_geometry(svg: &str) -> (Vec<SvgBox>, Vec<Vec<(f64, f64)>>) {
+    let attr = |s: &str, name: &str| -> f64 {
+        let k = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        s[k..k + s[k..].find('"').unwrap()].parse().unwrap()
+    };
+    let mut boxes = Vec::new();
+    for g in svg.split("<g><rect").skip(1) {
+        let label = g[g.find('>').unwrap()..]
+            .split("central\">")
+            .nth(1)
+            .unwrap();
+        let label = label[..label.find('<').unwrap()].to_string();
+        boxes.push((
+            label,
+            attr(g, "x"),
+            attr(g, "y"),
+            attr(g, "width"),
+            attr(g, "height"),
+        ));
+    }
+    let mut paths = Vec::new();
+    for p in svg.split("<path d=\"").skip(2) {
+        let d = &p[..p.find('"').unwrap()];
+        let nums: Vec<f64> = d
+            .split(|c: char| c == ' ' || c == ',' || c.is_ascii_alphabetic())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let letters: Vec<char> = d.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+        let mut pts = Vec::new();
+        let mut k = 2;
+        let mut cur = (nums[0], nums[1]);
+        pts.push(cur);
+        for l in &letters[1..] {
+            if *l == 'C' {
+                let c: Vec<f64> = nums[k..k + 6].to_vec();
+                for s in 1..=40 {
+                    let t = s as f64 / 40.0;
+                    let u = 1.0 - t;
+                    let x = u * u * u * cur.0
+                        + 3.0 * u * u * t * c[0]
+                        + 3.0 * u * t * t * c[2]
+                        + t * t * t * c[4];
+                    let y = u * u * u * cur.1
+                        + 3.0 * u * u * t * c[1]
+                        + 3.0 * u * t * t * c[3]
+                        + t * t * t * c[5];
+                    pts.push((x, y));
+                }
+                cur = (c[4], c[5]);
+                k += 6;
+            } else {
+                let end = (nums[k], nums[k + 1]);
+                for s in 1..=40 {
+                    let t = s as f64 / 40.0;
+                    pts.push((cur.0 + (end.0 - cur.0) * t, cur.1 + (end.1 - cur.1) * t));
+                }
+                cur = end;
+                k += 2;
+            }
+        }
+        paths.push(pts);
+    }
+    (boxes, paths)
+}
+
+#[test]
+fn lattice_edges_cross_no_box() {
+    for args in [
+        &["lattice"][..],
+        &["lattice", "--strict"],
+        &["lattice", "--x32"],
+        &["lattice", "--types", "doc"],
+        &["lattice", "--types", "doc", "--strict"],
+        &["lattice", "--types", "doc", "--x32"],
+    ] {
+        let svg = stdout_of(args);
+        let (boxes, paths) = svg_geometry(&svg);
+        let want = if args.contains(&"doc") { 18 } else { 35 };
+        assert_eq!(boxes.len(), want, "{args:?}");
+        let edges = stdout_of(&[args, &["--format", "dot"][..]].concat())
+            .lines()
+            .filter(|l| l.contains("->"))
+            .count();
+        assert_eq!(paths.len(), edges, "{args:?}");
+        for (k, path) in paths.iter().enumerate() {
+            // Interior points (the ends touch their own boxes).
+            for &(x, y) in &path[2..path.len() - 2] {
+                for (label, bx, by, bw, bh) in &boxes {
+                    let inside =
+                        x > bx + 1.0 && x < bx + bw - 1.0 && y > by + 1.0 && y < by + bh - 1.0;
+                    assert!(
+                        !inside,
+                        "{args:?}: edge {k} crosses {label} at ({x:.1}, {y:.1})"
+                    );
+                }
+            }
+        }
+        // No two boxes overlap.
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                let apart =
+                    a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1 || a.2 + a.4 <= b.2 || b.2 + b.4 <= a.2;
+                assert!(apart, "{args:?}: {} overlaps {}", a.0, b.0);
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn lattice_output_replaces_only_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.svg");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.path().join("link.svg");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for out in [link.as_path(), dir.path(), Path::new("/dev/null")] {
+        let (code, _, err) = run_of(&["lattice", "-o", out.to_str().unwrap()], "");
+        assert_eq!(code, 1, "{out:?}");
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // A regular file is replaced, with no temporary left behind.
+    let (code, _, _) = run_of(&["lattice", "-o", target.to_str().unwrap()], "");
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .starts_with("<svg"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn committed_lattice_picture_is_in_sync() {
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/type_lattice.svg"),
+    )
+    .expect("docs/type_lattice.svg");
+    assert_eq!(
+        stdout_of(&["lattice"]),
+        committed,
+        "regenerate with `mldtypes lattice -o docs/type_lattice.svg`"
+    );
+}
+
+#[test]
+fn lattice_doc_view_takes_the_pages_positions() {
+    let svg = stdout_of(&["lattice", "--types", "doc"]);
+    let (boxes, _) = svg_geometry(&svg);
+    let at = |n: &str| {
+        let b = boxes
+            .iter()
+            .find(|b| b.0 == n)
+            .unwrap_or_else(|| panic!("{n}"));
+        (b.1 + b.3 / 2.0, b.2 + b.4 / 2.0)
+    };
+    // Seed 002's pos: rows (y) and columns (x).
+    for row in [
+        &["bool", "uint8", "uint16", "uint32", "uint64"][..],
+        &[
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "c*",
+            "complex64",
+            "complex128",
+        ],
+        &["i*", "f*", "float32", "float64"],
+    ] {
+        for n in row {
+            assert_eq!(at(n).1, at(row[0]).1, "{n} in the row of {}", row[0]);
+        }
+    }
+    for col in [
+        ["uint8", "int8"],
+        ["uint64", "int64"],
+        ["bfloat16", "float16"],
+        ["float64", "complex64"],
+    ] {
+        assert_eq!(at(col[0]).0, at(col[1]).0, "{col:?}");
+    }
+    let xs: Vec<f64> = [
+        "bool",
+        "i*",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "f*",
+        "c*",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex128",
+    ]
+    .iter()
+    .map(|n| at(n).0)
+    .collect();
+    assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+}
+
+// ---------------------------------------------------------------------------
+// The README's command-line examples print what the commands print
+// ---------------------------------------------------------------------------
+
+/// Splits a shell command line of the README (plain words, single quotes).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            _ => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(cur);
+    }
+    words
+}
+
+#[test]
+fn readme_command_line_examples_match_the_commands() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    // Every ```text block: `$ mldtypes ARGS [| head -N]  [# exit status K]`
+    // lines, each followed by the output it shows.
+    let mut checked = 0;
+    let mut in_block = false;
+    let mut lines = readme.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with("```") {
+            in_block = line == "```text";
+            continue;
+        }
+        let Some(cmd) = line.strip_prefix("$ mldtypes ").filter(|_| in_block) else {
+            continue;
+        };
+        let mut shown = String::new();
+        while let Some(next) = lines.peek() {
+            if next.starts_with("$ ") || next.starts_with("```") {
+                break;
+            }
+            shown.push_str(lines.next().unwrap());
+            shown.push('\n');
+        }
+        let (cmd, status) = match cmd.split_once("  # exit status ") {
+            Some((c, s)) => (c.trim_end(), s.trim().parse::<i32>().unwrap()),
+            None => (cmd.trim_end(), 0),
+        };
+        let (cmd, head) = match cmd.split_once(" | head -") {
+            Some((c, n)) => (c, Some(n.parse::<usize>().unwrap())),
+            None => (cmd, None),
+        };
+        let out = mldtypes()
+            .args(shell_words(cmd))
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(status), "$ mldtypes {cmd}");
+        // Errors go to standard error; the README shows them in place.
+        let mut got = String::from_utf8(out.stdout).unwrap();
+        got.push_str(&String::from_utf8(out.stderr).unwrap());
+        if let Some(n) = head {
+            got = got.lines().take(n).map(|l| format!("{l}\n")).collect();
+        }
+        assert_eq!(got, shown, "$ mldtypes {cmd}");
+        checked += 1;
+    }
+    assert!(checked >= 12, "{checked} README examples");
+}
+
+// ---------------------------------------------------------------------------
+// The fuzz targets' entry points, replayed in the normal test run
+// ---------------------------------------------------------------------------
+
+#[allow(dead_code)]
+#[path = "../../../fuzz/src/entries.rs"]
+mod fuzz_entries;
+
+/// A small deterministic generator (xorshift64*) for mutations.
+struct Mutator(u64);
+
+impl Mutator {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A mutation of `seed`: bytes flipped, inserted, removed, or a cut.
+    fn mutate(&mut self, seed: &[u8]) -> Vec<u8> {
+        let mut v = seed.to_vec();
+        for _ in 0..1 + self.next() % 4 {
+            let r = self.next();
+            let at = if v.is_empty() {
+                0
+            } else {
+                (r >> 8) as usize % v.len()
+            };
+            match r % 5 {
+                0 if !v.is_empty() => v[at] ^= 1 << ((r >> 40) % 8),
+                1 => v.insert(at, (r >> 32) as u8),
+                2 if !v.is_empty() => {
+                    v.remove(at);
+                }
+                3 => v.truncate(at),
+                _ => v.insert(at, b"0123456789.e+-x_|,* \nijfcbu"[(r >> 24) as usize % 27]),
+            }
+        }
+        v
+    }
+}
+
+#[test]
+fn fuzz_corpus_replays_without_panics() {
+    type Entry = fn(&[u8]);
+    let targets: [(&str, Entry); 6] = [
+        ("dtype_names", fuzz_entries::dtype_names),
+        ("numbers", fuzz_entries::numbers),
+        ("operands", fuzz_entries::operands),
+        ("tables", fuzz_entries::tables),
+        ("cast_bytes", fuzz_entries::cast_bytes),
+        ("pack", fuzz_entries::pack),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let mut m = Mutator(0x9e37_79b9_7f4a_7c15);
+    for (name, run) in targets {
+        let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(root.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        seeds.sort();
+        assert!(!seeds.is_empty(), "{name}: empty corpus");
+        for s in &seeds {
+            run(s);
+        }
+        // Generated mutations of the corpus, and of each other.
+        let mut last = seeds[0].clone();
+        for k in 0..3000 {
+            let base = if k % 2 == 0 {
+                &seeds[k % seeds.len()]
+            } else {
+                &last
+            };
+            last = m.mutate(base);
+            run(&last);
+        }
+    }
 }

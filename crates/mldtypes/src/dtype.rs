@@ -269,18 +269,73 @@ pub enum Naming {
 
 /// Error returned when a string names no known dtype.
 ///
-/// Carries the closest valid spellings (by edit distance) as suggestions.
+/// Carries the closest valid spellings (by edit distance) as suggestions, and,
+/// for a seed table's short code read outside its table, every meaning that
+/// code has (see [`DType::parse_name`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseDTypeError {
     /// The string that failed to parse.
     pub input: String,
-    /// Up to three valid names closest to `input` (by Levenshtein distance).
+    /// Up to three valid names closest to `input` (by Levenshtein distance);
+    /// empty for inputs longer than [`MAX_SUGGESTION_INPUT`] characters.
     pub suggestions: Vec<&'static str>,
+    /// For a short code whose meaning depends on the table (`i8`, `c8`, …):
+    /// each naming that has it and the dtype it means there.
+    pub readings: Vec<(Naming, DType)>,
+}
+
+/// Inputs longer than this many characters get no "did you mean" suggestions
+/// (the edit-distance search is skipped), so an error costs time linear in the
+/// input however long it is.
+pub const MAX_SUGGESTION_INPUT: usize = 64;
+
+/// Error messages quote at most this many characters of an input.
+pub const MAX_ECHO: usize = 48;
+
+/// `s` quoted for an error message (`{:?}`), cut to [`MAX_ECHO`] characters
+/// with the total length noted when it is longer.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::echo;
+/// assert_eq!(echo("int9"), "\"int9\"");
+/// assert!(echo(&"9".repeat(100_000)).ends_with("… (100000 characters)"));
+/// ```
+pub fn echo(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= MAX_ECHO {
+        format!("{s:?}")
+    } else {
+        let head: String = s.chars().take(MAX_ECHO).collect();
+        format!("{head:?}… ({n} characters)")
+    }
 }
 
 impl std::fmt::Display for ParseDTypeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "unknown dtype {:?}", self.input)?;
+        if !self.readings.is_empty() {
+            let meanings: Vec<String> = self
+                .readings
+                .iter()
+                .map(|(n, d)| format!("{d} in {}", n.description()))
+                .collect();
+            let mut names: Vec<&str> = Vec::new();
+            for (_, d) in &self.readings {
+                if !names.contains(&d.name()) {
+                    names.push(d.name());
+                }
+            }
+            return write!(
+                f,
+                "{} is a seed-table short code, read only by `table --types` of its own \
+                 table: {}; write the dtype's name ({}); `mldtypes dtypes` lists every name",
+                echo(&self.input),
+                meanings.join(", "),
+                names.join(" or ")
+            );
+        }
+        write!(f, "unknown dtype {}", echo(&self.input))?;
         match self.suggestions.as_slice() {
             [] => Ok(()),
             [one] => write!(f, "; did you mean {one:?}?"),
@@ -405,13 +460,100 @@ const LEGACY_2020_CODES: &[(&str, DType)] = &[
 ];
 
 impl Naming {
-    fn codes(self) -> &'static [(&'static str, DType)] {
+    /// Every naming.
+    pub const ALL: [Naming; 3] = [Naming::Bytes, Naming::Bits, Naming::Legacy2020];
+
+    /// The naming's short codes and the dtypes they mean, in the seed
+    /// tables' order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::{DType, Naming};
+    /// assert_eq!(Naming::Bits.codes()[0], ("b", DType::Bool));
+    /// assert_eq!(Naming::Bytes.codes().len(), 15);
+    /// ```
+    pub const fn codes(self) -> &'static [(&'static str, DType)] {
         match self {
             Naming::Bytes => BYTE_CODES,
             Naming::Bits => BIT_CODES,
             Naming::Legacy2020 => LEGACY_2020_CODES,
         }
     }
+
+    /// A short identifier for output: `numpy-bytes`, `jep9407-bits`, `jax-2020`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::Naming;
+    /// assert_eq!(Naming::Bits.id(), "jep9407-bits");
+    /// ```
+    pub const fn id(self) -> &'static str {
+        match self {
+            Naming::Bytes => "numpy-bytes",
+            Naming::Bits => "jep9407-bits",
+            Naming::Legacy2020 => "jax-2020",
+        }
+    }
+
+    /// Which tables use the naming, for messages and table headers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::Naming;
+    /// assert!(Naming::Legacy2020.description().contains("2020"));
+    /// ```
+    pub const fn description(self) -> &'static str {
+        match self {
+            Naming::Bytes => "NumPy's kind + bytes codes, as the current JAX page prints them",
+            Naming::Bits => "the kind + bits codes of the JEP 9407 appendix tables",
+            Naming::Legacy2020 => "the codes of the October 2020 JAX table",
+        }
+    }
+}
+
+/// Bit-width shorthands (Rust's and PyTorch's style) read by
+/// [`DType::parse_name`]; each means the same dtype in every seed naming that
+/// has it, and none is a NumPy type string.
+const WIDTH_ALIASES: &[(&str, DType)] = &[
+    ("i16", DType::Int16),
+    ("i32", DType::Int32),
+    ("i64", DType::Int64),
+    ("u16", DType::UInt16),
+    ("u32", DType::UInt32),
+    ("u64", DType::UInt64),
+    ("f16", DType::Float16),
+    ("f32", DType::Float32),
+    ("f64", DType::Float64),
+    ("c64", DType::Complex64),
+    ("c128", DType::Complex128),
+];
+
+/// Where a spelling accepted by [`DType::parse_name`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpellingKind {
+    /// The canonical NumPy / ml_dtypes name (`float8_e4m3fn`).
+    Name,
+    /// A NumPy word alias or an ML shorthand (`half`, `double`, `bf16`, `fp8_e4m3`).
+    Alias,
+    /// A bit-width shorthand (`f32`, `i64`, `c128`).
+    Width,
+    /// A NumPy type string with a byte-order prefix (`<f4`, `=i8`, `|b1`),
+    /// read as `numpy.dtype` reads it; every NumPy code takes one.
+    NumPy,
+}
+
+/// One spelling of the command line's dtype vocabulary ([`DType::vocabulary`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Spelling {
+    /// The text.
+    pub text: &'static str,
+    /// The dtype it means.
+    pub dtype: DType,
+    /// Where it comes from.
+    pub kind: SpellingKind,
 }
 
 /// Levenshtein edit distance between two strings (by `char`).
@@ -539,24 +681,202 @@ impl DType {
     }
 }
 
+impl DType {
+    /// Parses the command line's dtype vocabulary, in which a string means the
+    /// same dtype wherever it is read: canonical names and [`SpellingKind::Alias`]
+    /// aliases (case-insensitive), bit-width shorthands (`f32`, `i64`, `c128`),
+    /// and NumPy type strings with a byte-order prefix (`<f4`, `=i8`, `|b1`,
+    /// `=f`), read as `numpy.dtype` reads them.
+    ///
+    /// The seed tables' bare short codes (`i8`, `u8`, `c8`, `f4`, `bf`, `s2`,
+    /// …) are refused: several mean different dtypes in different tables (`i8`
+    /// is int64 in NumPy's byte codes but int8 in the JEP 9407 bit codes; `c8`
+    /// is complex64 in NumPy's but complex128 in the 2020 JAX table). The error
+    /// lists every reading. [`DType::parse_code`] reads a given table's codes;
+    /// [`DType::from_str`](std::str::FromStr) reads strings as `numpy.dtype` does.
+    ///
+    /// # Errors
+    ///
+    /// [`ParseDTypeError`] with the code's readings for a bare seed-table code,
+    /// otherwise with suggestions (none for inputs longer than
+    /// [`MAX_SUGGESTION_INPUT`] characters).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::{DType, Naming};
+    /// assert_eq!(DType::parse_name("bfloat16"), Ok(DType::BFloat16));
+    /// assert_eq!(DType::parse_name("f32"), Ok(DType::Float32));
+    /// assert_eq!(DType::parse_name("<i8"), Ok(DType::Int64));
+    /// assert_eq!(DType::parse_name("Half"), Ok(DType::Float16));
+    /// let e = DType::parse_name("i8").unwrap_err();
+    /// assert_eq!(e.readings, vec![(Naming::Bytes, DType::Int64), (Naming::Bits, DType::Int8), (Naming::Legacy2020, DType::Int64)]);
+    /// assert_eq!(DType::parse_name("f33").unwrap_err().suggestions[0], "f32");
+    /// ```
+    pub fn parse_name(s: &str) -> Result<DType, ParseDTypeError> {
+        let t = s.trim();
+        if let Some(sp) = vocabulary_word(t) {
+            return Ok(sp.dtype);
+        }
+        if let Some(code) = t.strip_prefix(['<', '>', '=', '|']) {
+            if let Some(d) = numpy_code(code) {
+                return Ok(d);
+            }
+        }
+        let readings: Vec<(Naming, DType)> = Naming::ALL
+            .iter()
+            .filter_map(|n| {
+                n.codes()
+                    .iter()
+                    .find(|(c, _)| *c == t)
+                    .map(|(_, d)| (*n, *d))
+            })
+            .collect();
+        if !readings.is_empty() {
+            return Err(ParseDTypeError {
+                input: t.to_string(),
+                suggestions: Vec::new(),
+                readings,
+            });
+        }
+        let words: Vec<&'static str> = DType::vocabulary()
+            .iter()
+            .filter(|sp| sp.kind != SpellingKind::NumPy)
+            .map(|sp| sp.text)
+            .collect();
+        Err(suggest(t, &words))
+    }
+
+    /// Every spelling [`DType::parse_name`] accepts: canonical names, aliases,
+    /// bit-width shorthands, and NumPy codes (listed without the byte-order
+    /// prefix they need), for `mldtypes dtypes`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::{DType, SpellingKind};
+    /// let v = DType::vocabulary();
+    /// assert!(v.iter().any(|s| s.text == "fp16" && s.dtype == DType::Float16 && s.kind == SpellingKind::Alias));
+    /// assert!(v.iter().any(|s| s.text == "i8" && s.dtype == DType::Int64 && s.kind == SpellingKind::NumPy));
+    /// ```
+    pub fn vocabulary() -> Vec<Spelling> {
+        let mut v: Vec<Spelling> = DType::ALL
+            .iter()
+            .map(|d| Spelling {
+                text: d.name(),
+                dtype: *d,
+                kind: SpellingKind::Name,
+            })
+            .collect();
+        let mut push = |list: &[(&'static str, DType)], kind| {
+            v.extend(
+                list.iter()
+                    .map(|&(text, dtype)| Spelling { text, dtype, kind }),
+            );
+        };
+        push(ALIASES, SpellingKind::Alias);
+        push(&[("bool8", DType::Bool)], SpellingKind::Alias);
+        push(WIDTH_ALIASES, SpellingKind::Width);
+        push(&BYTE_CODES[..9], SpellingKind::NumPy);
+        push(&BYTE_CODES[10..], SpellingKind::NumPy);
+        for &(c, d) in NUMPY_CHARS {
+            let text: &'static str = NUMPY_CHAR_TEXT
+                .iter()
+                .find(|(k, _)| *k == c)
+                .map_or("?", |(_, t)| t);
+            v.push(Spelling {
+                text,
+                dtype: d,
+                kind: SpellingKind::NumPy,
+            });
+        }
+        v
+    }
+}
+
+/// The one-character NumPy codes as strings (for [`DType::vocabulary`]).
+const NUMPY_CHAR_TEXT: &[(char, &str)] = &[
+    ('?', "?"),
+    ('b', "b"),
+    ('B', "B"),
+    ('h', "h"),
+    ('H', "H"),
+    ('i', "i"),
+    ('I', "I"),
+    ('l', "l"),
+    ('q', "q"),
+    ('L', "L"),
+    ('Q', "Q"),
+    ('e', "e"),
+    ('f', "f"),
+    ('d', "d"),
+    ('F', "F"),
+    ('D', "D"),
+];
+
+/// A canonical name, alias or bit-width shorthand (case-insensitive).
+fn vocabulary_word(t: &str) -> Option<Spelling> {
+    if t.len() > 32 {
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    let find = |list: &[(&'static str, DType)], kind| {
+        list.iter()
+            .find(|(a, _)| *a == lower)
+            .map(|&(text, dtype)| Spelling { text, dtype, kind })
+    };
+    DType::ALL
+        .iter()
+        .find(|d| d.name() == lower)
+        .map(|d| Spelling {
+            text: d.name(),
+            dtype: *d,
+            kind: SpellingKind::Name,
+        })
+        .or_else(|| find(ALIASES, SpellingKind::Alias))
+        .or_else(|| find(&[("bool8", DType::Bool)], SpellingKind::Alias))
+        .or_else(|| find(WIDTH_ALIASES, SpellingKind::Width))
+}
+
+/// A NumPy type code after its byte-order prefix: a one-character code or a
+/// kind + bytes code (not the seed tables' `bf`).
+fn numpy_code(code: &str) -> Option<DType> {
+    let mut chars = code.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        if let Some((_, d)) = NUMPY_CHARS.iter().find(|(k, _)| *k == c) {
+            return Some(*d);
+        }
+    }
+    BYTE_CODES
+        .iter()
+        .find(|(k, _)| *k == code && *k != "bf")
+        .map(|(_, d)| *d)
+}
+
 fn suggest(input: &str, candidates: &[&'static str]) -> ParseDTypeError {
-    let lower = input.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &'static str)> = candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
-        .collect();
-    scored.sort_by_key(|&(d, c)| (d, c.len(), c));
-    scored.dedup_by_key(|(_, c)| *c);
-    let limit = (input.chars().count() / 2).max(2);
-    let suggestions = scored
-        .iter()
-        .filter(|(d, _)| *d <= limit)
-        .take(3)
-        .map(|(_, c)| *c)
-        .collect();
+    let n = input.chars().count();
+    let suggestions = if n > MAX_SUGGESTION_INPUT {
+        Vec::new()
+    } else {
+        let lower = input.to_ascii_lowercase();
+        let mut scored: Vec<(usize, &'static str)> = candidates
+            .iter()
+            .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
+            .collect();
+        scored.sort_by_key(|&(d, c)| (d, c.len(), c));
+        scored.dedup_by_key(|(_, c)| *c);
+        let limit = (n / 2).max(2);
+        scored
+            .iter()
+            .filter(|(d, _)| *d <= limit)
+            .take(3)
+            .map(|(_, c)| *c)
+            .collect()
+    };
     ParseDTypeError {
         input: input.to_string(),
         suggestions,
+        readings: Vec::new(),
     }
 }
 
@@ -612,7 +932,9 @@ impl std::str::FromStr for DType {
         if let Some((_, d)) = ALIASES.iter().find(|(a, _)| *a == lower) {
             return Ok(*d);
         }
-        Err(suggest(t, &DType::accepted_names()))
+        let mut words: Vec<&'static str> = DType::ALL.iter().map(|d| d.name()).collect();
+        words.extend(ALIASES.iter().map(|(a, _)| *a));
+        Err(suggest(t, &words))
     }
 }
 
@@ -687,5 +1009,77 @@ mod parse_tests {
         assert!(e.suggestions.is_empty());
         assert_eq!(e.to_string(), "unknown dtype \"zzzzzzzzzzzzzzzzzz\"");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn one_vocabulary() {
+        for (s, d) in [
+            ("int8", DType::Int8),
+            ("INT8", DType::Int8),
+            ("f16", DType::Float16),
+            ("f32", DType::Float32),
+            ("f64", DType::Float64),
+            ("bf16", DType::BFloat16),
+            ("c128", DType::Complex128),
+            ("<i8", DType::Int64),
+            ("|b1", DType::Bool),
+            ("=f", DType::Float32),
+            ("half", DType::Float16),
+            ("float", DType::Float64),
+        ] {
+            assert_eq!(DType::parse_name(s), Ok(d), "{s}");
+        }
+        // Every seed-table code is refused bare, with its readings.
+        for n in Naming::ALL {
+            for (c, d) in n.codes() {
+                if WIDTH_ALIASES.iter().any(|(a, _)| a == c) || *c == "bf16" {
+                    continue;
+                }
+                let e = DType::parse_name(c).unwrap_err();
+                assert!(e.readings.contains(&(n, *d)), "{c}");
+            }
+        }
+        let e = DType::parse_name("c8").unwrap_err();
+        assert_eq!(
+            e.readings,
+            vec![
+                (Naming::Bytes, DType::Complex64),
+                (Naming::Legacy2020, DType::Complex128)
+            ]
+        );
+        assert!(e.to_string().contains("complex64 or complex128"));
+        // Suggestions point to the name meant.
+        assert_eq!(DType::parse_name("f33").unwrap_err().suggestions[0], "f32");
+        assert_eq!(DType::parse_name("f65").unwrap_err().suggestions[0], "f64");
+        assert_eq!(
+            DType::parse_name("bfloat15").unwrap_err().suggestions[0],
+            "bfloat16"
+        );
+        // Every listed spelling parses (NumPy codes with a prefix).
+        for sp in DType::vocabulary() {
+            let text = if sp.kind == SpellingKind::NumPy {
+                format!("={}", sp.text)
+            } else {
+                sp.text.to_string()
+            };
+            assert_eq!(DType::parse_name(&text), Ok(sp.dtype), "{text}");
+        }
+    }
+
+    #[test]
+    fn huge_inputs_get_no_suggestions_and_short_echoes() {
+        let long = "int".repeat(1_000_000);
+        for e in [
+            DType::parse_name(&long).unwrap_err(),
+            long.parse::<DType>().unwrap_err(),
+        ] {
+            assert!(e.suggestions.is_empty());
+            let m = e.to_string();
+            assert!(m.len() < 120, "{m}");
+            assert!(m.ends_with("… (3000000 characters)"), "{m}");
+        }
+        let edge = "z".repeat(MAX_SUGGESTION_INPUT);
+        assert_eq!(suggest(&edge, &["zz"]).suggestions.len(), 0); // too far
+        assert_eq!(echo(&"a".repeat(MAX_ECHO)).len(), MAX_ECHO + 2);
     }
 }

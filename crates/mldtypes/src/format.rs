@@ -83,7 +83,14 @@ pub enum NanEncoding {
 /// `2^(−bias)`.
 ///
 /// Every other property is derived by the `const fn` methods.
+///
+/// The struct is `#[non_exhaustive]`: outside this crate a descriptor comes
+/// from the named constants or from the checked constructor [`Format::new`],
+/// which refuses descriptors the generic core cannot convert exactly (see
+/// [`FormatError`]). A descriptor whose public fields were changed after
+/// construction can be re-checked with [`Format::validate`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Format {
     /// The ml_dtypes name of the format, e.g. `"float8_e4m3fn"`.
     pub name: &'static str,
@@ -104,20 +111,24 @@ pub struct Format {
     pub has_zero: bool,
 }
 
-/// Declares the named formats, one documented line each.
+/// Declares the named formats, one documented line each; each goes through
+/// [`Format::new`] at compile time, so an invalid line fails the build.
 macro_rules! formats {
     ($( $(#[$doc:meta])* $id:ident = $name:literal ($e:literal : $m:literal, bias $b:literal, $nf:ident, $nan:ident $(, $flag:ident)*); )*) => {
         $(
             $(#[$doc])*
-            pub const $id: Format = Format {
-                name: $name,
-                exp_bits: $e,
-                man_bits: $m,
-                bias: $b,
-                non_finite: NonFinite::$nf,
-                nan_encoding: NanEncoding::$nan,
-                signed: !formats!(@has unsigned $($flag)*),
-                has_zero: !formats!(@has no_zero $($flag)*),
+            pub const $id: Format = match Format::new(
+                $name,
+                $e,
+                $m,
+                $b,
+                NonFinite::$nf,
+                NanEncoding::$nan,
+                !formats!(@has unsigned $($flag)*),
+                !formats!(@has no_zero $($flag)*),
+            ) {
+                Ok(f) => f,
+                Err(_) => panic!(concat!("invalid format descriptor ", $name)),
             };
         )*
         /// Every named format of this module, in ml_dtypes' documentation order
@@ -128,6 +139,152 @@ macro_rules! formats {
     (@has no_zero no_zero $($rest:ident)*) => { true };
     (@has $want:ident $other:ident $($rest:ident)*) => { formats!(@has $want $($rest)*) };
     (@has $want:ident) => { false };
+}
+
+/// Why [`Format::new`] refuses a descriptor.
+///
+/// The limits keep every value of a format exactly representable as a
+/// float32 (so decoding and round-to-nearest-even encoding through the
+/// generic core are exact) and every code inside 16 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FormatError {
+    /// `exp_bits` is outside `1..=8`.
+    ExponentBits(u32),
+    /// Sign + exponent + mantissa is outside `2..=16` bits.
+    Width(u32),
+    /// The bias puts the largest finite value above float32's exponent range
+    /// (2^127) or the smallest subnormal below float32's (2^−149).
+    Bias(i32),
+    /// `non_finite` and `nan_encoding` do not go together (IEEE needs
+    /// [`NanEncoding::Ieee`] and a mantissa bit; NaN-only needs
+    /// [`NanEncoding::AllOnes`] or [`NanEncoding::NegativeZero`]; finite-only
+    /// needs [`NanEncoding::None`]).
+    NonFinite,
+    /// [`NanEncoding::NegativeZero`] needs a sign bit and a zero; IEEE
+    /// formats need a zero.
+    Zero,
+}
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FormatError::ExponentBits(e) => write!(f, "{e} exponent bits (expected 1 to 8)"),
+            FormatError::Width(w) => write!(f, "{w} bits in a code (expected 2 to 16)"),
+            FormatError::Bias(b) => write!(
+                f,
+                "bias {b} puts values outside float32's exponent range (2^-149 to 2^127)"
+            ),
+            FormatError::NonFinite => {
+                f.write_str("the non-finite behaviour and the NaN encoding do not match")
+            }
+            FormatError::Zero => f.write_str("the NaN encoding or non-finite behaviour needs a zero (and a sign bit for negative-zero NaN)"),
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+impl Format {
+    /// A checked descriptor: the fields as documented on [`Format`].
+    ///
+    /// # Errors
+    ///
+    /// [`FormatError`] for descriptors outside what the generic core converts
+    /// exactly: exponent width 1–8, code width (sign + exponent + mantissa)
+    /// 2–16, values within float32's exponent range, a consistent non-finite
+    /// behaviour and NaN encoding.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, FormatError, NanEncoding, NonFinite, FLOAT8_E4M3FN};
+    /// let f = Format::new("float8_e4m3fn", 4, 3, 7, NonFinite::NanOnly, NanEncoding::AllOnes, true, true);
+    /// assert_eq!(f, Ok(FLOAT8_E4M3FN));
+    /// // A 34-bit format is refused.
+    /// let wide = Format::new("wide", 8, 25, 127, NonFinite::Ieee, NanEncoding::Ieee, true, true);
+    /// assert_eq!(wide, Err(FormatError::Width(34)));
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new(
+        name: &'static str,
+        exp_bits: u32,
+        man_bits: u32,
+        bias: i32,
+        non_finite: NonFinite,
+        nan_encoding: NanEncoding,
+        signed: bool,
+        has_zero: bool,
+    ) -> Result<Format, FormatError> {
+        let f = Format {
+            name,
+            exp_bits,
+            man_bits,
+            bias,
+            non_finite,
+            nan_encoding,
+            signed,
+            has_zero,
+        };
+        match f.validate() {
+            Ok(()) => Ok(f),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Checks the descriptor as [`Format::new`] does.
+    ///
+    /// # Errors
+    ///
+    /// The [`FormatError`] [`Format::new`] would return.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{FormatError, BFLOAT16};
+    /// assert_eq!(BFLOAT16.validate(), Ok(()));
+    /// let mut f = BFLOAT16;
+    /// f.man_bits = 25;
+    /// assert_eq!(f.validate(), Err(FormatError::Width(34)));
+    /// ```
+    pub const fn validate(&self) -> Result<(), FormatError> {
+        if self.exp_bits < 1 || self.exp_bits > 8 {
+            return Err(FormatError::ExponentBits(self.exp_bits));
+        }
+        // man_bits is bounded before any arithmetic on it.
+        if self.man_bits > 15 {
+            return Err(FormatError::Width(
+                self.man_bits.saturating_add(self.exp_bits + 1),
+            ));
+        }
+        let width = self.signed as u32 + self.exp_bits + self.man_bits;
+        if width < 2 || width > 16 {
+            return Err(FormatError::Width(width));
+        }
+        let ok = match (self.non_finite, self.nan_encoding) {
+            (NonFinite::Ieee, NanEncoding::Ieee) => self.man_bits >= 1,
+            (NonFinite::NanOnly, NanEncoding::AllOnes | NanEncoding::NegativeZero) => true,
+            (NonFinite::FiniteOnly, NanEncoding::None) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(FormatError::NonFinite);
+        }
+        if matches!(self.nan_encoding, NanEncoding::NegativeZero) && !(self.signed && self.has_zero)
+            || matches!(self.non_finite, NonFinite::Ieee) && !self.has_zero
+        {
+            return Err(FormatError::Zero);
+        }
+        // Exponent range: top biased exponent (2^E − 1) minus the bias at most
+        // 128 (IEEE formats spend it on inf/NaN; the largest finite value then
+        // stays below 2^128), smallest subnormal 2^(1 − bias − man_bits) at
+        // least 2^−149.
+        let top = (1i64 << self.exp_bits) - 1 - self.bias as i64;
+        let bottom = 1 - self.bias as i64 - self.man_bits as i64;
+        if top > 128 || bottom < -149 {
+            return Err(FormatError::Bias(self.bias));
+        }
+        Ok(())
+    }
 }
 
 formats! {
@@ -626,5 +783,61 @@ mod tests {
         assert_eq!(FLOAT4_E2M1FN.nan_code(), None);
         assert_eq!(FLOAT6_E2M3FN.bits(), 6);
         assert_eq!(FLOAT8_E8M0FNU.bits(), 8);
+    }
+}
+
+#[cfg(test)]
+mod validation_tests {
+    use super::*;
+
+    #[test]
+    fn named_formats_validate_and_bad_descriptors_are_refused() {
+        for f in ALL {
+            assert_eq!(f.validate(), Ok(()), "{}", f.name);
+        }
+        let new = |e, m, b, nf, nan, signed, zero| Format::new("x", e, m, b, nf, nan, signed, zero);
+        use NanEncoding as N;
+        use NonFinite as F;
+        assert_eq!(
+            new(0, 3, 7, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::ExponentBits(0))
+        );
+        assert_eq!(
+            new(9, 3, 7, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::ExponentBits(9))
+        );
+        assert_eq!(
+            new(8, 25, 127, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Width(34))
+        );
+        assert_eq!(
+            new(8, u32::MAX, 127, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Width(u32::MAX))
+        );
+        assert_eq!(
+            new(1, 0, 0, F::FiniteOnly, N::None, false, true),
+            Err(FormatError::Width(1))
+        );
+        assert_eq!(
+            new(5, 2, -200, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(-200))
+        );
+        assert_eq!(
+            new(5, 2, 200, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(200))
+        );
+        assert_eq!(
+            new(5, 2, 15, F::Ieee, N::AllOnes, true, true),
+            Err(FormatError::NonFinite)
+        );
+        assert_eq!(
+            new(5, 0, 15, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::NonFinite)
+        );
+        assert_eq!(
+            new(4, 3, 8, F::NanOnly, N::NegativeZero, false, true),
+            Err(FormatError::Zero)
+        );
+        assert!(new(4, 3, 8, F::NanOnly, N::NegativeZero, true, true).is_ok());
     }
 }

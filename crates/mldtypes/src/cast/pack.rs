@@ -56,10 +56,15 @@ fn width(d: DType) -> Result<u32, CastError> {
 /// use mldtypes::dtype::DType;
 /// assert_eq!(mldtypes::cast::pack::packed_len(DType::Float6E2M3FN, 8).unwrap(), 6);
 /// assert_eq!(mldtypes::cast::pack::packed_len(DType::Int4, 3).unwrap(), 2);
+/// // No overflow at the top of the range: ceil(usize::MAX / 2).
+/// assert_eq!(mldtypes::cast::pack::packed_len(DType::Int4, usize::MAX).unwrap(), usize::MAX / 2 + 1);
 /// ```
 pub fn packed_len(dtype: DType, n: usize) -> Result<usize, CastError> {
     let w = width(dtype)? as usize;
-    Ok((n * w).div_ceil(8))
+    // ceil(n·w / 8) without forming n·w, which overflows for n near
+    // usize::MAX: whole groups of 8 elements take w bytes each, the rest
+    // ceil(r·w / 8). Exact for every n, and never more than n.
+    Ok(n / 8 * w + (n % 8 * w).div_ceil(8))
 }
 
 /// Elements per packing group, and bytes per group.

@@ -371,6 +371,68 @@ pub enum Operand {
     Scalar(PyScalar),
 }
 
+impl Operand {
+    /// Parses a command-line operand as [`Operand::from_str`](std::str::FromStr)
+    /// does, reading dtypes with [`DType::parse_name`] (the command line's
+    /// vocabulary, where `i8` is refused as ambiguous) instead of NumPy's
+    /// `numpy.dtype` reading.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::dtype::ParseDTypeError`] for an unknown or ambiguous dtype.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// use mldtypes::promote::jax::{Operand, PyScalar};
+    /// assert_eq!(Operand::parse_name("weak:f16"), Ok(Operand::Weak(DType::Float16)));
+    /// assert_eq!(Operand::parse_name("1.5"), Ok(Operand::Scalar(PyScalar::Float)));
+    /// assert!(Operand::parse_name("i8").is_err());
+    /// ```
+    pub fn parse_name(s: &str) -> Result<Self, crate::dtype::ParseDTypeError> {
+        parse_operand(s, DType::parse_name)
+    }
+}
+
+fn parse_operand(
+    s: &str,
+    dtype: impl Fn(&str) -> Result<DType, crate::dtype::ParseDTypeError>,
+) -> Result<Operand, crate::dtype::ParseDTypeError> {
+    let t = s.trim();
+    match t {
+        "True" | "False" => return Ok(Operand::Scalar(PyScalar::Bool)),
+        "i*" => return Ok(Operand::Scalar(PyScalar::Int)),
+        "f*" => return Ok(Operand::Scalar(PyScalar::Float)),
+        "c*" => return Ok(Operand::Scalar(PyScalar::Complex)),
+        _ => {}
+    }
+    if let Some(d) = t.strip_prefix("weak:") {
+        return dtype(d).map(Operand::Weak);
+    }
+    let numeric = |x: &str| {
+        x.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+' || c == '.')
+            && x.parse::<f64>().is_ok()
+    };
+    if t.parse::<i128>().is_ok() {
+        return Ok(Operand::Scalar(PyScalar::Int));
+    }
+    if numeric(t) {
+        return Ok(Operand::Scalar(PyScalar::Float));
+    }
+    if let Some(body) = t.strip_suffix('j') {
+        let body = body.trim_start_matches('(');
+        if body.is_empty()
+            || numeric(body)
+            || body.contains(['+', '-'])
+                && body.split(['+', '-']).all(|p| p.is_empty() || numeric(p))
+        {
+            return Ok(Operand::Scalar(PyScalar::Complex));
+        }
+    }
+    dtype(t).map(Operand::Strong)
+}
+
 impl std::str::FromStr for Operand {
     type Err = crate::dtype::ParseDTypeError;
 
@@ -378,40 +440,10 @@ impl std::str::FromStr for Operand {
     /// literal such as `1` or `-3` (Python int), a float literal such as `1.0`
     /// or `2e3` (Python float), a complex literal ending in `j` such as `1j`
     /// (Python complex), `i*`/`f*`/`c*` (the Python scalar types),
-    /// `weak:<dtype>` (a weakly typed array), otherwise a dtype (strong).
+    /// `weak:<dtype>` (a weakly typed array), otherwise a dtype (strong), read
+    /// as `numpy.dtype` reads strings ([`DType::from_str`](std::str::FromStr)).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim();
-        match t {
-            "True" | "False" => return Ok(Operand::Scalar(PyScalar::Bool)),
-            "i*" => return Ok(Operand::Scalar(PyScalar::Int)),
-            "f*" => return Ok(Operand::Scalar(PyScalar::Float)),
-            "c*" => return Ok(Operand::Scalar(PyScalar::Complex)),
-            _ => {}
-        }
-        if let Some(d) = t.strip_prefix("weak:") {
-            return d.parse().map(Operand::Weak);
-        }
-        let numeric = |x: &str| {
-            x.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+' || c == '.')
-                && x.parse::<f64>().is_ok()
-        };
-        if t.parse::<i128>().is_ok() {
-            return Ok(Operand::Scalar(PyScalar::Int));
-        }
-        if numeric(t) {
-            return Ok(Operand::Scalar(PyScalar::Float));
-        }
-        if let Some(body) = t.strip_suffix('j') {
-            let body = body.trim_start_matches('(');
-            if body.is_empty()
-                || numeric(body)
-                || body.contains(['+', '-'])
-                    && body.split(['+', '-']).all(|p| p.is_empty() || numeric(p))
-            {
-                return Ok(Operand::Scalar(PyScalar::Complex));
-            }
-        }
-        t.parse().map(Operand::Strong)
+        parse_operand(s, |d| d.parse())
     }
 }
 

@@ -502,15 +502,100 @@ impl<N: Copy + Eq + Hash + fmt::Display> Lattice<N> {
 /// A binary promotion table over `nodes`: row `a`, column `b` holds the result
 /// of promoting `a` with `b`, or `None` where the system leaves it undefined
 /// (a `-` cell in the seed tables; an error at run time).
+///
+/// The fields are private so that a table always has exactly `nodes.len()²`
+/// cells: build one with [`BinaryTable::new`] (checked) or
+/// [`BinaryTable::from_fn`], read it with [`BinaryTable::nodes`],
+/// [`BinaryTable::cells`] and [`BinaryTable::get`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BinaryTable<N> {
     /// Row and column labels, in order.
-    pub nodes: Vec<N>,
+    nodes: Vec<N>,
     /// Row-major cells, `nodes.len()²` of them.
-    pub cells: Vec<Option<N>>,
+    cells: Vec<Option<N>>,
 }
 
+/// Error of [`BinaryTable::new`]: the cell count is not the square of the
+/// label count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableShapeError {
+    /// Number of labels.
+    pub nodes: usize,
+    /// Number of cells given.
+    pub cells: usize,
+}
+
+impl fmt::Display for TableShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a table of {} labels needs {} cells, not {}",
+            self.nodes,
+            self.nodes.saturating_mul(self.nodes),
+            self.cells
+        )
+    }
+}
+
+impl std::error::Error for TableShapeError {}
+
 impl<N: Copy + Eq> BinaryTable<N> {
+    /// A table from its labels and row-major cells.
+    ///
+    /// # Errors
+    ///
+    /// [`TableShapeError`] unless `cells.len() == nodes.len()²`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::promote::lattice::BinaryTable;
+    /// let t = BinaryTable::new(vec!['x', 'y'], vec![Some('x'), None, None, Some('y')]).unwrap();
+    /// assert_eq!(t.get(&'x', &'y'), Some(None));
+    /// assert!(BinaryTable::new(vec!['x', 'y'], vec![Some('x')]).is_err());
+    /// ```
+    pub fn new(nodes: Vec<N>, cells: Vec<Option<N>>) -> Result<Self, TableShapeError> {
+        if nodes.len().checked_mul(nodes.len()) != Some(cells.len()) {
+            return Err(TableShapeError {
+                nodes: nodes.len(),
+                cells: cells.len(),
+            });
+        }
+        Ok(BinaryTable { nodes, cells })
+    }
+
+    /// Builds from parts the caller has shaped (crate-internal).
+    pub(crate) fn from_parts(nodes: Vec<N>, cells: Vec<Option<N>>) -> Self {
+        debug_assert_eq!(nodes.len() * nodes.len(), cells.len());
+        BinaryTable { nodes, cells }
+    }
+
+    /// Row and column labels, in order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::promote::lattice::BinaryTable;
+    /// let t = BinaryTable::from_fn(vec![1, 2], |a, b| Some(*a.max(b)));
+    /// assert_eq!(t.nodes(), &[1, 2]);
+    /// ```
+    pub fn nodes(&self) -> &[N] {
+        &self.nodes
+    }
+
+    /// Row-major cells, `nodes().len()²` of them (`None`: undefined).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::promote::lattice::BinaryTable;
+    /// let t = BinaryTable::from_fn(vec![1, 2], |a, b| Some(*a.max(b)));
+    /// assert_eq!(t.cells(), &[Some(1), Some(2), Some(2), Some(2)]);
+    /// ```
+    pub fn cells(&self) -> &[Option<N>] {
+        &self.cells
+    }
+
     /// Builds a table by evaluating `f` on every ordered pair.
     ///
     /// # Examples
@@ -539,13 +624,13 @@ impl<N: Copy + Eq> BinaryTable<N> {
     ///
     /// ```
     /// use mldtypes::promote::lattice::BinaryTable;
-    /// let t = BinaryTable { nodes: vec!['x', 'y'], cells: vec![Some('x'), None, None, Some('y')] };
+    /// let t = BinaryTable::new(vec!['x', 'y'], vec![Some('x'), None, None, Some('y')]).unwrap();
     /// assert_eq!(t.get(&'x', &'y'), Some(None));
     /// assert_eq!(t.get(&'z', &'y'), None);
     /// ```
     pub fn get(&self, a: &N, b: &N) -> Option<Option<&N>> {
         let n = self.nodes.len();
-        Some(self.cells[self.pos(a)? * n + self.pos(b)?].as_ref())
+        Some(self.cells.get(self.pos(a)? * n + self.pos(b)?)?.as_ref())
     }
 
     /// The table restricted to `nodes` (in that order); labels missing from
@@ -556,7 +641,7 @@ impl<N: Copy + Eq> BinaryTable<N> {
     /// ```
     /// use mldtypes::promote::lattice::BinaryTable;
     /// let t = BinaryTable::from_fn(vec![1, 2, 3], |a, b| Some(*a.max(b)));
-    /// assert_eq!(t.restrict(&[3, 1]).cells, vec![Some(3), Some(3), Some(3), Some(1)]);
+    /// assert_eq!(t.restrict(&[3, 1]).cells(), vec![Some(3), Some(3), Some(3), Some(1)]);
     /// ```
     pub fn restrict(&self, nodes: &[N]) -> BinaryTable<N> {
         let keep: Vec<N> = nodes
@@ -670,6 +755,18 @@ mod tests {
             }
             e => panic!("unexpected {e}"),
         }
+    }
+
+    #[test]
+    fn tables_are_always_square() {
+        assert_eq!(
+            BinaryTable::new(vec![1, 2, 3], vec![Some(1); 8]),
+            Err(TableShapeError { nodes: 3, cells: 8 })
+        );
+        let t = BinaryTable::new(vec![1, 2], vec![Some(1), None, None, Some(2)]).unwrap();
+        assert_eq!(t.get(&2, &2), Some(Some(&2)));
+        assert_eq!(t.get(&3, &2), None);
+        assert!(t.non_commutative_pairs().is_empty());
     }
 
     #[test]

@@ -29,4 +29,7 @@ pub use jax::{
     PyScalar, TypePromotionError,
 };
 pub use lattice::{BinaryTable, Explanation, Lattice, LatticeError};
-pub use tables::{diff, diff_view, promote, table, DiffCell, System, UndefinedPromotion, View};
+pub use tables::{
+    diff, diff_view, promote, promote_types_dtype, table, DiffCell, System, UndefinedPromotion,
+    View,
+};

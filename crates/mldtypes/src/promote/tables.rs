@@ -360,7 +360,7 @@ pub fn parse_cell(s: &str, naming: Naming) -> Result<Option<JaxType>, ParseDType
 /// use mldtypes::dtype::Naming;
 /// use mldtypes::promote::tables::parse_table;
 /// let t = parse_table("i8 | f16 | |\ni8 | i8 | f16 |\nf16 | f16 | f16 |", Naming::Bits).unwrap();
-/// assert_eq!(t.nodes.len(), 2);
+/// assert_eq!(t.nodes().len(), 2);
 /// ```
 pub fn parse_table(text: &str, naming: Naming) -> Result<BinaryTable<JaxType>, TableParseError> {
     let split = |l: &str| -> Vec<String> {
@@ -402,10 +402,7 @@ pub fn parse_table(text: &str, naming: Naming) -> Result<BinaryTable<JaxType>, T
     if rows.iter().map(|r| r.as_ref()).ne(labels.iter().map(Some)) {
         return Err(TableParseError::RowLabels);
     }
-    Ok(BinaryTable {
-        nodes: labels,
-        cells,
-    })
+    Ok(BinaryTable::from_parts(labels, cells))
 }
 
 fn literal(system: System) -> &'static BinaryTable<JaxType> {
@@ -580,6 +577,32 @@ fn view_cell(
     }
 }
 
+/// The dtype `system`'s `promote_types` function gives for `a` and `b`
+/// ([`View::PromoteTypes`]: a weak result is its 64-bit NumPy dtype; NumPy
+/// reads `i*`/`f*`/`c*` as int64/float64/complex128), or `None` where the
+/// system has no promotion or lacks an operand.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// use mldtypes::promote::jax::{JaxType, PromotionConfig};
+/// use mldtypes::promote::tables::{promote_types_dtype, System};
+/// let cfg = PromotionConfig::DEFAULT;
+/// let (u64_, i8_) = (JaxType::Strong(DType::UInt64), JaxType::Strong(DType::Int8));
+/// assert_eq!(promote_types_dtype(System::NumPy, u64_, i8_, cfg), Some(DType::Float64));
+/// assert_eq!(promote_types_dtype(System::NumPy, JaxType::WeakInt, i8_, cfg), Some(DType::Int64));
+/// ```
+pub fn promote_types_dtype(
+    system: System,
+    a: JaxType,
+    b: JaxType,
+    config: PromotionConfig,
+) -> Option<DType> {
+    let t = table(system, config);
+    view_cell(system, &t, a, b, View::PromoteTypes).map(JaxType::numpy_dtype)
+}
+
 /// Cell-by-cell differences between two systems over their common nodes (in
 /// the first system's order), comparing in the given [`View`].
 ///
@@ -596,10 +619,10 @@ pub fn diff_view(a: System, b: System, config: PromotionConfig, view: View) -> V
     let ta = table(a, config);
     let tb = table(b, config);
     let common: Vec<JaxType> = ta
-        .nodes
+        .nodes()
         .iter()
         .copied()
-        .filter(|n| tb.nodes.contains(n))
+        .filter(|n| tb.nodes().contains(n))
         .collect();
     let mut out = Vec::new();
     for &row in &common {
@@ -647,10 +670,10 @@ mod tests {
             (System::JaxLax, 18),
             (System::Jax2020, 15),
         ] {
-            assert_eq!(table(s, PromotionConfig::DEFAULT).nodes.len(), n, "{s}");
+            assert_eq!(table(s, PromotionConfig::DEFAULT).nodes().len(), n, "{s}");
         }
         let jep = parse_table(JAX_NUMPY_TABLE, Naming::Bits).unwrap();
-        assert_eq!(jep.nodes.len(), 18);
+        assert_eq!(jep.nodes().len(), 18);
     }
 
     #[test]

@@ -1,0 +1,4 @@
+//! cargo-fuzz target: `mldtypes_fuzz::numbers` must not panic on any input.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mldtypes_fuzz::numbers(data));
