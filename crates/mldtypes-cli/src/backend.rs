@@ -1,11 +1,7 @@
 //! The command line's interface to the `mldtypes` library's number formats:
-//! dtype parsing, the scalar core, bulk conversion of safetensors storage
-//! (bit-packed for `F4` / `F6_*`) and finfo/iinfo.
-//!
-//! The subcommands call these functions rather than the library directly, so
-//! the storage conventions (packing, byte counts) live in one place.
+//! dtype parsing, the scalar core and finfo/iinfo (checkpoint conversion is
+//! the library's `mldtypes::checkpoint`).
 
-use mldtypes::cast;
 use mldtypes::dtype::DType;
 use mldtypes::float::core;
 use mldtypes::format::{Format, Overflow};

@@ -9,11 +9,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mldtypes::checkpoint::{self, Options, Progress, Summary, Target};
 use mldtypes::format::Overflow;
 use mldtypes::mx::ScaleRule;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::backend;
 use crate::error::{usage, CliError, Result};
 use crate::formats::{json_f64, text_f64};
+use crate::output;
 
 /// The MX scale rule.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -73,6 +74,16 @@ pub struct InspectArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// Appends one formatted line to a `String` (the text tables are built whole
+/// and written once through [`output::print`], which reports a failed write).
+macro_rules! line_to {
+    ($out:expr, $($arg:tt)*) => {{
+        let out: &mut String = $out;
+        out.push_str(&format!($($arg)*));
+        out.push('\n');
+    }};
 }
 
 fn lib_err(e: checkpoint::Error) -> CliError {
@@ -179,19 +190,17 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         v["input"] = json!(a.input.display().to_string());
         v["output"] = json!(a.output.display().to_string());
         v["seconds"] = json!(seconds);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| usage!("{e}"))?
-        );
-        return Ok(());
+        return output::print_json(&v);
     }
-    print_summary(&summary, &a, seconds);
-    Ok(())
+    output::print(&summary_text(&summary, &a, seconds))
 }
 
-fn print_summary(s: &Summary, a: &ConvertArgs, seconds: f64) {
+/// The text table of `convert`: one row per converted tensor and the total.
+fn summary_text(s: &Summary, a: &ConvertArgs, seconds: f64) -> String {
+    let mut out = String::new();
     let w = name_width(s.tensors.iter().map(|t| t.name.as_str()));
-    println!(
+    line_to!(
+        &mut out,
         "{}  {:<16}  {:<24}  {:>10}  {:>9}  {:>8}  {:>8}  {:>7}",
         pad("tensor", w),
         "shape",
@@ -202,8 +211,9 @@ fn print_summary(s: &Summary, a: &ConvertArgs, seconds: f64) {
         "clipped",
         "flushed"
     );
-    let line = |name: &str, shape: &str, conv: &str, st: Option<&checkpoint::Stats>| match st {
-        Some(st) => println!(
+    let mut line = |name: &str, shape: &str, conv: &str, st: Option<&checkpoint::Stats>| match st {
+        Some(st) => line_to!(
+            &mut out,
             "{}  {shape:<16}  {conv:<24}  {:>10}  {:>9}  {:>8}  {:>8}  {:>7}",
             pad(name, w),
             format!("{:.3e}", st.max_abs),
@@ -212,7 +222,8 @@ fn print_summary(s: &Summary, a: &ConvertArgs, seconds: f64) {
             st.clipped,
             st.flushed
         ),
-        None => println!(
+        None => line_to!(
+            &mut out,
             "{}  {shape:<16}  {conv:<24}  {:>10}  {:>9}  {:>8}  {:>8}  {:>7}",
             pad(name, w),
             "exact",
@@ -237,15 +248,17 @@ fn print_summary(s: &Summary, a: &ConvertArgs, seconds: f64) {
         Some(&s.total),
     );
     if !s.copied.is_empty() {
-        println!("({} tensor(s) copied unchanged)", s.copied.len());
+        line_to!(&mut out, "({} tensor(s) copied unchanged)", s.copied.len());
     }
-    println!(
+    line_to!(
+        &mut out,
         "wrote {} ({} file(s), {:.1} MB in {:.2} s)",
         a.output.display(),
         s.files.len(),
         s.bytes_written as f64 / 1e6,
         seconds
     );
+    out
 }
 
 fn text_sqnr(x: f64) -> String {
@@ -274,17 +287,15 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 v
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&arr).map_err(|e| usage!("{e}"))?
-        );
-        return Ok(());
+        return output::print_json(&Value::Array(arr));
     }
+    let mut out = String::new();
     let w = name_width(rows.iter().map(|r| r.name.as_str()));
     let several = rows
         .first()
         .is_some_and(|f| rows.iter().any(|r| r.file != f.file));
-    println!(
+    line_to!(
+        &mut out,
         "{}  {:<8}  {:<16}  {:>12}  {:>12}  {:>12}  {:>5}",
         pad("tensor", w),
         "dtype",
@@ -297,7 +308,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     let mut file = "";
     for r in &rows {
         if several && r.file != file {
-            println!("# {}", r.file);
+            line_to!(&mut out, "# {}", r.file);
             file = &r.file;
         }
         let shape = format!("{:?}", r.shape);
@@ -310,15 +321,16 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             ),
             None => ("-".into(), "-".into(), "-".into(), "-".into()),
         };
-        println!(
+        line_to!(
+            &mut out,
             "{}  {:<8}  {shape:<16}  {min:>12}  {max:>12}  {mean:>12}  {nan:>5}",
             pad(&r.name, w),
             r.dtype
         );
     }
     let total: usize = rows.iter().map(|r| r.shape.iter().product::<usize>()).sum();
-    println!("{} tensors, {total} elements", rows.len());
-    Ok(())
+    line_to!(&mut out, "{} tensors, {total} elements", rows.len());
+    output::print(&out)
 }
 
 fn short(x: f64) -> String {

@@ -800,13 +800,41 @@ fn failed_standard_output_is_an_error_not_a_panic() {
         &["cast", "--to", "bf16", "1.5"],
         &["bench", "--elements", "1024"],
     ];
+    // The checkpoint commands too: a one-tensor float32 file to read.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.safetensors");
+    let header = br#"{"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend_from_slice(&[0, 0, 128, 63, 0, 0, 0, 64]);
+    std::fs::write(&file, bytes).unwrap();
+    let file = file.to_str().unwrap();
+    let out1 = dir.path().join("a.safetensors");
+    let out2 = dir.path().join("b.safetensors");
+    let checkpoint_cases: [Vec<&str>; 4] = [
+        vec!["inspect", file],
+        vec!["inspect", "--json", file],
+        vec!["convert", file, out1.to_str().unwrap(), "--to", "bfloat16"],
+        vec![
+            "convert",
+            "--json",
+            file,
+            out2.to_str().unwrap(),
+            "--to",
+            "bfloat16",
+        ],
+    ];
+    let cases = cases
+        .iter()
+        .copied()
+        .chain(checkpoint_cases.iter().map(Vec::as_slice));
     for args in cases {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .expect("/dev/full");
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mldtypes"))
-            .args(*args)
+            .args(args)
             .stdout(full)
             .output()
             .unwrap();
