@@ -200,7 +200,7 @@ impl Target {
         if s == "nvfp4" {
             return Ok(Target::Nvfp4);
         }
-        let d: DType = s.parse().map_err(|e| {
+        let d = DType::parse_name(s).map_err(|e| {
             Error::usage(format!(
                 "{e}; or an MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, \
                  mxint8) or nvfp4"
