@@ -279,13 +279,7 @@ fn np_dtype<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// The NumPy dtype for one of our dtypes (`numpy.dtype(name)`; the format
 /// dtypes are registered by then).
 pub(crate) fn to_numpy(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
-    static CACHE: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
-    let all = CACHE.get_or_try_init(py, || {
-        DType::ALL
-            .iter()
-            .map(|d| np_dtype(&PyString::new(py, d.name()).into_any()).map(Bound::unbind))
-            .collect::<PyResult<Vec<_>>>()
-    })?;
+    let all = numpy_dtypes(py)?;
     let i = DType::ALL
         .iter()
         .position(|x| *x == d)
@@ -293,9 +287,24 @@ pub(crate) fn to_numpy(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
     Ok(all[i].bind(py).clone())
 }
 
+/// `numpy.dtype(name)` for every [`DType::ALL`], in that order, fetched once.
+fn numpy_dtypes(py: Python<'_>) -> PyResult<&Vec<Py<PyAny>>> {
+    static CACHE: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+    CACHE.get_or_try_init(py, || {
+        DType::ALL
+            .iter()
+            .map(|d| np_dtype(&PyString::new(py, d.name()).into_any()).map(Bound::unbind))
+            .collect::<PyResult<Vec<_>>>()
+    })
+}
+
 /// Our dtype for a NumPy dtype instance: a native-byte-order dtype whose name
 /// is one of ours; `None` for anything else (float128, strings, '>f4', ...).
 pub(crate) fn from_numpy(dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>> {
+    // Fast path: NumPy hands out one instance per builtin and registered dtype.
+    if let Some(i) = numpy_dtypes(dt.py())?.iter().position(|x| x.is(dt)) {
+        return Ok(Some(DType::ALL[i]));
+    }
     if !dt.getattr("isnative")?.is_truthy()? {
         return Ok(None);
     }
@@ -435,8 +444,10 @@ fn read_arg<'py>(x: &Bound<'py, PyAny>) -> PyResult<Arg<'py>> {
             // here (as JAX).
             let dt = np_dtype(x)?;
             return Ok(match from_numpy(&dt)? {
-                Some(d) => Arg::Op(Operand::Strong(d)),
-                None => Arg::Foreign(dt),
+                Some(d) if !matches!(d, DType::Complex32 | DType::BComplex32) => {
+                    Arg::Op(Operand::Strong(d))
+                }
+                _ => Arg::Foreign(dt),
             });
         }
     } else if is_exact::<PyBool>(x) {
