@@ -221,9 +221,9 @@ impl Config {
                 set_process_default(|c| PromotionConfig { mode, ..c });
             }
             "jax_enable_x64" => {
-                let x64 = value.cast::<PyBool>().map_err(|_| {
-                    PyValueError::new_err("jax_enable_x64 must be True or False")
-                })?;
+                let x64 = value
+                    .cast::<PyBool>()
+                    .map_err(|_| PyValueError::new_err("jax_enable_x64 must be True or False"))?;
                 let x64 = x64.is_true();
                 set_process_default(|c| PromotionConfig { x64, ..c });
             }
