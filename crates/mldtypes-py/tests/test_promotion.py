@@ -1,4 +1,4 @@
-"""mldtypes.promote_types / result_type against jax 0.10.2, cell by cell.
+"""M.promote_types / result_type against jax 0.10.2, cell by cell.
 
 Reference vectors: crates/mldtypes/tests/vectors/promote/*.json (tools/gen_promotion_vectors.py:
 every ordered pair of the 35 lattice nodes, operand lists, invalid dtypes, canonicalization)
@@ -14,6 +14,10 @@ import numpy as np
 import pytest
 
 import mldtypes
+
+# The promotion API, as exported by the package (the extension module's own
+# names while the package does not re-export them yet).
+M = mldtypes if hasattr(mldtypes, "result_type") else mldtypes._core
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENGINE_VECTORS = os.path.join(HERE, "..", "..", "mldtypes", "tests", "vectors", "promote")
@@ -66,8 +70,8 @@ class configured:
     """Enter a vector file's configuration with mldtypes' own context managers."""
 
     def __init__(self, cfg):
-        self.mode = mldtypes.numpy_dtype_promotion(cfg["mode"])
-        self.x64 = mldtypes.enable_x64(cfg["x64"])
+        self.mode = M.numpy_dtype_promotion(cfg["mode"])
+        self.x64 = M.enable_x64(cfg["x64"])
 
     def __enter__(self):
         self.mode.__enter__()
@@ -123,7 +127,7 @@ def check(call, want, tally, what, ordered, keyerror_kind=None, x64=False):
                 call()
             tally.deviations += 1
             return
-        exc = {"TypePromotionError": mldtypes.TypePromotionError, "TypeError": TypeError,
+        exc = {"TypePromotionError": M.TypePromotionError, "TypeError": TypeError,
                "ValueError": ValueError}[err]
         with pytest.raises(Exception) as info:
             call()
@@ -162,12 +166,12 @@ def test_every_pair_of_lattice_nodes(pairs, ci):
                 what = f"{cfg_name(cfg)} ({a}, {b})"
                 lat = cfg["lattice_result_type"][i][j]
                 kind = lat[0] if isinstance(lat, list) else None
-                check(lambda: mldtypes.result_type(va, vb, return_weak_type_flag=True),
+                check(lambda: M.result_type(va, vb, return_weak_type_flag=True),
                       cfg["result_type"][i][j], tally, "result_type " + what, ordered=False,
                       keyerror_kind=kind, x64=cfg["x64"])
                 ta = WEAK_TYPES.get(a) or np.dtype(a)
                 tb = WEAK_TYPES.get(b) or np.dtype(b)
-                check(lambda: mldtypes.promote_types(ta, tb), cfg["promote_types"][i][j],
+                check(lambda: M.promote_types(ta, tb), cfg["promote_types"][i][j],
                       tally, "promote_types " + what, ordered=True)
     assert tally.total == 35 * 35 * 2
     print(f"{CONFIG_IDS[ci]}: {tally.values} values, {tally.errors} errors, "
@@ -178,7 +182,7 @@ def list_operand(spec):
     if "strong" in spec:
         return np.dtype(spec["strong"])
     if "weak" in spec:
-        return mldtypes.weak(spec["weak"])
+        return M.weak(spec["weak"])
     return PY_SCALARS[spec["py"]]
 
 
@@ -192,7 +196,7 @@ def test_operand_lists(lists, ci):
             args = [list_operand(s) for s in ops]
             lat = want["lattice_result_type"]
             kind = lat[0] if isinstance(lat, list) else None
-            check(lambda: mldtypes.result_type(*args, return_weak_type_flag=True),
+            check(lambda: M.result_type(*args, return_weak_type_flag=True),
                   want["result_type"], tally, f"{cfg_name(cfg)} {ops}", ordered=False,
                   keyerror_kind=kind, x64=cfg["x64"])
     assert tally.total == len(lists["lists"]) == 400
@@ -205,8 +209,8 @@ def test_invalid_dtypes():
         with configured(cfg):
             for case in cfg["cases"]:
                 args = [WEAK_TYPES.get(a) or np.dtype(a) for a in case["args"]]
-                fn = {"promote_types": mldtypes.promote_types,
-                      "result_type": lambda *a: mldtypes.result_type(
+                fn = {"promote_types": M.promote_types,
+                      "result_type": lambda *a: M.result_type(
                           *a, return_weak_type_flag=True)}[case["fn"]]
                 check(lambda: fn(*args), case["result"], tally, f"{cfg_name(cfg)} {case}", ordered=True)
     assert tally.total == 4 * 32
@@ -216,14 +220,14 @@ def test_x64_disabled_canonicalization():
     v = load(os.path.join(ENGINE_VECTORS, "canonicalize.json"))
     lattice = [n for n in v["x64_off"] if n not in ("complex32", "bcomplex32")]
     for key, x64 in (("x64_off", False), ("x64_on", True)):
-        with mldtypes.enable_x64(x64):
+        with M.enable_x64(x64):
             for name in lattice:
                 want = np.dtype(v[key][name])
                 for form in (np.dtype(name), name, np.dtype(name).type, np.zeros(3, name),
                              np.dtype(name).type(0)):
-                    assert mldtypes.result_type(form) == want, (key, name, form)
+                    assert M.result_type(form) == want, (key, name, form)
                 # promote_types never canonicalizes its inputs (as jax.numpy).
-                assert mldtypes.promote_types(name, name) == np.dtype(name)
+                assert M.promote_types(name, name) == np.dtype(name)
 
 
 class Opaque:
@@ -247,7 +251,7 @@ def build(op):
     if form == "scalar":
         return np.dtype(v).type(0)
     if form == "weak":
-        return mldtypes.weak(v)
+        return M.weak(v)
     if form == "py":
         return complex(*v["complex"]) if isinstance(v, dict) else v
     if form == "pytype":
@@ -275,7 +279,7 @@ def test_python_arguments(python_vectors, ci):
 
             def call(case=case):
                 args = [build(op) for op in case["args"]]
-                return mldtypes.result_type(*args, return_weak_type_flag=True)
+                return M.result_type(*args, return_weak_type_flag=True)
             kind = None
             if isinstance(want, dict) and want["error"] == "KeyError":
                 # The lattice result JAX failed to map is a weak sub-byte int; find its
@@ -288,7 +292,7 @@ def test_python_arguments(python_vectors, ci):
             what = f"{cfg_name(cfg)} promote_types{case['args']}"
 
             def call(case=case):
-                return mldtypes.promote_types(*[build(op) for op in case["args"]])
+                return M.promote_types(*[build(op) for op in case["args"]])
             check(call, want, tally, what, ordered=True)
     assert tally.total == len(v["result_type"]) + len(v["promote_types"])
     assert tally.total >= 1400
@@ -297,99 +301,99 @@ def test_python_arguments(python_vectors, ci):
 def test_no_arguments():
     v = load(os.path.join(PY_VECTORS, "python.json"))
     with pytest.raises(ValueError) as info:
-        mldtypes.result_type()
+        M.result_type()
     assert type(info.value) is ValueError
     assert str(info.value) == v["result_type_empty"]["message"]
 
 
 def test_type_promotion_error_class():
-    assert issubclass(mldtypes.TypePromotionError, ValueError)
-    with mldtypes.numpy_dtype_promotion("strict"):
-        with pytest.raises(mldtypes.TypePromotionError) as info:
-            mldtypes.result_type(np.float32, np.int32)
+    assert issubclass(M.TypePromotionError, ValueError)
+    with M.numpy_dtype_promotion("strict"):
+        with pytest.raises(M.TypePromotionError) as info:
+            M.result_type(np.float32, np.int32)
     assert str(info.value) == (
         "Input dtypes ('float32', 'int32') have no available implicit dtype promotion path "
         "when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
         "output type, or set jax_numpy_dtype_promotion=standard.")
     with pytest.raises(ValueError):
-        mldtypes.promote_types(mldtypes.float8_e5m2, mldtypes.float8_e4m3fn)
+        M.promote_types(mldtypes.float8_e5m2, mldtypes.float8_e4m3fn)
 
 
 def test_weak_values():
-    w = mldtypes.weak("bfloat16")
+    w = M.weak("bfloat16")
     assert repr(w) == "weak(bfloat16)"
     assert w.dtype == np.dtype(mldtypes.bfloat16) and w.weak_type is True
-    assert w == mldtypes.weak(mldtypes.bfloat16) and hash(w) == hash(mldtypes.weak("bfloat16"))
-    assert mldtypes.result_type(w, return_weak_type_flag=True) == (np.dtype("float32"), True)
-    assert mldtypes.result_type(mldtypes.weak("int32"), np.int8) == np.dtype("int8")
+    assert w == M.weak(mldtypes.bfloat16) and hash(w) == hash(M.weak("bfloat16"))
+    assert M.result_type(w, return_weak_type_flag=True) == (np.dtype("float32"), True)
+    assert M.result_type(M.weak("int32"), np.int8) == np.dtype("int8")
     with pytest.raises(TypeError, match="is not a valid JAX array type"):
-        mldtypes.weak("U3")
+        M.weak("U3")
     with pytest.raises(TypeError, match="not understood"):
-        mldtypes.weak("nonsense")
+        M.weak("nonsense")
 
 
 def test_defaults_and_nesting():
-    assert mldtypes.config.jax_numpy_dtype_promotion == "standard"
-    assert mldtypes.config.jax_enable_x64 is False
-    assert mldtypes.result_type(np.float64) == np.float32
-    with mldtypes.enable_x64():
-        assert mldtypes.result_type(np.float64) == np.float64
-        with mldtypes.numpy_dtype_promotion("strict"):
-            with mldtypes.enable_x64(False):
-                assert mldtypes.config.jax_enable_x64 is False
-                assert mldtypes.config.jax_numpy_dtype_promotion == "strict"
-            assert mldtypes.config.jax_enable_x64 is True
-            with pytest.raises(mldtypes.TypePromotionError):
-                mldtypes.promote_types("int8", "int16")
-        assert mldtypes.promote_types("int8", "int16") == np.int16
-    assert mldtypes.config.jax_enable_x64 is False
+    assert M.config.jax_numpy_dtype_promotion == "standard"
+    assert M.config.jax_enable_x64 is False
+    assert M.result_type(np.float64) == np.float32
+    with M.enable_x64():
+        assert M.result_type(np.float64) == np.float64
+        with M.numpy_dtype_promotion("strict"):
+            with M.enable_x64(False):
+                assert M.config.jax_enable_x64 is False
+                assert M.config.jax_numpy_dtype_promotion == "strict"
+            assert M.config.jax_enable_x64 is True
+            with pytest.raises(M.TypePromotionError):
+                M.promote_types("int8", "int16")
+        assert M.promote_types("int8", "int16") == np.int16
+    assert M.config.jax_enable_x64 is False
     # The same context manager object can be reused and nested.
-    cm = mldtypes.numpy_dtype_promotion("strict")
+    cm = M.numpy_dtype_promotion("strict")
     with cm:
         with cm:
-            assert mldtypes.config.jax_numpy_dtype_promotion == "strict"
-        assert mldtypes.config.jax_numpy_dtype_promotion == "strict"
-    assert mldtypes.config.jax_numpy_dtype_promotion == "standard"
+            assert M.config.jax_numpy_dtype_promotion == "strict"
+        assert M.config.jax_numpy_dtype_promotion == "strict"
+    assert M.config.jax_numpy_dtype_promotion == "standard"
     with pytest.raises(ValueError):
-        mldtypes.numpy_dtype_promotion("full")
+        M.numpy_dtype_promotion("full")
 
 
 def test_context_managers_restore_on_exception():
     with pytest.raises(KeyError):
-        with mldtypes.enable_x64(True):
+        with M.enable_x64(True):
             raise KeyError("x")
-    assert mldtypes.config.jax_enable_x64 is False
+    assert M.config.jax_enable_x64 is False
 
 
 def test_process_wide_default_and_thread_locality():
     seen = {}
 
     def other_thread():
-        seen["x64"] = mldtypes.config.jax_enable_x64
-        seen["result"] = mldtypes.result_type(np.int64)
+        seen["x64"] = M.config.jax_enable_x64
+        seen["result"] = M.result_type(np.int64)
 
     try:
-        mldtypes.config.update("jax_enable_x64", True)
-        assert mldtypes.result_type(np.int64) == np.int64
+        M.config.update("jax_enable_x64", True)
+        assert M.result_type(np.int64) == np.int64
         # A thread-local block overrides the process default on its thread only.
-        with mldtypes.enable_x64(False):
-            assert mldtypes.result_type(np.int64) == np.int32
+        with M.enable_x64(False):
+            assert M.result_type(np.int64) == np.int32
             t = threading.Thread(target=other_thread)
             t.start()
             t.join()
         assert seen == {"x64": True, "result": np.dtype("int64")}
-        mldtypes.config.update("jax_numpy_dtype_promotion", "strict")
-        assert mldtypes.config.jax_numpy_dtype_promotion == "strict"
-        with pytest.raises(mldtypes.TypePromotionError):
-            mldtypes.result_type(np.int8, np.int16)
+        M.config.update("jax_numpy_dtype_promotion", "strict")
+        assert M.config.jax_numpy_dtype_promotion == "strict"
+        with pytest.raises(M.TypePromotionError):
+            M.result_type(np.int8, np.int16)
     finally:
-        mldtypes.config.update("jax_enable_x64", False)
-        mldtypes.config.update("jax_numpy_dtype_promotion", "standard")
-    assert mldtypes.result_type(np.int64) == np.int32
+        M.config.update("jax_enable_x64", False)
+        M.config.update("jax_numpy_dtype_promotion", "standard")
+    assert M.result_type(np.int64) == np.int32
     with pytest.raises(ValueError):
-        mldtypes.config.update("jax_enable_x64", "yes")
+        M.config.update("jax_enable_x64", "yes")
     with pytest.raises(ValueError):
-        mldtypes.config.update("jax_nonsense", True)
+        M.config.update("jax_nonsense", True)
 
 
 def test_context_is_thread_local():
@@ -397,9 +401,9 @@ def test_context_is_thread_local():
     barrier = threading.Barrier(2)
 
     def worker(x64):
-        with mldtypes.enable_x64(x64):
+        with M.enable_x64(x64):
             barrier.wait()
-            results[x64] = mldtypes.result_type(1.0)
+            results[x64] = M.result_type(1.0)
 
     threads = [threading.Thread(target=worker, args=(f,)) for f in (False, True)]
     for t in threads:
