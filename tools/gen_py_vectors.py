@@ -364,6 +364,7 @@ def exact_complex_code(name, re, im):
 
 def construction():
     out = {"py_ints": PY_INTS, "py_floats": [fl(x) for x in f64_probe_floats()],
+           "py_float_bits": [int(np.float64(x).view(np.uint64)) for x in f64_probe_floats()],
            "strings": VALID_STRINGS, "types": {}}
     floats = f64_probe_floats()
     np_scalars = [("float16", 1.5), ("float16", -0.0), ("float16", 65504.0), ("float32", 0.1),
@@ -405,7 +406,7 @@ def construction():
                 except ValueError:
                     sours.append(None)
                     continue
-                if math.isfinite(fx):
+                if math.isfinite(fx) and fx != 0:
                     sours.append(exact_code(name, Fraction(s.strip().replace("_", ""))))
                 else:
                     sours.append(exact_code(name, fx))
@@ -673,6 +674,24 @@ for _n in UFUNCS:
 CANON = sorted(ALIASES)  # one entry per distinct ufunc object
 
 
+def e8m0_ufunc_ours(u, args, k, ml_codes):
+    """Our float8_e8m0fnu results where ml_dtypes rounds a float32 subnormal result in
+    (2^-127, 1.5 * 2^-127) up to 2^-126: there we give 2^-127 (0x00), the nearest value.
+    The float32 result is recomputed with the same ufunc on float32 inputs; a position is
+    changed only where ml_dtypes' code is that of the recomputed float32 value."""
+    with np.errstate(all="ignore"):
+        f32 = u(*[a.astype(np.float32) for a in args])
+        f32 = f32[k] if isinstance(f32, tuple) else f32
+        if f32.dtype != np.float32:
+            return None
+        via = to_codes("float8_e8m0fnu", f32.astype(ml_dtypes.float8_e8m0fnu))
+    hit = (f32 > 2.0**-127) & (f32 < 1.5 * 2.0**-127) & (ml_codes == 1) & (via == 1)
+    idx = np.nonzero(hit)[0].astype(np.uint32)
+    if len(idx) == 0:
+        return None
+    return idx, np.zeros(len(idx), dtype=ml_codes.dtype)
+
+
 def ufuncs():
     meta = {"ufunc_names": {k: v for k, v in ALIASES.items()}, "types": {}}
     arrays = {}
@@ -707,6 +726,14 @@ def ufuncs():
                 rec["out_dtypes"] = [str(r.dtype) for r in res]
                 for k, r in enumerate(res):
                     arrays[f"{name}__{uname}__{k}"] = output_record(str(r.dtype), r)
+                    # nextafter/spacing step through the format's codes, not float32
+                    if str(r.dtype) == "float8_e8m0fnu" and uname not in ("nextafter",
+                                                                        "spacing"):
+                        ours = e8m0_ufunc_ours(u, args, k, output_record(str(r.dtype), r))
+                        if ours is not None:
+                            arrays[f"{name}__{uname}__{k}__ours_idx"] = ours[0]
+                            arrays[f"{name}__{uname}__{k}__ours_code"] = ours[1]
+                            rec.setdefault("ours_count", {})[str(k)] = int(len(ours[0]))
             if w:
                 rec["warnings"] = [list(x) for x in w]
             if uname == "ldexp":

@@ -135,6 +135,11 @@ def test_arange(name, case):
     args = {"0_5": (0, 5), "m2_2_half": (-2, 2, 0.5), "1_4": (1, 4), "0_3_1": (0, 3, 1)}[case]
     want = A[name]["arange"][case]
     got = outcome(lambda: np.arange(*args, dtype=T(name)))
+    if want.get("error") == "TypeError" and "error" not in got:
+        # ml_dtypes has no arange for this type; ours must then give the values
+        want = {"type": "ndarray", "dtype": name, "shape": list(np.arange(*args).shape),
+                "codes": to_codes(name, np.arange(*args).astype(np.float32).astype(
+                    T(name))).tolist()}
     assert same_outcome(want, got), f"np.arange{args} dtype={name}: {got}, ml_dtypes {want}"
 
 

@@ -64,6 +64,16 @@ def nan_mask(dtype_name, bits):
     return np.zeros(bits.shape, dtype=bool)
 
 
+def expected(name, ufunc, k):
+    """ml_dtypes' output bits, with ours where we deliberately differ (float8_e8m0fnu results
+    whose float32 value is a subnormal in (2^-127, 1.5 * 2^-127): 0x00, not 0x01)."""
+    want = ARR[f"{name}__{ufunc}__{k}"].ravel().copy()
+    idx = ARR.get(f"{name}__{ufunc}__{k}__ours_idx")
+    if idx is not None:
+        want[idx] = ARR[f"{name}__{ufunc}__{k}__ours_code"]
+    return want
+
+
 def _run(name, ufunc):
     args, keys = inputs(name, ufunc)
     with warnings.catch_warnings(record=True) as w:
@@ -107,7 +117,7 @@ def test_ufunc_values(name, ufunc):
         f"ml_dtypes {rec['out_dtypes']}")
     for k, r in enumerate(res):
         dn = rec["out_dtypes"][k]
-        want = ARR[f"{name}__{ufunc}__{k}"].ravel()
+        want = expected(name, ufunc, k)
         got = result_bits(dn, r).ravel()
         both_nan = nan_mask(dn, want) & nan_mask(dn, got)
         want_v = np.where(both_nan, 0, want)
@@ -123,7 +133,7 @@ def test_ufunc_nan_bits(name, ufunc):
         return
     res, keys, _ = _run(name, ufunc)
     for k, r in enumerate(res):
-        want = ARR[f"{name}__{ufunc}__{k}"].ravel()
+        want = expected(name, ufunc, k)
         got = result_bits(rec["out_dtypes"][k], r).ravel()
         if got.shape == want.shape and not np.array_equal(want, got):
             pytest.fail(_report(name, ufunc, k, keys, want, got, rec["nin"]))
