@@ -411,7 +411,7 @@ enum Arg<'py> {
 }
 
 fn is_exact<T: pyo3::PyTypeInfo>(x: &Bound<'_, PyAny>) -> bool {
-    x.get_type().is(&x.py().get_type::<T>())
+    x.get_type().is(x.py().get_type::<T>())
 }
 
 /// Reads one `result_type` argument as `jax.dtypes.dtype` and
@@ -426,16 +426,16 @@ fn read_arg<'py>(x: &Bound<'py, PyAny>) -> PyResult<Arg<'py>> {
         return Ok(Arg::Op(Operand::Strong(DType::Float64)));
     }
     if let Ok(t) = x.cast::<PyType>() {
-        if t.is(&py.get_type::<PyBool>()) {
+        if t.is(py.get_type::<PyBool>()) {
             return Ok(Arg::Op(Operand::Scalar(PyScalar::Bool)));
         }
-        if t.is(&py.get_type::<PyInt>()) {
+        if t.is(py.get_type::<PyInt>()) {
             return Ok(Arg::Op(Operand::Scalar(PyScalar::Int)));
         }
-        if t.is(&py.get_type::<PyFloat>()) {
+        if t.is(py.get_type::<PyFloat>()) {
             return Ok(Arg::Op(Operand::Scalar(PyScalar::Float)));
         }
-        if t.is(&py.get_type::<PyComplex>()) {
+        if t.is(py.get_type::<PyComplex>()) {
             return Ok(Arg::Op(Operand::Scalar(PyScalar::Complex)));
         }
         let generic = py.import("numpy")?.getattr("generic")?;
@@ -513,13 +513,13 @@ fn read_arg<'py>(x: &Bound<'py, PyAny>) -> PyResult<Arg<'py>> {
 /// through `numpy.dtype`.
 fn read_type(x: &Bound<'_, PyAny>) -> PyResult<JaxType> {
     let py = x.py();
-    if x.is(&py.get_type::<PyInt>()) {
+    if x.is(py.get_type::<PyInt>()) {
         return Ok(JaxType::WeakInt);
     }
-    if x.is(&py.get_type::<PyFloat>()) {
+    if x.is(py.get_type::<PyFloat>()) {
         return Ok(JaxType::WeakFloat);
     }
-    if x.is(&py.get_type::<PyComplex>()) {
+    if x.is(py.get_type::<PyComplex>()) {
         return Ok(JaxType::WeakComplex);
     }
     let dt = np_dtype(x)?;
