@@ -925,6 +925,10 @@ def arrays_section():
         kind, v, _ = call(lambda: a.view(a.dtype.newbyteorder()).astype(a.dtype))
         d["newbyteorder_astype"] = ({"error": v} if kind == "err" else
                                     {"codes": to_codes(name, v).tolist()})
+        # ml_dtypes.real / imag on the array and on one scalar
+        for fn in ("real", "imag"):
+            d[fn] = outcome(lambda: getattr(ml_dtypes, fn)(a))
+            d[fn + "_scalar"] = outcome(lambda: getattr(ml_dtypes, fn)(a[1]))
         # reductions as NumPy does them with the type's own add (ml_dtypes: no float32 accumulator)
         small = from_codes(name, c[:6])
         for fn in ("sum", "prod", "cumsum", "mean"):

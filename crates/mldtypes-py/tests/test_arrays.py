@@ -161,3 +161,14 @@ def test_numpy_reductions(name, fn):
     got = outcome(lambda: getattr(np, fn)(small))
     assert same_outcome(want, got), f"np.{fn} on {name} {A[name]['codes'][:6]}: {got}, " \
                                     f"ml_dtypes {want}"
+
+
+@pytest.mark.parametrize("name", OURS)
+@pytest.mark.parametrize("fn", ["real", "imag", "real_scalar", "imag_scalar"])
+def test_real_imag(name, fn):
+    import mldtypes
+    a = _arr(name)
+    f = getattr(mldtypes, fn.split("_")[0])
+    got = outcome(lambda: f(a[1]) if fn.endswith("scalar") else f(a))
+    want = A[name][fn]
+    assert same_outcome(want, got), f"mldtypes.{fn} on {name}: {got}, ml_dtypes {want}"
