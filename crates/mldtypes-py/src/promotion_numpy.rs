@@ -44,6 +44,7 @@ use mldtypes::promote::jax::{JaxType, PromotionConfig, PromotionMode};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyCapsule, PyList, PyTuple};
 
 /// JAX's lattice as used inside NumPy: standard mode, 64-bit types enabled.
@@ -765,7 +766,9 @@ fn parse(mode: &str) -> PyResult<bool> {
 }
 
 fn set(py: Python<'_>, on: bool) -> PyResult<()> {
-    let mut guard = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    // Waits for another thread's switch with the GIL released (the holder may
+    // need the GIL to finish).
+    let mut guard = HOOKS.lock_py_attached(py).unwrap_or_else(|e| e.into_inner());
     if (ON.load(Ordering::Acquire) != 0) == on {
         return Ok(());
     }

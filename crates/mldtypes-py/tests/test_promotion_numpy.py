@@ -201,3 +201,43 @@ def test_promoters_do_not_leak_into_ufunc_loops():
         M.set_numpy_promotion("numpy")
     assert len(np.add.types) == n
     assert np.add(np.ones(2, mldtypes.bfloat16), np.ones(2, np.int32)).dtype == before
+
+
+def test_switching_from_several_threads():
+    """Threads switching while others compute: no crash or deadlock, and every result is
+    either NumPy's or JAX's; afterwards NumPy's defaults are back."""
+    import threading
+
+    bf = np.ones(64, mldtypes.bfloat16)
+    i32 = np.ones(64, np.int32)
+    default = (bf + i32).dtype
+    allowed = {default, np.dtype(mldtypes.bfloat16)}
+    seen = set()
+    errors = []
+
+    def switcher():
+        try:
+            for i in range(20):
+                M.set_numpy_promotion("jax" if i % 2 == 0 else "numpy")
+                with M.numpy_promotion("jax"):
+                    pass
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def computer():
+        try:
+            for _ in range(200):
+                seen.add((bf + i32).dtype)
+                seen.add((bf * 2.0).dtype)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (switcher, switcher, computer, computer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert seen <= allowed | {np.dtype("float32")}
+    M.set_numpy_promotion("numpy")
+    assert (bf + i32).dtype == default
