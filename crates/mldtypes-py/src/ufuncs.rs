@@ -6,7 +6,7 @@
 //! - [`float`]: 75 ufuncs for each of the 12 float formats;
 //! - [`int`]: `add`, `subtract`, `multiply`, `floor_divide`, `remainder` for
 //!   each of the 6 sub-byte integer types;
-//! - [`complex`]: 58 ufuncs for `complex32` and `bcomplex32`.
+//! - [`complex`]: 50 ufuncs for each of `complex32` and `bcomplex32`.
 //!
 //! Results are bit-identical to ml_dtypes: value functions decode to
 //! float32, compute in float32 with the C library's `*f` functions (the ones
