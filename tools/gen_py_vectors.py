@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # requirements: ml_dtypes==0.6.0 numpy==2.4.6
-"""Generate the committed test vectors of the Python package under crates/mldtypes-py/tests/vectors/.
+"""Generate the committed test vectors of the Python package (crates/mldtypes-py/tests/vectors/).
 
 Reference: ml_dtypes 0.6.0 on NumPy 2.4.6 (the script refuses other versions). It records what
 ml_dtypes does at the Python level: the module surface, dtype attributes, scalar texts, hashes and

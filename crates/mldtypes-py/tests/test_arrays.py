@@ -89,7 +89,7 @@ def test_max_min(name, fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = outcome(lambda: getattr(_arr(name), fn)())
-    assert same_outcome(want, got), f"{name}.{fn}(): {got}, ml_dtypes {want}"
+    assert same_outcome(want, got, nan_equal=True), f"{name}.{fn}(): {got}, ml_dtypes {want}"
 
 
 @pytest.mark.parametrize("name", OURS)
@@ -126,7 +126,7 @@ def test_dot(name, fn):
             "dot2d": lambda: np.dot(x.reshape(2, 4), y.reshape(4, 2)),
             "vecdot": lambda: np.vecdot(x, y)}[fn]
     got = outcome(call)
-    assert same_outcome(d[fn], got), f"{fn} on {name}: {got}, ml_dtypes {d[fn]}"
+    assert same_outcome(d[fn], got, nan_equal=True), f"{fn} on {name}: {got}, ml_dtypes {d[fn]}"
 
 
 @pytest.mark.parametrize("name", OURS)
@@ -159,8 +159,8 @@ def test_numpy_reductions(name, fn):
     want = A[name]["np_" + fn]
     small = from_codes(name, A[name]["codes"][:6])
     got = outcome(lambda: getattr(np, fn)(small))
-    assert same_outcome(want, got), f"np.{fn} on {name} {A[name]['codes'][:6]}: {got}, " \
-                                    f"ml_dtypes {want}"
+    assert same_outcome(want, got, nan_equal=True), (
+        f"np.{fn} on {name} {A[name]['codes'][:6]}: {got}, ml_dtypes {want}")
 
 
 @pytest.mark.parametrize("name", OURS)

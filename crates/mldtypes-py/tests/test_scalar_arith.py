@@ -35,17 +35,29 @@ def _outcome(fn):
     return describe(r)
 
 
-def _same(want, got):
+def _same(want, got, nan_equal):
     want = {k: v for k, v in want.items() if k != "warnings"}
     if "tuple" in want:
         return "tuple" in got and len(want["tuple"]) == len(got["tuple"]) and all(
-            same_outcome(a, b) for a, b in zip(want["tuple"], got["tuple"]))
-    return same_outcome(want, got)
+            same_outcome(a, b, nan_equal) for a, b in zip(want["tuple"], got["tuple"]))
+    return same_outcome(want, got, nan_equal)
 
 
 @pytest.mark.parametrize("name", OURS)
 @pytest.mark.parametrize("op", list(OPFN))
 def test_same_type(name, op):
+    """Values (any NaN equals any NaN)."""
+    _same_type(name, op, True)
+
+
+@pytest.mark.parametrize("name", OURS)
+@pytest.mark.parametrize("op", list(OPFN))
+def test_same_type_nan_bits(name, op):
+    """The NaN bit patterns too."""
+    _same_type(name, op, False)
+
+
+def _same_type(name, op, nan_equal):
     import warnings
     d = A["types"][name]
     xs = list(from_codes(name, d["codes"]))
@@ -56,7 +68,7 @@ def test_same_type(name, op):
             for j, y in enumerate(xs):
                 want = d["same"][op][i][j]
                 got = _outcome(lambda: OPFN[op](x, y))
-                if not _same(want, got):
+                if not _same(want, got, nan_equal):
                     bad.append(f"  {d['codes'][i]:#x} {op} {d['codes'][j]:#x}: expected "
                                f"{ {k: v for k, v in want.items() if k != 'warnings'} }, "
                                f"got {got}")
@@ -71,7 +83,7 @@ def test_unary(name, op):
     bad = []
     for c, x, want in zip(d["codes"], xs, d["unary"][op]):
         got = outcome(lambda: UNARY[op](x))
-        if not same_outcome(want, got):
+        if not same_outcome(want, got, nan_equal=True):
             bad.append(f"  {op}({c:#x}): expected {want}, got {got}")
     assert not bad, f"{name}: " + "\n".join(bad[:10])
 
@@ -89,7 +101,7 @@ def test_mixed_with_python_and_numpy_scalars(name, label):
         else:
             got = outcome(lambda: OPFN[op](x, MIXED[label]()))
             text = f"{name} {op} {label}"
-        if not same_outcome(want, got):
+        if not same_outcome(want, got, nan_equal=True):
             bad.append(f"  {text}: expected {want}, got {got}")
     assert not bad, f"{name} (code {d['mixed_code']:#x}):\n" + "\n".join(bad)
 
