@@ -1063,6 +1063,38 @@ def beyond():
             arrays[key + "_x"] = xa
             arrays[key + "_y"] = ya
             dots.append({"key": key, "dtype": name, "n": n, "code": round_code(name, s)})
+    # matrix products (m x n) @ (n x p): every cell one float32-accumulated dot, rounded once
+    mats = []
+    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float4_e2m1fn"):
+        fmt = ORACLE[name]
+        finite = np.array([c for c in range(fmt.ncodes) if not fmt.is_nan_code(c) and math.isfinite(
+            float(from_codes(name, [c])[0].astype(np.float64)))], dtype=storage(name))
+        v64 = from_codes(name, finite).astype(np.float64)
+        pool = finite[(np.abs(v64) <= 2.0**4) & (np.abs(v64) >= 2.0**-4)]
+        m, n, p = 3, 24, 2
+        for attempt in range(200):
+            xa = rng.choice(pool, size=(m, n))
+            ya = rng.choice(pool, size=(n, p))
+            xf = [[Fraction(float(v)) for v in row] for row in
+                  from_codes(name, xa).astype(np.float64).tolist()]
+            yf = [[Fraction(float(v)) for v in row] for row in
+                  from_codes(name, ya).astype(np.float64).tolist()]
+            cells, ok = [], True
+            for i in range(m):
+                for j in range(p):
+                    terms = [xf[i][k] * yf[k][j] for k in range(n)]
+                    ok = ok and f32_accum_is_robust(name, sum(terms), terms)
+                    cells.append(round_code(name, sum(terms)))
+            if ok:
+                break
+        else:
+            raise AssertionError(("no robust matrix product", name))
+        key = f"matmul{len(mats)}"
+        arrays[key + "_x"] = xa
+        arrays[key + "_y"] = ya
+        arrays[key + "_out"] = np.array(cells, dtype=storage(name)).reshape(m, p)
+        mats.append({"key": key, "dtype": name, "shape_x": [m, n], "shape_y": [n, p]})
+    out["matmul"] = mats
     # float32 sums of small dyadic values are exact: test dtype=float32 / float64 results
     dtcases = []
     for name in ("bfloat16", "float8_e4m3fn", "float4_e2m1fn"):

@@ -74,6 +74,17 @@ def test_dot(case):
                                 f"expected {case['code']:#x}"
 
 
+@pytest.mark.parametrize("case", B["matmul"], ids=[c["dtype"] for c in B["matmul"]])
+def test_dot_matrix(case):
+    name = case["dtype"]
+    x = from_codes(name, ARR[case["key"] + "_x"])
+    y = from_codes(name, ARR[case["key"] + "_y"])
+    r = np.asarray(mldtypes.dot(x, y))
+    assert r.dtype == np.dtype(T(name)) and r.shape == ARR[case["key"] + "_out"].shape
+    assert_same(f"mldtypes.dot({name} {case['shape_x']} x {case['shape_y']})", None,
+                ARR[case["key"] + "_out"], to_codes(name, r))
+
+
 @pytest.mark.parametrize("case", B["dtype_cases"], ids=[c["dtype"] for c in B["dtype_cases"]])
 def test_sum_mean_with_dtype(case):
     name = case["dtype"]

@@ -111,3 +111,12 @@ def test_python_conversion(name, fn):
                 got.append({"error": type(e).__name__})
     text = _diff(name, f"{fn}(x)", rec["codes"], rec[fn], got)
     assert not text, text
+
+
+@pytest.mark.parametrize("name", [n for n in OURS if n not in ("complex32", "bcomplex32")])
+def test_hash_of_nan_is_identity_based(name):
+    """Python 3.10+ hashes a NaN by object identity (as float, np.float32 and ml_dtypes do)."""
+    rec, vals = _scalars(name)
+    for c, x, h in zip(rec["codes"], vals, rec["hash"]):
+        if h is None:
+            assert hash(x) == object.__hash__(x), f"{name} NaN code {c:#x}"
