@@ -768,7 +768,9 @@ fn parse(mode: &str) -> PyResult<bool> {
 fn set(py: Python<'_>, on: bool) -> PyResult<()> {
     // Waits for another thread's switch with the GIL released (the holder may
     // need the GIL to finish).
-    let mut guard = HOOKS.lock_py_attached(py).unwrap_or_else(|e| e.into_inner());
+    let mut guard = HOOKS
+        .lock_py_attached(py)
+        .unwrap_or_else(|e| e.into_inner());
     if (ON.load(Ordering::Acquire) != 0) == on {
         return Ok(());
     }
