@@ -96,3 +96,29 @@ def test_scalar_pickle_and_deepcopy(name):
     for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), copy.copy(x)):
         assert type(y) is T(name)
         assert to_codes(name, np.array([y], dtype=T(name)))[0] == 1
+
+
+def test_seed_readme_examples():
+    """The ml_dtypes README's examples, unchanged after `import mldtypes as ml_dtypes`."""
+    ml_dtypes = mldtypes
+    bfloat16 = ml_dtypes.bfloat16
+    assert repr(np.zeros(4, dtype=bfloat16)) == "array([0, 0, 0, 0], dtype=bfloat16)"
+    assert repr(np.dtype("bfloat16")) == "dtype(bfloat16)"
+    assert repr(np.dtype("float8_e5m2")) == "dtype(float8_e5m2)"
+    assert bfloat16(256) + bfloat16(1) == 256
+    assert str(bfloat16(256) + bfloat16(1)) == "256"
+    assert str(np.nextafter(bfloat16(256), bfloat16(np.inf))) == "258"
+    rng = np.random.default_rng(seed=0)
+    vals = rng.uniform(size=10000).astype(bfloat16)
+    assert str(vals.sum()) == "256"
+    assert str(vals.sum(dtype="float32").astype(bfloat16)) == "4992"
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_every_scalar_pickles(name):
+    codes = load_json("scalars")[name]["codes"]
+    for x in from_codes(name, codes):
+        y = pickle.loads(pickle.dumps(x))
+        assert type(y) is T(name)
+        assert to_codes(name, np.array([y], dtype=T(name)))[0] == to_codes(
+            name, np.array([x], dtype=T(name)))[0], f"{name}: {x!r}"
