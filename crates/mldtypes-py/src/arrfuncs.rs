@@ -55,19 +55,21 @@ unsafe extern "C" fn setitem<T: Family_>(
     }
 }
 
-/// Swaps the bytes of each 2-byte component of an element in place
-/// (bfloat16; the two halves of complex32/bcomplex32). One-byte types have
-/// nothing to swap.
+/// Reverses the bytes of an element in place (bfloat16: its 2 bytes;
+/// complex32/bcomplex32: all 4 bytes, as ml_dtypes' copying swap does).
+/// One-byte types have nothing to swap.
 unsafe fn swap_in_place<T: MlType>(p: *mut u8) {
     let size = std::mem::size_of::<T>();
-    if size < 2 {
-        return;
+    if size >= 2 {
+        unsafe { std::slice::from_raw_parts_mut(p, size).reverse() };
     }
-    let mut i = 0;
-    while i + 1 < size {
-        unsafe { std::ptr::swap(p.add(i), p.add(i + 1)) };
-        i += 2;
-    }
+}
+
+/// ml_dtypes' in-place swap (`copyswapn` without a source, used by
+/// `ndarray.byteswap`): the first two bytes of each element are swapped,
+/// for complex32/bcomplex32 too.
+unsafe fn swap_first_pair(p: *mut u8) {
+    unsafe { std::ptr::swap(p, p.add(1)) };
 }
 
 unsafe extern "C" fn copyswapn<T: MlType>(
@@ -95,9 +97,13 @@ unsafe extern "C" fn copyswapn<T: MlType>(
                 }
             }
         }
-        if swap != 0 {
+        if swap != 0 && size >= 2 {
             for i in 0..n {
-                swap_in_place::<T>(dst.offset(i * dstride));
+                if src.is_null() {
+                    swap_first_pair(dst.offset(i * dstride));
+                } else {
+                    swap_in_place::<T>(dst.offset(i * dstride));
+                }
             }
         }
     }

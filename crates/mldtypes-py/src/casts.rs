@@ -12,8 +12,8 @@
 //!   conversion does on x86-64 (NaN and out-of-range values give the
 //!   "integer indefinite" pattern, and NumPy reports "invalid value
 //!   encountered in cast" as for its own casts);
-//! - complex → real: the real part, with NumPy's `ComplexWarning` when the
-//!   source is one of our complex types;
+//! - complex → real: the real part, with NumPy's `ComplexWarning` (which
+//!   ml_dtypes 0.6.0 gives only for its own complex types);
 //! - anything → bool: non-zero (NaN is true).
 //!
 //! Deliberate differences: float64 (and longdouble) → our float formats
@@ -44,10 +44,23 @@ pub(crate) enum Val {
     Int(i128),
 }
 
-/// Flags gathered over one cast call.
+/// State of one cast call: what the conversion of the current element
+/// depends on, and the floating-point flags it gathered.
 #[derive(Default)]
 pub(crate) struct Flags {
+    /// An invalid conversion happened (NumPy warns "invalid value
+    /// encountered in cast").
     invalid: bool,
+    /// The source is a float8/float6/float4 type: its conversion to an
+    /// integer maps NaN to 0 and ±inf to the integer's limits.
+    float8_source: bool,
+    /// The element lies in the part of the call ml_dtypes' compiled loop
+    /// runs vectorized (whole blocks of 8): float32 → uint32 then uses the
+    /// 32-bit conversion of the vector code.
+    vector_body: bool,
+    /// The source is one of our complex types going to `bool`: ml_dtypes
+    /// stores the real part converted to `uint8`.
+    complex_to_bool: bool,
 }
 
 /// One side of a cast: how to read and write an element.
@@ -60,6 +73,23 @@ pub(crate) trait End: 'static {
     const COMPLEX: bool;
     /// Our types (warn `ComplexWarning` when they lose an imaginary part).
     const OURS: bool;
+    /// float8/float6/float4 types (their integer conversion saturates).
+    const FLOAT8: bool = false;
+    /// The element as float32 bits (real, imaginary), for sources whose
+    /// NaN payloads must reach a float32 destination unchanged.
+    ///
+    /// # Safety
+    /// As [`End::read`].
+    unsafe fn read_f32_bits(_p: *const u8) -> Option<(u32, u32)> {
+        None
+    }
+    /// Stores float32 bits; false if this end is not float32-based.
+    ///
+    /// # Safety
+    /// As [`End::write`].
+    unsafe fn write_f32_bits(_p: *mut u8, _v: (u32, u32)) -> bool {
+        false
+    }
     /// # Safety
     /// `p` points at `SIZE` readable bytes.
     unsafe fn read(p: *const u8) -> Val;
@@ -84,6 +114,33 @@ fn wrap(i: i128, bits: u32, signed: bool) -> i128 {
 /// destination's width, as ml_dtypes' `static_cast` compiles.
 fn c_float_to_int(x: f32, bits: u32, signed: bool, flags: &mut Flags) -> i128 {
     let x = x as f64;
+    if flags.float8_source && !x.is_finite() {
+        // float8's own conversion: NaN → 0, ±inf → the limits
+        return match (x.is_nan(), x > 0.0, signed) {
+            (true, _, _) => 0,
+            (false, true, true) => (1i128 << (bits - 1)) - 1,
+            (false, true, false) => (1i128 << bits) - 1,
+            (false, false, true) => -(1i128 << (bits - 1)),
+            (false, false, false) => 0,
+        };
+    }
+    if bits == 32 && !signed && flags.vector_body && !flags.float8_source {
+        let v = if x >= 2147483648.0 {
+            let c = if x - 2147483648.0 >= 2147483648.0 {
+                flags.invalid = true;
+                i32::MIN as i128
+            } else {
+                (x - 2147483648.0) as i32 as i128
+            };
+            c ^ (i32::MIN as i128)
+        } else if x.is_nan() || x <= -2147483649.0 {
+            flags.invalid = true;
+            i32::MIN as i128
+        } else {
+            x as i32 as i128
+        };
+        return wrap(v, 32, false);
+    }
     let cvt32 = |x: f64, flags: &mut Flags| -> i128 {
         if x.is_nan() || x >= 2147483648.0 || x <= -2147483649.0 {
             flags.invalid = true;
@@ -156,12 +213,15 @@ impl End for Bool {
     unsafe fn read(p: *const u8) -> Val {
         Val::Int((unsafe { *p } != 0) as i128)
     }
-    unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+    unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags) {
         let b = match v {
-            Val::Int(i) => i != 0,
-            Val::Float(a, b) => a != 0.0 || b != 0.0,
+            Val::Int(i) => (i != 0) as u8,
+            Val::Float(a, _) if flags.complex_to_bool => {
+                c_float_to_int(a as f32, 8, false, flags) as u8
+            }
+            Val::Float(a, b) => (a != 0.0 || b != 0.0) as u8,
         };
-        unsafe { *p = b as u8 }
+        unsafe { *p = b }
     }
 }
 
@@ -231,6 +291,29 @@ macro_rules! complex_end {
     };
 }
 complex_end!(C64, f32);
+
+/// `complex64` keeps float32 NaN payloads from our types.
+pub(crate) struct C64Bits;
+impl End for C64Bits {
+    const KERNEL: Option<DType> = None;
+    const SIZE: usize = 8;
+    const COMPLEX: bool = true;
+    const OURS: bool = false;
+    unsafe fn read(p: *const u8) -> Val {
+        unsafe { C64::read(p) }
+    }
+    unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags) {
+        unsafe { C64::write(p, v, flags) }
+    }
+    unsafe fn write_f32_bits(p: *mut u8, v: (u32, u32)) -> bool {
+        let q = p as *mut u32;
+        unsafe {
+            std::ptr::write_unaligned(q, v.0);
+            std::ptr::write_unaligned(q.add(1), v.1);
+        }
+        true
+    }
+}
 complex_end!(C128, f64);
 
 /// NumPy `longdouble` / `clongdouble`: x87 80-bit extended in 16 bytes
@@ -447,6 +530,11 @@ impl<T: MlType> End for Ours<T> {
     const SIZE: usize = std::mem::size_of::<T>();
     const COMPLEX: bool = matches!(T::FAMILY, Family::Complex);
     const OURS: bool = true;
+    const FLOAT8: bool = matches!(T::FAMILY, Family::Float) && !matches!(T::DTYPE, DType::BFloat16);
+    unsafe fn read_f32_bits(p: *const u8) -> Option<(u32, u32)> {
+        let v: T = unsafe { std::ptr::read_unaligned(p as *const T) };
+        v.f32_bits()
+    }
     unsafe fn read(p: *const u8) -> Val {
         let v: T = unsafe { std::ptr::read_unaligned(p as *const T) };
         match T::FAMILY {
@@ -460,6 +548,18 @@ impl<T: MlType> End for Ours<T> {
     unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
         let x = match (T::FAMILY, v) {
             (Family::Int, Val::Int(i)) => T::from_f64(wrap(i, 32, true) as f64),
+            (Family::Int, Val::Float(a, _)) if _flags.float8_source && a.is_infinite() => {
+                // float8's saturating conversion to the 8-bit integer the
+                // sub-byte type is stored in, then wrapping
+                let signed = T::DTYPE.kind() == mldtypes::dtype::Kind::Signed;
+                let v: i64 = match (a > 0.0, signed) {
+                    (true, true) => 127,
+                    (false, true) => -128,
+                    (true, false) => 255,
+                    (false, false) => 0,
+                };
+                T::from_f64(v as f64)
+            }
             (_, Val::Int(i)) => T::from_f64(i as f64),
             (_, Val::Float(a, b)) => T::from_pair(a, b),
         };
@@ -516,7 +616,7 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
             }
         }
     }
-    if A::COMPLEX && A::OURS && !B::COMPLEX {
+    if A::COMPLEX && !B::COMPLEX {
         // SAFETY: NumPy calls legacy casts with the GIL released only for
         // dtypes that do not need the Python API; we take it to warn.
         let failed = Python::attach(|_| unsafe { npapi::complex_warning() } < 0);
@@ -524,8 +624,22 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
             return;
         }
     }
-    let mut flags = Flags::default();
+    let mut flags = Flags {
+        float8_source: A::FLOAT8,
+        complex_to_bool: A::OURS && A::COMPLEX && B::KERNEL == Some(DType::Bool),
+        ..Flags::default()
+    };
+    let body = n / 8 * 8;
     for i in 0..n {
+        flags.vector_body = !A::COMPLEX && i < body;
+        // SAFETY: i < n elements on both sides.
+        unsafe {
+            if let Some(bits) = A::read_f32_bits(src.add(i * A::SIZE)) {
+                if B::write_f32_bits(dst.add(i * B::SIZE), bits) {
+                    continue;
+                }
+            }
+        }
         // SAFETY: i < n elements on both sides.
         unsafe {
             let v = A::read(src.add(i * A::SIZE));
@@ -551,8 +665,14 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
 /// ml_dtypes' cast does (every pair the kernels support, except those
 /// where ml_dtypes goes through float32 and the kernels round once:
 /// these are our documented deviation and use the kernels too).
-fn kernel_semantics_match(_from: DType, _to: DType) -> bool {
-    true
+fn kernel_semantics_match(from: DType, to: DType) -> bool {
+    // float8 formats with infinities saturate ±inf when converted to an
+    // integer (then the sub-byte integer wraps); the kernels give 0
+    let inf_float8 = matches!(
+        from,
+        DType::Float8E3M4 | DType::Float8E4M3 | DType::Float8E5M2
+    );
+    !(inf_float8 && to.is_integer())
 }
 
 /// Registers `A → B` for the NumPy descriptors `da`, type number `nb`.
@@ -633,7 +753,7 @@ pub(crate) unsafe fn register_builtin_casts<T: MlType>(py: Python<'_>) -> PyResu
         both_ways::<T, I16>(py, n(NPY_SHORT))?;
         both_ways::<T, I32>(py, n(NPY_INT))?;
         both_ways::<T, I64>(py, n(NPY_LONGLONG))?;
-        both_ways::<T, C64>(py, n(NPY_CFLOAT))?;
+        both_ways::<T, C64Bits>(py, n(NPY_CFLOAT))?;
         both_ways::<T, C128>(py, n(NPY_CDOUBLE))?;
 
         let me = registry::typenum(T::DTYPE).expect("registered");

@@ -10,8 +10,10 @@ use pyo3::prelude::*;
 mod arrfuncs;
 mod casts;
 mod fmt;
+mod info;
 mod npapi;
 mod promotion;
+mod reduce;
 mod registry;
 mod scalar;
 mod types;
@@ -137,6 +139,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         };
     }
     all_types!(export);
+    m.add_function(wrap_pyfunction!(info::_finfo_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(info::_iinfo_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::sum, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::mean, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::dot, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::pack, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;
     ufuncs::register(py)?;
     promotion::register(m)?;
     Ok(())

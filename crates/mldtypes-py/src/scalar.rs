@@ -117,22 +117,48 @@ unsafe fn to_float<T: FloatType>(o: *mut ffi::PyObject) -> Conv<T> {
             if d == -1.0 && !ffi::PyErr_Occurred().is_null() {
                 return Conv::Err;
             }
-            return Conv::Ok(<T as MlType>::from_f64(d));
+            return Conv::Ok(float_from_f64::<T>(d));
         }
         if ffi::PyLong_Check(o) != 0 {
-            let l = ffi::PyLong_AsLongLong(o);
-            if l == -1 && !ffi::PyErr_Occurred().is_null() {
-                return Conv::Err;
-            }
-            return Conv::Ok(<T as MlType>::from_f64(l as f64));
+            return match long_value(o) {
+                Some(l) => Conv::Ok(<T as MlType>::from_f64(l as f64)),
+                None => Conv::Err,
+            };
         }
         if npapi::is_np_scalar(o) {
             return match real_of_np_scalar(o) {
-                Some(d) => Conv::Ok(<T as MlType>::from_f64(d)),
+                Some(d) => Conv::Ok(float_from_f64::<T>(d)),
                 None => Conv::Err,
             };
         }
         zero_dim::<T>(o)
+    }
+}
+
+/// `x` rounded once into `T`; NaN keeps its sign as ml_dtypes' conversion
+/// through float32 does.
+fn float_from_f64<T: FloatType>(x: f64) -> T {
+    if x.is_nan() {
+        <T as MiniFloat>::from_f32(x as f32)
+    } else {
+        <T as MlType>::from_f64(x)
+    }
+}
+
+/// A Python int as `i64`; `None` with `TypeError` set when it does not fit
+/// (ml_dtypes reads it as a C `long` and reports "expected number").
+unsafe fn long_value(o: *mut ffi::PyObject) -> Option<i64> {
+    unsafe {
+        let l = ffi::PyLong_AsLongLong(o);
+        if l == -1 && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            set_error(
+                ffi::PyExc_TypeError,
+                &format!("expected number, got {}", npapi::type_name(o)),
+            );
+            return None;
+        }
+        Some(l)
     }
 }
 
@@ -256,21 +282,20 @@ unsafe fn to_int<T: IntType>(o: *mut ffi::PyObject) -> Conv<T> {
             }
             return Conv::Ok(T::from_i64_wrapping(l));
         }
-        if let Some((_, re, _)) = any_value(o) {
-            return from_float(re);
-        }
         if type_check(o, np_type(NpyTypes::PyFloatingArrType_Type)) {
+            // NumPy float scalars: the value truncated toward zero must be
+            // in range (NaN never is)
             let f = ffi::PyNumber_Float(o);
             if f.is_null() {
                 return Conv::Err;
             }
-            let d = ffi::PyFloat_AsDouble(f);
+            let d = ffi::PyFloat_AsDouble(f).trunc();
             ffi::Py_DECREF(f);
             if !(d >= <T as SubByteInt>::MIN as f64 && d <= <T as SubByteInt>::MAX as f64) {
                 out_of_range();
                 return Conv::Err;
             }
-            return Conv::Ok(T::from_i64_wrapping(d.trunc() as i64));
+            return Conv::Ok(T::from_i64_wrapping(d as i64));
         }
         zero_dim::<T>(o)
     }
@@ -298,11 +323,10 @@ unsafe fn to_complex<T: ComplexType>(o: *mut ffi::PyObject) -> Conv<T> {
             return Conv::Ok(T::from_f64(d));
         }
         if ffi::PyLong_Check(o) != 0 {
-            let l = ffi::PyLong_AsLongLong(o);
-            if l == -1 && !ffi::PyErr_Occurred().is_null() {
-                return Conv::Err;
-            }
-            return Conv::Ok(T::from_f64(l as f64));
+            return match long_value(o) {
+                Some(l) => Conv::Ok(T::from_f64(l as f64)),
+                None => Conv::Err,
+            };
         }
         if let Some((_, re, im)) = any_value(o) {
             return Conv::Ok(T::from_pair(re, im));
@@ -378,6 +402,24 @@ fn cmp_f64(a: f64, b: f64, op: c_int) -> bool {
     }
 }
 
+/// Whether Python's `float(s)` accepts `s` (on refusal its `ValueError`
+/// is left set).
+unsafe fn python_float_accepts(s: &str) -> bool {
+    unsafe {
+        let u = ffi::PyUnicode_FromStringAndSize(s.as_ptr() as *const _, s.len() as _);
+        if u.is_null() {
+            return false;
+        }
+        let f = ffi::PyFloat_FromString(u);
+        ffi::Py_DECREF(u);
+        if f.is_null() {
+            return false;
+        }
+        ffi::Py_DECREF(f);
+        true
+    }
+}
+
 /// Implements [`Family_`] for the float types.
 macro_rules! float_family {
     ($($t:ident),*) => {$(
@@ -386,7 +428,14 @@ macro_rules! float_family {
                 unsafe { to_float::<Self>(o) }
             }
             unsafe fn parse(s: &str) -> Conv<Self> {
-                match s.trim().parse::<Self>() {
+                // Python's float() decides what is a number (underscores
+                // between digits, surrounding whitespace; no hex); the
+                // value is then parsed exactly.
+                if unsafe { !python_float_accepts(s) } {
+                    return Conv::Err;
+                }
+                let cleaned: String = s.trim().chars().filter(|&c| c != '_').collect();
+                match cleaned.parse::<Self>() {
                     Ok(v) => Conv::Ok(v),
                     Err(_) => {
                         unsafe {
@@ -736,7 +785,15 @@ unsafe extern "C" fn nb_int<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyOb
         if T::FAMILY == Family::Complex && npapi::complex_warning() < 0 {
             return null_mut();
         }
-        ffi::PyLong_FromLongLong(c_f64_to_i64(value::<T>(o).to_f64()))
+        let v = value::<T>(o).to_f64();
+        // float8_e8m0fnu's NaN converts to 0; every other value as C's
+        // (long)(float)x
+        let i = if T::DTYPE == mldtypes::dtype::DType::Float8E8M0FNU && v.is_nan() {
+            0
+        } else {
+            c_f64_to_i64(v)
+        };
+        ffi::PyLong_FromLongLong(i)
     }
 }
 
@@ -775,6 +832,10 @@ macro_rules! float_arith {
             fn binop(self, o: Self, op: Op) -> Option<Result<Self, &'static str>> {
                 let (a, b) = (MiniFloat::to_f32(self), MiniFloat::to_f32(o));
                 let r = match op {
+                    // ml_dtypes' compiled code evaluates these commutative
+                    // operations as `b op a`: with two NaNs, b's is kept
+                    Op::Add if a.is_nan() && b.is_nan() => b,
+                    Op::Mul if a.is_nan() && b.is_nan() => b,
                     Op::Add => a + b,
                     Op::Sub => a - b,
                     Op::Mul => a * b,

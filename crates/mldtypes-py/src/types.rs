@@ -54,6 +54,11 @@ pub(crate) trait MlType: bytemuck::Pod + Send + Sync + 'static {
         let (a, b) = self.to_pair();
         a.is_nan() || b.is_nan()
     }
+    /// The value as float32 bits (real, imaginary) with NaN payloads kept,
+    /// for the float types and bcomplex32; `None` for the others.
+    fn f32_bits(self) -> Option<(u32, u32)> {
+        None
+    }
     /// Whether the value is non-zero (NaN counts as non-zero).
     fn is_nonzero(self) -> bool {
         let (a, b) = self.to_pair();
@@ -92,6 +97,9 @@ macro_rules! float_type {
             }
             fn is_nan(self) -> bool {
                 MiniFloat::to_f32(self).is_nan()
+            }
+            fn f32_bits(self) -> Option<(u32, u32)> {
+                Some((MiniFloat::to_f32(self).to_bits(), 0))
             }
         }
         impl FloatType for mldtypes::$t {}
@@ -168,7 +176,16 @@ impl ComplexParts for mldtypes::complex32 {
         let mut out = [half::f16::ZERO; 2];
         // float64 → float16 through the library's kernel: rounds once.
         let _ = mldtypes::cast::convert_slice(&[re, im], &mut out);
-        mldtypes::complex32::new(out[0], out[1])
+        // NaN parts become float16's canonical quiet NaN (sign kept), as
+        // ml_dtypes' float → half conversion gives.
+        let canon = |x: f64, h: half::f16| {
+            if x.is_nan() {
+                half::f16::from_bits(if x.is_sign_negative() { 0xfe00 } else { 0x7e00 })
+            } else {
+                h
+            }
+        };
+        mldtypes::complex32::new(canon(re, out[0]), canon(im, out[1]))
     }
 }
 

@@ -23,6 +23,7 @@ from mldtypes._core import (
     bcomplex32,
     bfloat16,
     complex32,
+    dot,
     float4_e2m1fn,
     float6_e2m3fn,
     float6_e3m2fn,
@@ -37,15 +38,24 @@ from mldtypes._core import (
     int1,
     int2,
     int4,
+    mean,
+    pack,
+    sum,
     uint1,
     uint2,
     uint4,
+    unpack,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "dot",
+    "mean",
+    "pack",
+    "sum",
+    "unpack",
     "bcomplex32",
     "bfloat16",
     "complex32",
@@ -60,10 +70,47 @@ __all__ = [
     "float8_e5m2",
     "float8_e5m2fnuz",
     "float8_e8m0fnu",
+    "finfo",
+    "iinfo",
+    "imag",
     "int1",
     "int2",
     "int4",
+    "real",
     "uint1",
     "uint2",
     "uint4",
 ]
+
+from mldtypes._info import finfo, iinfo  # noqa: E402
+
+
+def real(x):
+    """The real part of `x`.
+
+    For arrays of ``bcomplex32`` / ``complex32`` (which NumPy does not know as complex
+    dtypes) a view of the real parts, as ``bfloat16`` / ``numpy.float16``; for anything
+    else ``x.real``. As ml_dtypes 0.6.0's ``real``.
+    """
+    return _part(x, 0)
+
+
+def imag(x):
+    """The imaginary part of `x`.
+
+    For arrays of ``bcomplex32`` / ``complex32`` a view of the imaginary parts, as
+    ``bfloat16`` / ``numpy.float16``; for anything else ``x.imag``. As ml_dtypes
+    0.6.0's ``imag``.
+    """
+    return _part(x, 1)
+
+
+def _part(x, i):
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        if x.dtype.type is bcomplex32:
+            return x[..., None].view(bfloat16)[..., i]
+        if x.dtype.type is complex32:
+            return x[..., None].view(np.float16)[..., i]
+    return x.imag if i else x.real
