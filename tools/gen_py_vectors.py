@@ -297,8 +297,8 @@ def scalars():
             for key, fn in (("float", float), ("int", int), ("bool", bool)):
                 kind, v, _ = call(lambda: fn(x))
                 recs[key].append({"error": v} if kind == "err" else repr(v))
-        # format() over a sample (every code for the sub-byte types, 32 codes otherwise)
-        sample = codes if len(codes) <= 64 else codes[:: max(1, len(codes) // 32)]
+        # format() over every code of the ≤ 8-bit and complex types, ~36 codes of bfloat16
+        sample = codes if len(codes) <= 256 else codes[::32]
         recs["format_codes"] = sample.tolist()
         recs["format"] = {}
         for spec in FORMAT_SPECS:
