@@ -42,9 +42,10 @@ pub(crate) mod float;
 #[path = "ufuncs_int.rs"]
 pub(crate) mod int;
 
-/// Elements per block in the blocked loops: 1024 float32 (4 KiB) per operand
-/// stay in L1 cache and live on the stack.
-pub(crate) const BLOCK: usize = 1024;
+/// Elements per block in the blocked loops: 4096 float32 (16 KiB) per
+/// operand live on the stack and stay in the L1/L2 caches, and amortise the
+/// per-call cost of the conversion kernels.
+pub(crate) const BLOCK: usize = 4096;
 
 /// A NumPy legacy inner loop (`PyUFuncGenericFunction`): `args` are the
 /// operand pointers (inputs, then outputs), `dims[0]` the element count,
@@ -256,7 +257,7 @@ pub(crate) fn convert(src: &[u8], from: DType, dst: &mut [u8], to: DType) {
     // Every pair used here (our formats <-> float32) is supported and the
     // lengths are whole elements by construction.
     debug_assert!(r.is_ok(), "{r:?}");
-    flags.restore();
+    flags.restore_if_changed();
 }
 
 /// The floating-point exception flags (C `fenv.h`), which NumPy reads after
@@ -297,6 +298,15 @@ impl FpFlags {
             fenv::fegetexceptflag(&mut v, fenv::FE_ALL_EXCEPT);
         }
         FpFlags(v)
+    }
+
+    /// [`FpFlags::restore`] if the flags differ from the saved state
+    /// (reading the flags is much cheaper than setting them).
+    #[inline]
+    pub(crate) fn restore_if_changed(&self) {
+        if FpFlags::save().0 != self.0 {
+            self.restore();
+        }
     }
 
     /// Sets the flags back to the saved state (without trapping).

@@ -395,40 +395,48 @@ trait Binary {
     const QUIET_UNSIGNED: bool = false;
     /// See [`Unary::NONNEGATIVE`].
     const NONNEGATIVE: bool = false;
-    /// Which NaN operand the float8 result takes (see [`NanRule`]).
-    const NAN_RULE: NanRule = NanRule::Native;
+    /// Which NaN operand a bfloat16 result takes (see [`NanRule`]).
+    const NAN_BF16: NanRule = NanRule::Native;
+    /// Which NaN operand a float8 result takes (see [`NanRule`]).
+    const NAN_FLOAT8: NanRule = NanRule::Native;
     fn f(x: f32, y: f32) -> f32;
 }
 
-/// The NaN an arithmetic operation of ml_dtypes' float8 scalar types
-/// (`float8_base::operator+` ...) returns when an operand is NaN, as its
-/// x86-64 build gives it: observed on ml_dtypes 0.6.0 for every pair of
-/// codes (only the sign is at stake: each format has one quiet NaN per
-/// sign).
+/// The NaN an arithmetic operation of ml_dtypes' scalar types returns when
+/// an operand is NaN, as its x86-64 build gives it (x86 returns the NaN of
+/// the instruction's first source, and the compiler picks the operand order
+/// of commutative operations): observed on ml_dtypes 0.6.0 for every pair of
+/// float8 codes and for bfloat16 NaN pairs. Only the sign is at stake: each
+/// format's encoder gives its canonical quiet NaN.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum NanRule {
-    /// As the float32 operation gives it.
+    /// As the float32 operation gives it (NaN operands do not matter).
     Native,
-    /// `a` if it is NaN, else `+NaN` if `b` is (`+`, `-`).
-    FirstElsePositive,
-    /// `b` if it is NaN, else `a` (`*`).
+    /// `a` if it is NaN, else `b`.
+    FirstSecond,
+    /// `b` if it is NaN, else `a`.
     SecondFirst,
+    /// `a` if it is NaN, else `+NaN` if `b` is (float8 `+` and `-`).
+    FirstElsePositive,
 }
 
-/// Applies `rule` to the float32 result `r` of `x op y` (float8 formats
-/// with signed NaNs only).
+/// Applies `T`'s rule to the float32 result `r` of `x op y`.
 #[inline(always)]
-fn nan_rule<T: Float>(rule: NanRule, x: f32, y: f32, r: f32) -> f32 {
-    if !signed_nan_float8::<T>() {
-        return r;
-    }
+fn nan_rule<T: Float, O: Binary>(x: f32, y: f32, r: f32) -> f32 {
+    let rule = if eigen_float::<T>() {
+        O::NAN_BF16
+    } else if signed_nan_float8::<T>() {
+        O::NAN_FLOAT8
+    } else {
+        NanRule::Native
+    };
     match rule {
         NanRule::Native => r,
-        NanRule::FirstElsePositive => {
+        NanRule::FirstSecond => {
             if x.is_nan() {
                 x
             } else if y.is_nan() {
-                f32::NAN
+                y
             } else {
                 r
             }
@@ -438,6 +446,15 @@ fn nan_rule<T: Float>(rule: NanRule, x: f32, y: f32, r: f32) -> f32 {
                 y
             } else if x.is_nan() {
                 x
+            } else {
+                r
+            }
+        }
+        NanRule::FirstElsePositive => {
+            if x.is_nan() {
+                x
+            } else if y.is_nan() {
+                f32::NAN
             } else {
                 r
             }
@@ -511,10 +528,14 @@ unary_fns! {
 }
 
 binary_fns! {
-    Add [NAN_RULE: NanRule = NanRule::FirstElsePositive] = |x, y| x + y;
-    Subtract [NAN_RULE: NanRule = NanRule::FirstElsePositive] = |x, y| x - y;
-    Multiply [NAN_RULE: NanRule = NanRule::SecondFirst] = |x, y| x * y;
-    Divide = |x, y| x / y;
+    Add [NAN_BF16: NanRule = NanRule::SecondFirst]
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x + y;
+    Subtract [NAN_BF16: NanRule = NanRule::FirstSecond]
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x - y;
+    Multiply [NAN_BF16: NanRule = NanRule::SecondFirst]
+        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] = |x, y| x * y;
+    Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
+        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] = |x, y| x / y;
     LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
     LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
     FloorDivide = |x, y| divmod_f32(x, y).0;
@@ -692,11 +713,13 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
         decode::<T>(b, start, &mut buf, y);
-        snan |= any_snan::<T>(x) | any_snan::<T>(y);
         let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+        let mut seen = false;
         for (u, v) in x.iter_mut().zip(y.iter()) {
-            *u = nan_rule::<T>(O::NAN_RULE, *u, *v, O::f(*u, *v));
+            seen |= eigen_float::<T>() && (is_snan(*u) | is_snan(*v));
+            *u = nan_rule::<T, O>(*u, *v, O::f(*u, *v));
         }
+        snan |= seen;
         if let Some(flags) = quiet {
             flags.restore();
         }
