@@ -771,7 +771,10 @@ MIXED = [("py_int_2", lambda: 2), ("py_float_2.5", lambda: 2.5), ("py_bool", lam
          ("np_float32", lambda: np.float32(2.5)), ("np_float64", lambda: np.float64(2.5)),
          ("np_int8", lambda: np.int8(3)), ("np_int32", lambda: np.int32(3)),
          ("np_int64", lambda: np.int64(3)), ("np_uint8", lambda: np.uint8(3)),
-         ("np_bool", lambda: np.bool_(True)), ("np_complex64", lambda: np.complex64(1 + 1j))]
+         ("np_bool", lambda: np.bool_(True)), ("np_complex64", lambda: np.complex64(1 + 1j)),
+         ("np_longdouble", lambda: np.longdouble(2.5)),
+         ("np_array0d_float32", lambda: np.array(2.5, dtype=np.float32)),
+         ("np_array1d_float32", lambda: np.array([2.5, -1.0], dtype=np.float32))]
 UNRELATED = [("none", lambda: None), ("str", lambda: "a"), ("list", lambda: [1, 2]),
              ("tuple", lambda: (1,)), ("dict", lambda: {}), ("object", object)]
 

@@ -172,3 +172,18 @@ def test_real_imag(name, fn):
     got = outcome(lambda: f(a[1]) if fn.endswith("scalar") else f(a))
     want = A[name][fn]
     assert same_outcome(want, got), f"mldtypes.{fn} on {name}: {got}, ml_dtypes {want}"
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_byteswap_inplace(name):
+    a = _arr(name)
+    before = a.tobytes()
+    swapped = a.byteswap(inplace=False)
+    assert swapped is not a and a.tobytes() == before
+    b = a.copy()
+    assert b.byteswap(inplace=True) is b
+    assert b.tobytes() == swapped.tobytes()
+    b.byteswap(inplace=True)
+    assert b.tobytes() == before
+    if a.dtype.itemsize == 1:
+        assert swapped.tobytes() == before

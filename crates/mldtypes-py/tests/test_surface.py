@@ -122,3 +122,15 @@ def test_every_scalar_pickles(name):
         assert type(y) is T(name)
         assert to_codes(name, np.array([y], dtype=T(name)))[0] == to_codes(
             name, np.array([x], dtype=T(name)))[0], f"{name}: {x!r}"
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_dtype_hash_stable(name):
+    """One dtype however it is named; deepcopy does not change its hash."""
+    dt = np.dtype(T(name))
+    h = hash(dt)
+    assert hash(np.dtype(name)) == h
+    assert hash(np.dtype(T(name)(0).dtype)) == h
+    copy.deepcopy(dt)
+    assert hash(dt) == h
+    assert np.dtype(T(name)) == T(name)

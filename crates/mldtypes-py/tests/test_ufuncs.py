@@ -192,3 +192,20 @@ def test_ufunc_on_strided_and_2d(name):
     if len(x) % 2 == 0:
         m = x.reshape(2, -1)
         assert np.array_equal(to_codes(name, np.add(m, m)).ravel(), to_codes(name, flat))
+
+
+@pytest.mark.parametrize("name", OURS)
+@pytest.mark.parametrize("ufunc", ["add", "multiply", "less", "maximum"])
+def test_ufunc_broadcasting(name, ufunc):
+    """Broadcast operands (outer shapes) give the same bits as the flat pairs of the vectors."""
+    rec = META["types"][name].get(ufunc)
+    if rec is None or "error" in rec:
+        pytest.skip(f"ml_dtypes has no {ufunc} loop for {name}")
+    s = from_codes(name, ARR[f"{name}__binary_in"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outer = getattr(np, ufunc)(s[:, None], s[None, :])
+        flat = getattr(np, ufunc)(np.repeat(s, len(s)), np.tile(s, len(s)))
+    dn = rec["out_dtypes"][0]
+    assert np.array_equal(result_bits(dn, np.ascontiguousarray(outer)).ravel(),
+                          result_bits(dn, flat).ravel()), f"{ufunc} on {name}"
