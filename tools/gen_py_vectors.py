@@ -388,6 +388,8 @@ def construction():
             ours = [exact_complex_code(name, x, 0.0) for x in floats]
         if ours:
             d["from_float_ours"] = ours
+        # np.array(python float, dtype=T): the dtype's setitem, one element at a time
+        d["array_from_float"] = [outcome(lambda: np.array([x], dtype=t)) for x in floats]
         if name in COMPLEX:
             d["from_complex"] = [outcome(lambda: t(complex(x, -x / 2))) for x in floats[:40]]
             d["from_complex_ours"] = [

@@ -54,6 +54,23 @@ def test_from_python_float(name):
     _check_outcomes(name, name, FLOAT_INPUTS, d["from_float"], T(name), d.get("from_float_ours"))
 
 
+@pytest.mark.parametrize("name", OURS)
+def test_array_from_python_float(name):
+    """np.array([x], dtype=T) stores what T(x) gives (ValueError / OverflowError for the
+    integer types on NaN / inf / out-of-range floats, as T(x))."""
+    d = C["types"][name]
+    ours = d.get("from_float_ours")
+    bad = []
+    for k, (x, e) in enumerate(zip(FLOAT_INPUTS, d["array_from_float"])):
+        got = outcome(lambda: np.array([x], dtype=T(name)))
+        want = e
+        if ours is not None and "error" not in e:
+            want = {"type": "ndarray", "dtype": name, "shape": [1], "codes": [ours[k]]}
+        if not same_outcome(want, got):
+            bad.append(f"  np.array([{x!r}], dtype={name}): expected {want}, got {got}")
+    assert not bad, f"{name}: {len(bad)} of {len(FLOAT_INPUTS)} differ\n" + "\n".join(bad[:10])
+
+
 @pytest.mark.parametrize("name", COMPLEX)
 def test_from_python_complex(name):
     d = C["types"][name]
