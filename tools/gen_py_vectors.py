@@ -321,6 +321,10 @@ PY_FLOATS_EXTRA = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -1
                    1.5, 2.7, -2.7, 3.5, -3.5, 7.9, 8.0, 1e10, -1e10, 1e300, 2.0**-140, 1e-45,
                    448.0, 464.0, 480.0, 57344.0, 61440.0, 6.0, 7.5, 28.0, 3.4e38, 1e39,
                    1.5 * 2.0**128, 1.75 * 2.0**128, 2.0**128, 1.00390625 + 2**-30]
+# complex-only inputs: two-argument construction and complex text (never given to the float
+# types: text that float() rejects aborts them)
+TWO_ARGS = [(1, 3), (1.5, -2.25), (0, 0), (float("inf"), 1), (2,)]
+COMPLEX_STRINGS = ["1+3j", "(2-0.5j)", "-1j", "inf+nanj", "0.1+0.2j"]
 # ml_dtypes' float types abort the interpreter on text that float() rejects: never run those.
 CRASHING_FLOAT_STRINGS = {"0x10"}
 VALID_STRINGS = ["0", "-0", "1", "-1", "1.5", "0.1", "-2.75", "1e3", "1E-3", "448", "464",
@@ -363,7 +367,8 @@ def exact_complex_code(name, re, im):
 
 
 def construction():
-    out = {"py_ints": PY_INTS, "py_floats": [fl(x) for x in f64_probe_floats()],
+    out = {"two_args": [[repr(v) for v in a] for a in TWO_ARGS], "complex_strings": COMPLEX_STRINGS,
+           "py_ints": PY_INTS, "py_floats": [fl(x) for x in f64_probe_floats()],
            "py_float_bits": [int(np.float64(x).view(np.uint64)) for x in f64_probe_floats()],
            "strings": VALID_STRINGS, "types": {}}
     floats = f64_probe_floats()
@@ -391,6 +396,11 @@ def construction():
         # np.array(python float, dtype=T): the dtype's setitem, one element at a time
         d["array_from_float"] = [outcome(lambda: np.array([x], dtype=t)) for x in floats]
         if name in COMPLEX:
+            d["two_args"] = [outcome(lambda: t(*args)) for args in TWO_ARGS]
+            d["from_complex_str"] = [outcome(lambda: t(z)) for z in COMPLEX_STRINGS]
+            d["from_complex_str_ours"] = [
+                exact_complex_code(name, complex(z).real, complex(z).imag)
+                for z in COMPLEX_STRINGS]
             d["from_complex"] = [outcome(lambda: t(complex(x, -x / 2))) for x in floats[:40]]
             d["from_complex_ours"] = [
                 exact_complex_code(name, x, -x / 2) for x in floats[:40]]
@@ -930,6 +940,10 @@ def arrays_section():
         kind, v, _ = call(lambda: a.view(a.dtype.newbyteorder()).astype(a.dtype))
         d["newbyteorder_astype"] = ({"error": v} if kind == "err" else
                                     {"codes": to_codes(name, v).tolist()})
+        # .real / .imag attributes of a scalar and of the array
+        for attr in ("real", "imag"):
+            d["attr_" + attr] = outcome(lambda: getattr(a[1], attr))
+            d["arr_" + attr] = outcome(lambda: getattr(a, attr))
         # ml_dtypes.real / imag on the array and on one scalar
         for fn in ("real", "imag"):
             d[fn] = outcome(lambda: getattr(ml_dtypes, fn)(a))

@@ -187,3 +187,15 @@ def test_byteswap_inplace(name):
     assert b.tobytes() == before
     if a.dtype.itemsize == 1:
         assert swapped.tobytes() == before
+
+
+@pytest.mark.parametrize("name", OURS)
+@pytest.mark.parametrize("attr", ["attr_real", "attr_imag", "arr_real", "arr_imag"])
+def test_real_imag_attributes(name, attr):
+    """`.real` / `.imag` of a scalar and of an array (NumPy 2.4 gives user-dtype arrays
+    themselves / zeros, whatever the type; ml_dtypes' complex scalars give their parts)."""
+    a = _arr(name)
+    target = a[1] if attr.startswith("attr_") else a
+    got = outcome(lambda: getattr(target, attr.split("_")[1]))
+    want = A[name][attr]
+    assert same_outcome(want, got), f"{attr} of {name}: {got}, ml_dtypes {want}"

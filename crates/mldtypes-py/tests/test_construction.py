@@ -155,3 +155,24 @@ def test_int_array_astype_wraps_silently(name):
     if name.startswith("int"):
         want = np.where(want >= m // 2, want - m, want)
     assert np.array_equal(got, want), f"{name}: {got[:12]} expected {want[:12]}"
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_two_arguments(name):
+    args = [tuple(float(v) if "." in v or v in ("inf", "nan") else int(v) for v in a)
+            for a in C["two_args"]]
+    _check_outcomes(name, name, args, C["types"][name]["two_args"], lambda a: T(name)(*a))
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_from_text(name):
+    d = C["types"][name]
+    _check_outcomes(name, name, C["complex_strings"], d["from_complex_str"], T(name),
+                    d["from_complex_str_ours"])
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+@pytest.mark.parametrize("fn", [float, int])
+def test_complex_to_real_python_number_warns(name, fn):
+    with pytest.warns(np.exceptions.ComplexWarning):
+        assert fn(T(name)(1.5 + 2j)) == fn(1.5)
