@@ -17,7 +17,6 @@ archives written with fixed zip timestamps, JSON with a fixed key order.
 Usage: /path/to/python tools/gen_py_vectors.py [OUTPUT_DIR]
 """
 
-import copy
 import gzip
 import importlib.util
 import io
@@ -708,7 +707,6 @@ def ufuncs():
     meta = {"ufunc_names": {k: v for k, v in ALIASES.items()}, "types": {}}
     arrays = {}
     for name in OURS:
-        t = T(name)
         un_codes = codes_for(name)
         bin_codes = sample_for_binary(name)
         a_codes = np.repeat(bin_codes, len(bin_codes))
@@ -801,7 +799,6 @@ def scalar_arith():
     out = {"ops": SCALAR_OPS, "unary": list(UNARY_OPS), "mixed": [m[0] for m in MIXED],
            "unrelated": [u[0] for u in UNRELATED], "types": {}}
     for name in OURS:
-        t = T(name)
         codes = sample_for_binary(name)
         if len(codes) > 16:
             codes = codes[:: len(codes) // 16 + 1]

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import BITS, COMPLEX, FLOATS, OURS, T, from_codes, load_format_npy, load_json, \
+from conftest import BITS, COMPLEX, FLOATS, OURS, from_codes, load_format_npy, load_json, \
     load_npz, to_codes
 
 META = load_json("ufuncs")
