@@ -703,6 +703,9 @@ def e8m0_ufunc_ours(u, args, k, ml_codes):
     return idx, np.zeros(len(idx), dtype=ml_codes.dtype)
 
 
+FULL_PAIR_UFUNCS = ["add", "subtract", "multiply", "divide"]
+
+
 def ufuncs():
     meta = {"ufunc_names": {k: v for k, v in ALIASES.items()}, "types": {}}
     arrays = {}
@@ -759,7 +762,24 @@ def ufuncs():
                 if w2:
                     rec["int_exponent_warnings"] = [list(x) for x in w2]
             tm[uname] = rec
+        # every ordered pair of codes for the four arithmetic ufuncs of the 8-bit float types
+        if name in FLOATS and BITS[name] == 8:
+            full = np.arange(256, dtype=np.uint8)
+            fa = from_codes(name, np.repeat(full, 256))
+            fb = from_codes(name, np.tile(full, 256))
+            for uname in FULL_PAIR_UFUNCS:
+                u = getattr(np, uname)
+                with np.errstate(all="ignore"):
+                    r = u(fa, fb)
+                codes = output_record(name, r)
+                arrays[f"{name}__full__{uname}__0"] = codes
+                ours = e8m0_ufunc_ours(u, (fa, fb), 0, codes) if name == "float8_e8m0fnu" \
+                    else None
+                if ours is not None:
+                    arrays[f"{name}__full__{uname}__0__ours_idx"] = ours[0]
+                    arrays[f"{name}__full__{uname}__0__ours_code"] = ours[1]
         meta["types"][name] = tm
+    meta["full_pair_ufuncs"] = FULL_PAIR_UFUNCS
     save_npz("ufuncs", arrays)
     save_json("ufuncs", meta)
 
