@@ -11,7 +11,6 @@ import json
 import os
 
 import numpy as np
-import pytest
 
 import mldtypes
 
@@ -198,8 +197,3 @@ def same_outcome(expected, got, nan_equal=False):
         if e is not None and g is not None and "nan" in e and "nan" in g:
             return e.replace("-", "") == g.replace("-", "")
     return False
-
-
-@pytest.fixture(params=OURS)
-def our_type(request):
-    return request.param
