@@ -36,9 +36,14 @@ pub(crate) trait Complex: bytemuck::Pod {
     fn part_to_f32(bits: u16) -> f32;
     /// A float32 rounded once into a part (Eigen's conversion).
     fn part_from_f32(x: f32) -> u16;
+    /// Whether ml_dtypes' ordered comparisons of the parts raise the
+    /// invalid flag on NaN: Eigen's `bfloat16` compares as float32 with C
+    /// relational operators; its `half` comparisons raise nothing.
+    const SIGNALLING_COMPARE: bool;
 }
 
 impl Complex for bcomplex32 {
+    const SIGNALLING_COMPARE: bool = true;
     const DTYPE: DType = DType::BComplex32;
     const PART: Arg = Arg::Ours(DType::BFloat16);
     #[inline]
@@ -52,6 +57,7 @@ impl Complex for bcomplex32 {
 }
 
 impl Complex for complex32 {
+    const SIGNALLING_COMPARE: bool = false;
     const DTYPE: DType = DType::Complex32;
     const PART: Arg = Arg::Npy(NPY_TYPES::NPY_HALF);
     #[inline]
@@ -247,6 +253,48 @@ fn mul(x: Cf32, y: Cf32) -> Cf32 {
     }
 }
 
+/// `op(p, q)` with x86's NaN rule for the operands in this order: `p` if it
+/// is NaN, else `q` if it is (quieted), whatever operand order the
+/// compiler would pick; ml_dtypes' results follow its source order.
+#[inline(always)]
+fn first<F: Float2>(p: F, q: F, op: impl Fn(F, F) -> F) -> F {
+    if p.nan() {
+        p.quiet()
+    } else if q.nan() {
+        q.quiet()
+    } else {
+        op(p, q)
+    }
+}
+
+/// `f32` / `f64` for [`first`].
+trait Float2: Copy {
+    fn nan(self) -> bool;
+    fn quiet(self) -> Self;
+}
+
+impl Float2 for f32 {
+    #[inline(always)]
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn quiet(self) -> Self {
+        f32::from_bits(self.to_bits() | 0x0040_0000)
+    }
+}
+
+impl Float2 for f64 {
+    #[inline(always)]
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn quiet(self) -> Self {
+        f64::from_bits(self.to_bits() | 0x0008_0000_0000_0000)
+    }
+}
+
 /// `(a + bi) / (c + di)` as libgcc's `__divsc3` computes a float quotient:
 /// `((ac + bd) + (bc - ad)i) / (c² + d²)` in double precision, rounded to
 /// float, with Annex G's recovery of infinities and zeros when both parts
@@ -255,9 +303,13 @@ fn mul(x: Cf32, y: Cf32) -> Cf32 {
 fn div(x: Cf32, y: Cf32) -> Cf32 {
     let (a, b, cc, d) = (x.re, x.im, y.re, y.im);
     let (a64, b64, c64, d64) = (a as f64, b as f64, cc as f64, d as f64);
-    let denom = c64 * c64 + d64 * d64;
-    let re = (a64 * c64 + b64 * d64) / denom;
-    let im = (b64 * c64 - a64 * d64) / denom;
+    let denom = first(c64 * c64, d64 * d64, |p, q| p + q);
+    let re = first(first(a64 * c64, b64 * d64, |p, q| p + q), denom, |p, q| {
+        p / q
+    });
+    let im = first(first(b64 * c64, a64 * d64, |p, q| p - q), denom, |p, q| {
+        p / q
+    });
     let (re, im) = (re as f32, im as f32);
     if !(re.is_nan() && im.is_nan()) {
         return c(re, im);
@@ -369,12 +421,14 @@ cunary! {
     Exp = |z| clib::cexpf(z);
     /// `exp(z · log 2)`.
     Exp2 = |z| clib::cexpf(c(z.re * LOGE2, z.im * LOGE2));
-    /// ml_dtypes' `Expm1`: `(expm1(x)·cos(y) - 2·sin²(y/2), exp(x)·sin(y))`.
+    /// ml_dtypes' `Expm1`: `(expm1(x)·cos(y) - 2·sin²(y/2), exp(x)·sin(y))`
+    /// (NaN operands taken in the order its build evaluates them).
     Expm1 = |z| {
         let a = libm::sinf(z.im / 2.0);
+        let p = first(libm::cosf(z.im), libm::expm1f(z.re), |p, q| p * q);
         c(
-            libm::expm1f(z.re) * libm::cosf(z.im) - 2.0 * a * a,
-            libm::expf(z.re) * libm::sinf(z.im),
+            first(p, 2.0 * a * a, |p, q| p - q),
+            first(libm::expf(z.re), libm::sinf(z.im), |p, q| p * q),
         )
     };
     Log = |z| clib::clogf(z);
@@ -656,8 +710,12 @@ unsafe extern "C" fn compare<C: Complex, O: CCompare>(
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<C>(a, start, x);
         decode::<C>(b, start, y);
+        let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
         for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
             o.write::<u8>(start + k, O::f(*u, *v) as u8);
+        }
+        if let Some(flags) = quiet {
+            flags.restore();
         }
     });
 }
@@ -719,9 +777,13 @@ unsafe extern "C" fn select<C: Complex, O: CSelect>(
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<C>(a, start, x);
         decode::<C>(b, start, y);
+        let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
         for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
             let src = if O::pick_x(*u, *v) { a } else { b };
             o.write::<[u16; 2]>(start + k, src.read(start + k));
+        }
+        if let Some(flags) = quiet {
+            flags.restore();
         }
     });
 }

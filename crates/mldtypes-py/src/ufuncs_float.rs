@@ -798,13 +798,23 @@ unsafe extern "C" fn frexp<T: Float>(
     let mut buf = [0u8; BLOCK_BYTES];
     let mut x = [0f32; BLOCK];
     let mut snan = false;
+    let mut last: c_int = 0;
     blocks(count(dims), |start, len| {
         let x = &mut x[..len];
         decode::<T>(a, start, &mut buf, x);
         snan |= any_snan::<T>(x);
         for (k, u) in x.iter_mut().enumerate() {
+            if !T::FORMAT.signed && u.is_nan() {
+                // ml_dtypes never writes the exponent of float8_e8m0fnu's
+                // NaN (its compiler folds `frexp` of that constant NaN and
+                // leaves the output variable alone): the element gets the
+                // previous element's exponent, 0 at the start of a loop.
+                exp.write::<c_int>(start + k, last);
+                continue;
+            }
             let mut e: c_int = 0;
             *u = libm::frexpf(*u, &mut e);
+            last = e;
             exp.write::<c_int>(start + k, e);
         }
         encode::<T>(x, mant, start, &mut buf);
