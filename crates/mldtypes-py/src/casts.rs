@@ -109,6 +109,9 @@ fn wrap(i: i128, bits: u32, signed: bool) -> i128 {
     }
 }
 
+/// 2^63 as `f64`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// C's float → integer conversion of a float32 value on x86-64
 /// (`cvttss2si` with a 32- or 64-bit destination), then truncated to the
 /// destination's width, as ml_dtypes' `static_cast` compiles.
@@ -150,7 +153,7 @@ fn c_float_to_int(x: f32, bits: u32, signed: bool, flags: &mut Flags) -> i128 {
         }
     };
     let cvt64 = |x: f64, flags: &mut Flags| -> i128 {
-        if x.is_nan() || x >= 9.223_372_036_854_775_808e18 || x < -9.223_372_036_854_775_808e18 {
+        if !(-TWO_63..TWO_63).contains(&x) {
             flags.invalid = true;
             i64::MIN as i128
         } else {
@@ -162,8 +165,8 @@ fn c_float_to_int(x: f32, bits: u32, signed: bool, flags: &mut Flags) -> i128 {
         (32, false) | (64, true) => cvt64(x, flags),
         _ => {
             // unsigned 64-bit: values from 2^63 on are shifted into range
-            if x >= 9.223_372_036_854_775_808e18 {
-                cvt64(x - 9.223_372_036_854_775_808e18, flags) ^ (i64::MIN as i128)
+            if x >= TWO_63 {
+                cvt64(x - TWO_63, flags) ^ (i64::MIN as i128)
             } else {
                 cvt64(x, flags)
             }
@@ -586,8 +589,8 @@ fn clear_fp_flags() {
 /// Raises the "invalid" floating-point flag, which NumPy reports as
 /// "RuntimeWarning: invalid value encountered in cast" after the cast.
 fn raise_invalid() {
-    let z = std::hint::black_box(0.0f64);
-    std::hint::black_box(z / z);
+    let (z, w) = (std::hint::black_box(0.0f64), std::hint::black_box(0.0f64));
+    std::hint::black_box(z / w);
 }
 
 /// The cast function `A → B` registered with NumPy (contiguous, aligned

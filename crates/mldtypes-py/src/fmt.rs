@@ -17,7 +17,7 @@ pub(crate) fn g6(x: f64) -> String {
     let sci = format!("{:.*e}", (P - 1) as usize, x);
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let mant = trim_zeros(mant);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mant}e{sign}{:02}", exp.abs())

@@ -29,6 +29,10 @@ fn our_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
         .find(|&d| registry::typenum(d) == Some(num))
 }
 
+/// A C-contiguous `(rows, n)` array, its `[rows, n]`, and the result shape
+/// (None for a reduction over every axis).
+type Lanes<'py> = (Bound<'py, PyAny>, Vec<usize>, Option<Vec<usize>>);
+
 /// `arr` as a C-contiguous 2-D array `(rows, n)` whose rows are the lanes
 /// reduced over `axis` (all elements when `axis` is None), and the shape of
 /// the result.
@@ -36,7 +40,7 @@ fn lanes<'py>(
     np: &Bound<'py, PyModule>,
     arr: &Bound<'py, PyAny>,
     axis: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyAny>, Vec<usize>, Option<Vec<usize>>)> {
+) -> PyResult<Lanes<'py>> {
     let ndim: usize = arr.getattr("ndim")?.extract()?;
     let axes: Vec<i64> = match axis {
         None => (0..ndim as i64).collect(),

@@ -81,13 +81,6 @@ pub(crate) fn descr(dt: DType) -> Option<*mut PyArray_Descr> {
     (!p.is_null()).then_some(p)
 }
 
-/// Which of our dtypes has NumPy type number `num`.
-pub(crate) fn dtype_of_typenum(num: c_int) -> Option<DType> {
-    (0..ORDER.len())
-        .find(|&i| TYPENUMS[i].load(Ordering::Acquire) == num)
-        .map(|i| ORDER[i])
-}
-
 pub(crate) fn set_scalar_type(dt: DType, t: *mut PyTypeObject) {
     if let Some(i) = index(dt) {
         SCALAR_TYPES[i].store(t, Ordering::Release);

@@ -84,6 +84,13 @@ __all__ = [
 
 from mldtypes._info import finfo, iinfo  # noqa: E402
 
+# Everything else the extension module defines (type promotion: promote_types,
+# result_type, TypePromotionError, config, ...) is part of the package too.
+for _name in dir(_core):
+    if not _name.startswith("_") and _name not in globals():
+        globals()[_name] = getattr(_core, _name)
+del _name
+
 
 def real(x):
     """The real part of `x`.
