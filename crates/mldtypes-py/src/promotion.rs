@@ -159,9 +159,6 @@ impl PromotionSetting {
     }
 }
 
-/// numpy_dtype_promotion(mode)
-/// --
-///
 /// A context manager selecting JAX's type promotion mode for the current
 /// thread inside a `with` block, as `jax.numpy_dtype_promotion`: `"standard"`
 /// (JAX's default lattice) or `"strict"` (only weakly typed values promote
@@ -178,9 +175,6 @@ fn numpy_dtype_promotion(mode: &Bound<'_, PyAny>) -> PyResult<PromotionSetting> 
     })
 }
 
-/// enable_x64(new_val=True)
-/// --
-///
 /// A context manager enabling (or disabling) 64-bit types for the current
 /// thread inside a `with` block, as `jax.enable_x64`. With x64 disabled (JAX's
 /// default), strongly typed 64-bit inputs count as their 32-bit
@@ -207,9 +201,6 @@ pub(crate) struct Config;
 
 #[pymethods]
 impl Config {
-    /// update(name, value)
-    /// --
-    ///
     /// Sets a process-wide default: `"jax_numpy_dtype_promotion"` to
     /// `"standard"` or `"strict"`, or `"jax_enable_x64"` to a bool.
     /// Threads inside a `numpy_dtype_promotion` / `enable_x64` block keep
@@ -347,9 +338,6 @@ pub(crate) fn engine_err(e: EngineError) -> PyErr {
     }
 }
 
-/// weak(dtype)
-/// --
-///
 /// A weakly typed value of the given dtype (JAX's `weak_type=True`; the
 /// CLI's `weak:DTYPE`), for `mldtypes.result_type`. It joins the lattice as
 /// the weak type of its kind (`i*`, `f*` or `c*`; a weak bool is a bool), as a
@@ -529,9 +517,6 @@ fn read_type(x: &Bound<'_, PyAny>) -> PyResult<JaxType> {
     }
 }
 
-/// promote_types(a, b)
-/// --
-///
 /// The dtype a binary operation on `a` and `b` promotes to under JAX's type
 /// promotion (`jax.numpy.promote_types`, jax 0.10.2): the join of `a` and `b`
 /// on JAX's lattice for the current `numpy_dtype_promotion` mode and x64
@@ -554,9 +539,6 @@ fn promote_types<'py>(a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<
     to_numpy(a.py(), d)
 }
 
-/// result_type(*args, return_weak_type_flag=False)
-/// --
-///
 /// The dtype JAX gives an operation on `args` (`jax.dtypes.result_type`,
 /// jax 0.10.2), under the current `numpy_dtype_promotion` mode and x64
 /// setting. Each argument is a `numpy.dtype`, a dtype name or alias, a scalar

@@ -790,9 +790,6 @@ fn set(py: Python<'_>, on: bool) -> PyResult<()> {
     clear_all_caches(py)
 }
 
-/// set_numpy_promotion(mode)
-/// --
-///
 /// Chooses how NumPy itself promotes between mldtypes' dtypes and NumPy's,
 /// process-wide: `"numpy"` (the default: exactly as ml_dtypes 0.6.0) or
 /// `"jax"`: `np.result_type`, `np.promote_types`, `np.concatenate` and
@@ -812,9 +809,6 @@ fn set_numpy_promotion(py: Python<'_>, mode: &str) -> PyResult<()> {
     set(py, parse(mode)?)
 }
 
-/// get_numpy_promotion()
-/// --
-///
 /// The current NumPy promotion mode: "numpy" (default) or "jax".
 #[pyfunction]
 fn get_numpy_promotion() -> &'static str {
@@ -864,9 +858,6 @@ impl NumpyPromotion {
     }
 }
 
-/// numpy_promotion(mode="jax")
-/// --
-///
 /// A context manager: `with mldtypes.numpy_promotion("jax"): ...` switches
 /// NumPy's own promotion to JAX's for the block (see
 /// `set_numpy_promotion`) and restores the previous mode afterwards. The
