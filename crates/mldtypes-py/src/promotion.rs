@@ -278,13 +278,27 @@ pub(crate) fn to_numpy(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
     Ok(all[i].bind(py).clone())
 }
 
-/// `numpy.dtype(name)` for every [`DType::ALL`], in that order, fetched once.
+/// The NumPy dtype of every [`DType::ALL`], in that order, fetched once: the
+/// dtype of the package's scalar type (`mldtypes.bfloat16`, ...), so that the
+/// answer is ours even when ml_dtypes has registered the same names, or
+/// `numpy.dtype(name)` for NumPy's own types.
 fn numpy_dtypes(py: Python<'_>) -> PyResult<&Vec<Py<PyAny>>> {
     static CACHE: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
     CACHE.get_or_try_init(py, || {
+        let package = py.import("mldtypes").ok();
         DType::ALL
             .iter()
-            .map(|d| np_dtype(&PyString::new(py, d.name()).into_any()).map(Bound::unbind))
+            .map(|d| {
+                let scalar_type = package
+                    .as_ref()
+                    .and_then(|m| m.getattr(d.name()).ok())
+                    .filter(|t| t.is_instance_of::<PyType>());
+                match scalar_type {
+                    Some(t) => np_dtype(&t),
+                    None => np_dtype(&PyString::new(py, d.name()).into_any()),
+                }
+                .map(Bound::unbind)
+            })
             .collect::<PyResult<Vec<_>>>()
     })
 }
