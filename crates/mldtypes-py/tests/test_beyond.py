@@ -162,3 +162,26 @@ def test_unpack_rejects_wrong_length():
 def test_sum_rejects_bad_axis():
     with pytest.raises((TypeError, ValueError, IndexError)):
         mldtypes.sum(np.zeros(3, dtype=mldtypes.bfloat16), axis=5)
+
+
+BAD_CALLS = {
+    "finfo_unknown_name": lambda: mldtypes.finfo("float8_nope"),
+    "iinfo_unknown_name": lambda: mldtypes.iinfo("int3"),
+    "unpack_negative_shape": lambda: mldtypes.unpack(b"\x00", mldtypes.int4, (-2,)),
+    "unpack_not_a_buffer": lambda: mldtypes.unpack(12345, mldtypes.int4, (2,)),
+    "unpack_unpackable_dtype": lambda: mldtypes.unpack(b"\x00\x00", mldtypes.bfloat16, (1,)),
+    "unpack_unknown_dtype": lambda: mldtypes.unpack(b"\x00", "nope", (2,)),
+    "pack_not_an_array": lambda: mldtypes.pack("abc"),
+    "sum_not_an_array": lambda: mldtypes.sum("abc"),
+    "dot_shape_mismatch": lambda: mldtypes.dot(np.zeros(3, mldtypes.bfloat16),
+                                               np.zeros(4, mldtypes.bfloat16)),
+    "mean_bad_dtype": lambda: mldtypes.mean(np.zeros(3, mldtypes.bfloat16), dtype="nope"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CALLS))
+def test_bad_input_raises_typed_error(case):
+    """Bad arguments raise TypeError / ValueError (never a Rust panic, which Python reports as
+    pyo3_runtime.PanicException, a BaseException)."""
+    with pytest.raises((TypeError, ValueError, IndexError)):
+        BAD_CALLS[case]()
