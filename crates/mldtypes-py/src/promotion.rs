@@ -303,8 +303,9 @@ fn numpy_dtypes(py: Python<'_>) -> PyResult<&Vec<Py<PyAny>>> {
     })
 }
 
-/// Our dtype for a NumPy dtype instance: a native-byte-order dtype whose name
-/// is one of ours; `None` for anything else (float128, strings, '>f4', ...).
+/// Our dtype for a NumPy dtype instance: a native-byte-order dtype whose name,
+/// kind and size are one of ours (ml_dtypes' dtypes count as ours); `None`
+/// for anything else (float128, strings, '>f4', ...).
 pub(crate) fn from_numpy(dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>> {
     // Fast path: NumPy hands out one instance per builtin and registered dtype.
     if let Some(i) = numpy_dtypes(dt.py())?.iter().position(|x| x.is(dt)) {
@@ -316,10 +317,17 @@ pub(crate) fn from_numpy(dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>> {
     let name = dt.getattr("name")?;
     let name = name.cast::<PyString>()?.to_str()?;
     let d = DType::ALL.iter().copied().find(|d| d.name() == name);
-    // Guard against a foreign dtype that merely shares a name.
+    // Another package's dtype of the same name and size is the same format
+    // (ml_dtypes registers the same names); anything else sharing a name is not.
     match d {
-        Some(d) if to_numpy(dt.py(), d)?.eq(dt)? => Ok(Some(d)),
-        _ => Ok(None),
+        Some(d) => {
+            let ours = to_numpy(dt.py(), d)?;
+            let same = ours.eq(dt)?
+                || (ours.getattr("itemsize")?.eq(dt.getattr("itemsize")?)?
+                    && ours.getattr("kind")?.eq(dt.getattr("kind")?)?);
+            Ok(same.then_some(d))
+        }
+        None => Ok(None),
     }
 }
 
