@@ -258,7 +258,7 @@ fn truthy(f: &Format, code: u32) -> bool {
 /// operators (which raise the invalid flag when an operand is NaN) and
 /// float32 tests that raise it for signalling NaNs. The float8/6/4 formats
 /// test and compare bit patterns and raise nothing.
-#[inline]
+#[inline(always)]
 fn eigen_float<T: Float>() -> bool {
     matches!(T::DTYPE, DType::BFloat16)
 }
@@ -296,7 +296,7 @@ fn any_snan<T: Float>(xs: &[f32]) -> bool {
 /// Whether NaN results of `T` keep the sign of their NaN operands as x86
 /// arithmetic gives it (IEEE float8 formats and float8_e4m3fn: NaN has a
 /// sign; the fnuz formats and float8_e8m0fnu have one unsigned NaN).
-#[inline]
+#[inline(always)]
 fn signed_nan_float8<T: Float>() -> bool {
     let f = &T::FORMAT;
     !eigen_float::<T>() && f.signed && f.has_nan() && f.nan_encoding != NanEncoding::NegativeZero
@@ -673,20 +673,107 @@ unsafe extern "C" fn unary<T: Float, O: Unary>(
     blocks(count(dims), |start, len| {
         let x = &mut x[..len];
         decode::<T>(a, start, &mut buf, x);
-        snan |= any_snan::<T>(x);
-        for v in x.iter_mut() {
-            *v = O::f(*v);
-        }
-        if O::NONNEGATIVE && eigen_float::<T>() {
-            positive_nans(x);
-        }
+        snan |= simd::unary_block::<T, O>(x);
         encode::<T>(x, o, start, &mut buf);
     });
     signal_snan::<T>(snan);
 }
 
+/// The float32 compute of the blocked loops, compiled for each instruction
+/// set the conversion kernels use and dispatched on the same detected
+/// [`mldtypes::cast::Path`] (the compiler vectorises the arithmetic; the
+/// libm calls stay scalar).
+mod simd {
+    use super::{eigen_float, is_snan, nan_rule, positive_nans, Binary, Float, Unary};
+
+    /// `x[i] = f(x[i])`; whether a signalling NaN was read (bfloat16).
+    #[inline(always)]
+    fn unary<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        let mut seen = false;
+        for v in x.iter_mut() {
+            seen |= eigen_float::<T>() && is_snan(*v);
+            *v = O::f(*v);
+        }
+        if O::NONNEGATIVE && eigen_float::<T>() {
+            positive_nans(x);
+        }
+        seen
+    }
+
+    /// `x[i] = f(x[i], y[i])`; whether a signalling NaN was read (bfloat16).
+    #[inline(always)]
+    fn binary<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        let mut seen = false;
+        for (u, v) in x.iter_mut().zip(y.iter()) {
+            seen |= eigen_float::<T>() && (is_snan(*u) | is_snan(*v));
+            *u = nan_rule::<T, O>(*u, *v, O::f(*u, *v));
+        }
+        if O::NONNEGATIVE && eigen_float::<T>() {
+            positive_nans(x);
+        }
+        seen
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn unary_avx512<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        unary::<T, O>(x)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn unary_avx2<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        unary::<T, O>(x)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn binary_avx512<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        binary::<T, O>(x, y)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn binary_avx2<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        binary::<T, O>(x, y)
+    }
+
+    /// [`unary`] on the best instruction set.
+    #[inline]
+    pub(super) fn unary_block<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use mldtypes::cast::Path;
+            match mldtypes::cast::path() {
+                // SAFETY: the path is only selected when the CPU has these
+                // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+                Path::Avx512 => return unsafe { unary_avx512::<T, O>(x) },
+                Path::Avx2 => return unsafe { unary_avx2::<T, O>(x) },
+                _ => {}
+            }
+        }
+        unary::<T, O>(x)
+    }
+
+    /// [`binary`] on the best instruction set.
+    #[inline]
+    pub(super) fn binary_block<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use mldtypes::cast::Path;
+            match mldtypes::cast::path() {
+                // SAFETY: as in `unary_block`.
+                Path::Avx512 => return unsafe { binary_avx512::<T, O>(x, y) },
+                Path::Avx2 => return unsafe { binary_avx2::<T, O>(x, y) },
+                _ => {}
+            }
+        }
+        binary::<T, O>(x, y)
+    }
+}
+
 /// Replaces every NaN by `+NaN` (see [`Unary::NONNEGATIVE`]).
-#[inline]
+#[inline(always)]
 fn positive_nans(xs: &mut [f32]) {
     for v in xs {
         if v.is_nan() {
@@ -714,17 +801,9 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
         decode::<T>(a, start, &mut buf, x);
         decode::<T>(b, start, &mut buf, y);
         let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
-        let mut seen = false;
-        for (u, v) in x.iter_mut().zip(y.iter()) {
-            seen |= eigen_float::<T>() && (is_snan(*u) | is_snan(*v));
-            *u = nan_rule::<T, O>(*u, *v, O::f(*u, *v));
-        }
-        snan |= seen;
+        snan |= simd::binary_block::<T, O>(x, y);
         if let Some(flags) = quiet {
             flags.restore();
-        }
-        if O::NONNEGATIVE && eigen_float::<T>() {
-            positive_nans(x);
         }
         encode::<T>(x, o, start, &mut buf);
     });
