@@ -123,6 +123,10 @@ fn register_all(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// The compiled core of the `mldtypes` package: the 20 scalar types (each
+/// registered as a NumPy dtype on import, with its casts and ufunc loops),
+/// `sum`/`mean`/`dot`, `pack`/`unpack`, the finfo/iinfo tables and type
+/// promotion. Import `mldtypes`, not this module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
