@@ -276,6 +276,11 @@ mod fenv {
     pub(super) const FE_ALL_EXCEPT: c_int = 0x1f;
     /// `FE_INVALID` (the same bit on both architectures).
     pub(super) const FE_INVALID: c_int = 0x01;
+    /// `FE_DIVBYZERO`.
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const FE_DIVBYZERO: c_int = 0x04;
+    #[cfg(target_arch = "aarch64")]
+    pub(super) const FE_DIVBYZERO: c_int = 0x02;
 
     unsafe extern "C" {
         // `fexcept_t` is at most 4 bytes on these platforms; callers pass an
@@ -370,15 +375,16 @@ pub(crate) mod libm {
     }
 }
 
-/// Warns `RuntimeWarning(message)` as NumPy's integer loops do for a zero
-/// divisor, taking the GIL if the loop runs without it. If the warning is
-/// turned into an error, the exception is left set for NumPy to raise after
-/// the loop.
-pub(crate) fn warn_runtime(message: &std::ffi::CStr) {
-    Python::attach(|py| {
-        let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-        if let Err(e) = PyErr::warn(py, &category, message, 1) {
-            e.restore(py);
-        }
-    });
+/// Raises the divide-by-zero flag, as NumPy's own integer loops do for a
+/// zero divisor: NumPy then warns `RuntimeWarning: divide by zero
+/// encountered in <ufunc>` after the loop (the text ml_dtypes' integer
+/// loops warn with), or raises under `np.errstate(divide="raise")`. Unlike
+/// a direct `PyErr_WarnEx`, this needs no GIL in the loop.
+#[inline]
+pub(crate) fn raise_divide_by_zero() {
+    #[cfg(all(unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
+    // SAFETY: plain libm call; traps are masked in NumPy processes.
+    unsafe {
+        fenv::feraiseexcept(fenv::FE_DIVBYZERO);
+    }
 }

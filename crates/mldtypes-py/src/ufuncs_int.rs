@@ -11,7 +11,7 @@ use mldtypes::{int1, int2, int4, uint1, uint2, uint4};
 use numpy::npyffi::npy_intp;
 use pyo3::PyResult;
 
-use super::{count, warn_runtime, Arg, LoopFn, Operand, Registrar};
+use super::{count, raise_divide_by_zero, Arg, LoopFn, Operand, Registrar};
 
 /// Registers the loops of every sub-byte integer type (one line per type).
 pub(super) fn register(r: &mut Registrar<'_>) -> PyResult<()> {
@@ -46,8 +46,6 @@ fn register_type<T: Int>(r: &mut Registrar<'_>) -> PyResult<()> {
 
 /// An integer function of two values; `None` for a zero divisor.
 trait IntOp {
-    /// The `RuntimeWarning` a zero divisor gives.
-    const ZERO_DIVISOR: &'static std::ffi::CStr = c"";
     fn f(x: i32, y: i32) -> Option<i32>;
 }
 
@@ -84,7 +82,6 @@ impl IntOp for Multiply {
 /// `RuntimeWarning`.
 struct FloorDivide;
 impl IntOp for FloorDivide {
-    const ZERO_DIVISOR: &'static std::ffi::CStr = c"divide by zero encountered in floor_divide";
     #[inline(always)]
     fn f(x: i32, y: i32) -> Option<i32> {
         if y == 0 {
@@ -104,7 +101,6 @@ impl IntOp for FloorDivide {
 /// a `RuntimeWarning`.
 struct Remainder;
 impl IntOp for Remainder {
-    const ZERO_DIVISOR: &'static std::ffi::CStr = c"divide by zero encountered in remainder";
     #[inline(always)]
     fn f(x: i32, y: i32) -> Option<i32> {
         if y == 0 {
@@ -119,9 +115,10 @@ impl IntOp for Remainder {
     }
 }
 
-/// Loop of an [`IntOp`]. ml_dtypes warns once per zero divisor; here one
-/// warning is given per loop call that meets any (NumPy's warning filters
-/// show a repeated warning once anyway).
+/// Loop of an [`IntOp`]. A zero divisor gives 0 and raises the
+/// divide-by-zero flag (see [`raise_divide_by_zero`]): NumPy warns
+/// `divide by zero encountered in floor_divide` (or `remainder`), the
+/// warning ml_dtypes gives.
 unsafe extern "C" fn binary<T: Int, O: IntOp>(
     args: *mut *mut c_char,
     dims: *mut npy_intp,
@@ -142,6 +139,6 @@ unsafe extern "C" fn binary<T: Int, O: IntOp>(
         o.write::<u8>(k, T::from_i64_wrapping(r as i64).to_bits());
     }
     if zero_divisor {
-        warn_runtime(O::ZERO_DIVISOR);
+        raise_divide_by_zero();
     }
 }
