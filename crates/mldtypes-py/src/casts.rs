@@ -14,7 +14,13 @@
 //!   encountered in cast" as for its own casts);
 //! - complex → real: the real part, with NumPy's `ComplexWarning` (which
 //!   ml_dtypes 0.6.0 gives only for its own complex types);
-//! - anything → bool: non-zero (NaN is true).
+//! - anything → bool: non-zero (NaN is true), except from complex32 /
+//!   bcomplex32, where ml_dtypes stores the real part converted to `uint8`
+//!   (so `bool` elements other than 0 and 1 appear); this is reproduced
+//!   bit for bit, as are float8 → integer conversions (NaN → 0, ±inf →
+//!   the integer's limits) and bfloat16 → uint32 (ml_dtypes' vectorized
+//!   loop converts whole blocks of 8 through the signed 32-bit conversion,
+//!   the remainder through the 64-bit one).
 //!
 //! Deliberate differences: float64 (and longdouble) → our float formats
 //! round once (ml_dtypes rounds to float32 first); bcomplex32 ↔ complex32
