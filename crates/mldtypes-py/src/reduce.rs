@@ -369,12 +369,21 @@ pub(crate) fn unpack<'py>(
             })
         })
         .ok_or_else(|| PyTypeError::new_err("mldtypes.unpack needs a sub-byte mldtypes dtype"))?;
-    let shape: Vec<usize> = if let Ok(n) = shape.extract::<usize>() {
+    let shape: Vec<i64> = if let Ok(n) = shape.extract::<i64>() {
         vec![n]
     } else {
         shape.extract()?
     };
-    let n: usize = shape.iter().product();
+    if shape.iter().any(|&d| d < 0) {
+        return Err(PyValueError::new_err(format!(
+            "negative dimensions are not allowed in shape {shape:?}"
+        )));
+    }
+    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| PyValueError::new_err(format!("shape {shape:?} is too large")))?;
     let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
     let bytes = np.call_method1("frombuffer", (buffer, np.getattr("uint8")?))?;
     let bytes = bytes.cast_into::<PyArray1<u8>>()?;
