@@ -163,8 +163,11 @@ fn reduction<'py>(
                 // SAFETY: a live dtype owned by NumPy's registry
                 let descr =
                     unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
-                np.call_method1("asarray", (r,))?
-                    .call_method1("astype", (descr,))
+                let out = np
+                    .call_method1("asarray", (r,))?
+                    .call_method1("astype", (descr,))?;
+                // a full reduction gives a scalar, as NumPy's
+                out.get_item(PyTuple::empty(py))
             }
             _ => Ok(r),
         };
