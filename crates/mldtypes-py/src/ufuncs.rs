@@ -231,6 +231,59 @@ impl Operand {
     }
 }
 
+/// The block length for a loop call: [`BLOCK`], or 1 when an input
+/// overlaps an output other than element for element. NumPy's reductions
+/// pass the accumulator as both the first input and the output with step 0
+/// (`np.add.reduce`), and `accumulate` passes the previous output element
+/// as the input: each element must then see the results of the previous
+/// ones, as in a loop that runs element by element (ml_dtypes' loops),
+/// rounding after every step.
+///
+/// # Safety
+///
+/// `args` and `steps` are the arrays NumPy passed to the loop; `sizes`
+/// holds the element size of each operand (inputs first, `nin` of them).
+pub(crate) unsafe fn block_len(
+    args: *mut *mut c_char,
+    steps: *mut npy_intp,
+    n: usize,
+    sizes: &[usize],
+    nin: usize,
+) -> usize {
+    if n <= 1 {
+        return BLOCK;
+    }
+    let span = |o: Operand, size: usize| {
+        let (p, q) = (o.at(0) as usize, o.at(n - 1) as usize);
+        (p.min(q), p.max(q) + size)
+    };
+    for (i, &isize) in sizes.iter().enumerate().take(nin) {
+        for (j, &osize) in sizes.iter().enumerate().skip(nin) {
+            let (a, o) = (Operand::of(args, steps, i), Operand::of(args, steps, j));
+            if a.ptr == o.ptr && a.step == o.step && a.step != 0 {
+                continue; // in place, element for element
+            }
+            let ((a0, a1), (o0, o1)) = (span(a, isize), span(o, osize));
+            if a0 < o1 && o0 < a1 {
+                return 1;
+            }
+        }
+    }
+    BLOCK
+}
+
+/// Calls `f(start, len)` for consecutive blocks of at most `block`
+/// elements covering `0..n`.
+#[inline]
+pub(crate) fn blocks(n: usize, block: usize, mut f: impl FnMut(usize, usize)) {
+    let mut start = 0;
+    while start < n {
+        let len = (n - start).min(block);
+        f(start, len);
+        start += len;
+    }
+}
+
 /// The element count of a loop call.
 ///
 /// # Safety

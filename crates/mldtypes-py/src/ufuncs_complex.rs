@@ -16,7 +16,10 @@ use mldtypes::{bcomplex32, bfloat16, complex32};
 use numpy::npyffi::{npy_intp, NPY_TYPES};
 use pyo3::PyResult;
 
-use super::{count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand, Registrar, BLOCK, BOOL};
+use super::{
+    block_len, blocks, count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand, Registrar, BLOCK,
+    BOOL,
+};
 
 /// Registers the loops of both complex types (one line per type).
 pub(super) fn register(r: &mut Registrar<'_>) -> PyResult<()> {
@@ -358,17 +361,6 @@ unsafe fn encode<C: Complex>(vals: &[Cf32], o: Operand, start: usize) {
     flags.restore();
 }
 
-/// Calls `f(start, len)` for each block of `n` elements.
-#[inline]
-fn blocks(n: usize, mut f: impl FnMut(usize, usize)) {
-    let mut start = 0;
-    while start < n {
-        let len = (n - start).min(BLOCK);
-        f(start, len);
-        start += len;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Value functions.
 // ---------------------------------------------------------------------------
@@ -510,7 +502,9 @@ unsafe extern "C" fn unary<C: Complex, O: CUnary>(
 ) {
     let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
     let mut x = [Cf32::default(); BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 4], 1);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<C>(a, start, x);
         for z in x.iter_mut() {
@@ -532,7 +526,9 @@ unsafe extern "C" fn binary<C: Complex, O: CBinary>(
     let o = Operand::of(args, steps, 2);
     let mut x = [Cf32::default(); BLOCK];
     let mut y = [Cf32::default(); BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 4, 4], 2);
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<C>(a, start, x);
         decode::<C>(b, start, y);
@@ -554,7 +550,9 @@ unsafe extern "C" fn absolute<C: Complex>(
     let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
     let mut x = [Cf32::default(); BLOCK];
     let mut m = [0f32; BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 2], 1);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<C>(a, start, x);
         for (z, r) in x.iter().zip(m.iter_mut()) {
@@ -706,7 +704,9 @@ unsafe extern "C" fn compare<C: Complex, O: CCompare>(
     let o = Operand::of(args, steps, 2);
     let mut x = [Cf32::default(); BLOCK];
     let mut y = [Cf32::default(); BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 4, 1], 2);
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<C>(a, start, x);
         decode::<C>(b, start, y);
@@ -773,7 +773,9 @@ unsafe extern "C" fn select<C: Complex, O: CSelect>(
     let o = Operand::of(args, steps, 2);
     let mut x = [Cf32::default(); BLOCK];
     let mut y = [Cf32::default(); BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 4, 4], 2);
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<C>(a, start, x);
         decode::<C>(b, start, y);
@@ -838,7 +840,9 @@ unsafe extern "C" fn predicate<C: Complex, O: CPredicate>(
 ) {
     let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
     let mut x = [Cf32::default(); BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 1], 1);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<C>(a, start, x);
         let flags = FpFlags::save();

@@ -31,8 +31,8 @@ use numpy::npyffi::npy_intp;
 use pyo3::PyResult;
 
 use super::{
-    convert, count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand, Registrar, BLOCK, BOOL,
-    INTC,
+    block_len, blocks, convert, count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand,
+    Registrar, BLOCK, BOOL, INTC,
 };
 
 /// A float format with ufunc loops: a scalar type of the library that the
@@ -361,17 +361,6 @@ unsafe fn encode<T: Float>(vals: &[f32], o: Operand, start: usize, buf: &mut [u8
     }
 }
 
-/// Calls `f(start, len)` for each block of `n` elements.
-#[inline]
-fn blocks(n: usize, mut f: impl FnMut(usize, usize)) {
-    let mut start = 0;
-    while start < n {
-        let len = (n - start).min(BLOCK);
-        f(start, len);
-        start += len;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Value functions: computed in float32, rounded once.
 // ---------------------------------------------------------------------------
@@ -670,7 +659,9 @@ unsafe extern "C" fn unary<T: Float, O: Unary>(
     let mut buf = [0u8; BLOCK_BYTES];
     let mut x = [0f32; BLOCK];
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<T>(a, start, &mut buf, x);
         snan |= simd::unary_block::<T, O>(x);
@@ -796,7 +787,19 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
     let mut x = [0f32; BLOCK];
     let mut y = [0f32; BLOCK];
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        2,
+    );
+    if is_reduction(a, o, block) {
+        signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
+        return;
+    }
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
         decode::<T>(b, start, &mut buf, y);
@@ -808,6 +811,51 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
         encode::<T>(x, o, start, &mut buf);
     });
     signal_snan::<T>(snan);
+}
+
+/// Whether a loop call is NumPy's reduction (`np.add.reduce`): the
+/// accumulator is the first input and the output, both with step 0.
+#[inline]
+fn is_reduction(a: Operand, o: Operand, block: usize) -> bool {
+    block == 1 && a.at(0) == o.at(0) && a.at(1) == a.at(0) && o.at(1) == o.at(0)
+}
+
+/// A reduction `acc = f(acc, b[k])` over `n` elements, rounding into `T`
+/// after every step as ml_dtypes' element-by-element loop does; the
+/// accumulator stays in a register, `b` is decoded in blocks. Returns
+/// whether a signalling NaN was read (bfloat16).
+unsafe fn reduce<T: Float, O: Binary>(
+    acc: Operand,
+    b: Operand,
+    n: usize,
+    buf: &mut [u8],
+    y: &mut [f32; BLOCK],
+) -> bool {
+    let mut code = load::<T>(acc, 0);
+    let mut x = T::from_code(code).to_f32();
+    let mut seen = false;
+    let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+    blocks(n, BLOCK, |start, len| {
+        let y = &mut y[..len];
+        decode::<T>(b, start, buf, y);
+        for &v in y.iter() {
+            seen |= eigen_float::<T>() && (is_snan(x) | is_snan(v));
+            let mut r = nan_rule::<T, O>(x, v, O::f(x, v));
+            if O::NONNEGATIVE && eigen_float::<T>() && r.is_nan() {
+                r = f32::NAN;
+            }
+            // The library's scalar conversions, bit-identical to the
+            // kernels: integer code and exact widening, so they raise no
+            // floating-point flags of their own.
+            code = T::from_f32(r).code();
+            x = T::from_code(code).to_f32();
+        }
+    });
+    if let Some(flags) = quiet {
+        flags.restore();
+    }
+    store::<T>(acc, 0, code);
+    seen
 }
 
 /// `divmod`: `(floor_divide, remainder)` from one [`divmod_f32`].
@@ -824,7 +872,20 @@ unsafe extern "C" fn divmod<T: Float>(
     let mut x = [0f32; BLOCK];
     let mut y = [0f32; BLOCK];
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[
+            size_of::<T>(),
+            size_of::<T>(),
+            size_of::<T>(),
+            size_of::<T>(),
+        ],
+        2,
+    );
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
         decode::<T>(b, start, &mut buf, y);
@@ -851,7 +912,15 @@ unsafe extern "C" fn modf<T: Float>(
     let mut x = [0f32; BLOCK];
     let mut y = [0f32; BLOCK];
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        1,
+    );
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
         snan |= any_snan::<T>(x);
@@ -878,7 +947,9 @@ unsafe extern "C" fn frexp<T: Float>(
     let mut x = [0f32; BLOCK];
     let mut snan = false;
     let mut last: c_int = 0;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 4], 1);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<T>(a, start, &mut buf, x);
         snan |= any_snan::<T>(x);
@@ -914,7 +985,9 @@ unsafe extern "C" fn ldexp<T: Float>(
     let mut buf = [0u8; BLOCK_BYTES];
     let mut x = [0f32; BLOCK];
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), 4, size_of::<T>()], 2);
+    blocks(n, block, |start, len| {
         let x = &mut x[..len];
         decode::<T>(a, start, &mut buf, x);
         snan |= any_snan::<T>(x);
@@ -975,7 +1048,9 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
     let mut y = [0f32; BLOCK];
     let mut unordered = false;
     let mut snan = false;
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
         decode::<T>(b, start, &mut buf, y);
@@ -1072,19 +1147,49 @@ unsafe extern "C" fn select<T: Float, O: Select>(
     let mut y = [0f32; BLOCK];
     let mut signals = false;
     let mut snan = false;
-    blocks(count(dims), |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<T>(a, start, &mut buf, x);
-        decode::<T>(b, start, &mut buf, y);
-        snan |= any_snan::<T>(x) | any_snan::<T>(y);
-        let flags = FpFlags::save();
-        for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-            signals |= O::signals(*u, *v);
-            let src = if O::pick_x(*u, *v) { a } else { b };
-            store::<T>(o, start + k, load::<T>(src, start + k));
-        }
-        flags.restore();
-    });
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        2,
+    );
+    if is_reduction(a, o, block) {
+        // The accumulator is element 0 of `a` and `o`: keep it in a
+        // register, compare it with each decoded element of `b`.
+        let mut code = load::<T>(a, 0);
+        let mut acc = T::from_code(code).to_f32();
+        blocks(n, BLOCK, |start, len| {
+            let y = &mut y[..len];
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(y) | (eigen_float::<T>() && is_snan(acc));
+            let flags = FpFlags::save();
+            for (k, v) in y.iter().enumerate() {
+                signals |= O::signals(acc, *v);
+                if !O::pick_x(acc, *v) {
+                    code = load::<T>(b, start + k);
+                    acc = *v;
+                }
+            }
+            flags.restore();
+        });
+        store::<T>(o, 0, code);
+    } else {
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(x) | any_snan::<T>(y);
+            let flags = FpFlags::save();
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                signals |= O::signals(*u, *v);
+                let src = if O::pick_x(*u, *v) { a } else { b };
+                store::<T>(o, start + k, load::<T>(src, start + k));
+            }
+            flags.restore();
+        });
+    }
     if signals && eigen_float::<T>() {
         raise_invalid();
     }
@@ -1429,7 +1534,9 @@ unsafe extern "C" fn spacing<T: Float>(
     let mut nbuf = [0u8; BLOCK_BYTES];
     let mut x = [0f32; BLOCK];
     let mut y = [0f32; BLOCK];
-    blocks(count(dims), |start, len| {
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+    blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         for k in 0..len {
             let code = load::<T>(a, start + k);
