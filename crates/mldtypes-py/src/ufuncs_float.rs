@@ -1191,12 +1191,20 @@ unsafe extern "C" fn select<T: Float, O: Select>(
             decode::<T>(b, start, &mut buf, y);
             snan |= any_snan::<T>(x) | any_snan::<T>(y);
             let flags = FpFlags::save();
-            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-                signals |= O::signals(*u, *v);
-                let src = if O::pick_x(*u, *v) { a } else { b };
-                store::<T>(o, start + k, load::<T>(src, start + k));
+            if eigen_float::<T>() {
+                signals |= x
+                    .iter()
+                    .zip(y.iter())
+                    .fold(false, |acc, (u, v)| acc | O::signals(*u, *v));
             }
-            flags.restore();
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                // Branch-free choice: the picks of random data are
+                // unpredictable.
+                let mask = (O::pick_x(*u, *v) as u32).wrapping_neg();
+                let (ca, cb) = (load::<T>(a, start + k), load::<T>(b, start + k));
+                store::<T>(o, start + k, (ca & mask) | (cb & !mask));
+            }
+            flags.restore_if_changed();
         });
     }
     if signals && eigen_float::<T>() {
