@@ -538,7 +538,13 @@ binary_fns! {
     LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
     FloorDivide = |x, y| divmod_f32(x, y).0;
     Power = |x, y| libm::powf(x, y);
-    Remainder = |x, y| divmod_f32(x, y).1;
+    /// The quotient is computed too (kept from dead-code elimination): it
+    /// raises the overflow flag ml_dtypes' build raises.
+    Remainder = |x, y| {
+        let (q, m) = divmod_f32(x, y);
+        std::hint::black_box(q);
+        m
+    };
     Fmod = |x, y| fmod_x87(x, y);
     Arctan2 = |x, y| libm::atan2f(x, y);
     Hypot [NONNEGATIVE: bool = true] = |x, y| libm::hypotf(x, y);
@@ -555,6 +561,12 @@ fn lt_signalling(a: f32, b: f32) -> bool {
     } else {
         a < b
     }
+}
+
+/// `a < b` without raising any flag for NaN operands.
+#[inline]
+fn lt_quiet(a: f32, b: f32) -> bool {
+    !a.is_nan() && !b.is_nan() && a < b
 }
 
 /// `a > b` as a C relational operator (see [`lt_signalling`]).
@@ -637,7 +649,10 @@ fn divmod_f32(a: f32, b: f32) -> (f32, f32) {
     let mut m = fmod_x87(a, b);
     let mut div = (a - m) / b;
     if m != 0.0 {
-        if lt_signalling(b, 0.0) != lt_signalling(m, 0.0) {
+        // ml_dtypes' build compares the divisor with a signalling
+        // comparison and the remainder with a quiet one (observed: NaN
+        // dividends raise no invalid flag, NaN divisors do).
+        if lt_signalling(b, 0.0) != lt_quiet(m, 0.0) {
             m += b;
             div -= 1.0;
         }
@@ -646,7 +661,7 @@ fn divmod_f32(a: f32, b: f32) -> (f32, f32) {
     }
     let floordiv = if div != 0.0 {
         let f = div.floor();
-        if gt_signalling(div - f, 0.5) {
+        if lt_quiet(0.5, div - f) {
             f + 1.0
         } else {
             f
