@@ -1083,7 +1083,7 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
         // ml_dtypes raises are set explicitly below.
         let flags = FpFlags::save();
         for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-            unordered |= u.is_nan() || v.is_nan();
+            unordered |= u.is_nan() | v.is_nan();
             o.write::<u8>(start + k, O::f(*u, *v) as u8);
         }
         flags.restore();
@@ -1113,7 +1113,7 @@ impl Select for Maximum {
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
-        !x.is_nan() && y.is_nan()
+        !x.is_nan() & y.is_nan()
     }
 }
 
@@ -1126,7 +1126,7 @@ impl Select for Minimum {
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
-        !x.is_nan() && y.is_nan()
+        !x.is_nan() & y.is_nan()
     }
 }
 
@@ -1139,7 +1139,7 @@ impl Select for Fmax {
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
-        x.is_nan() && !y.is_nan()
+        x.is_nan() & !y.is_nan()
     }
 }
 
@@ -1152,7 +1152,7 @@ impl Select for Fmin {
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
-        x.is_nan() && !y.is_nan()
+        x.is_nan() & !y.is_nan()
     }
 }
 
