@@ -37,9 +37,14 @@
 //! truncation toward zero, NaN / ±inf / values outside int32 give 0, then
 //! wrapping). Complex dtypes are not supported.
 //!
-//! Large inputs (at least 262,144 elements) are split across threads with
-//! rayon when the `rayon` feature is on (default); [`cast_bytes_on`] runs on
-//! the calling thread only.
+//! Threads: [`convert_slice`], [`convert_slice_with`] and
+//! [`convert_slice_on`] always run on the calling thread.
+//! [`convert_slice_par`] and [`convert_slice_par_with`] (feature `rayon`, on
+//! by default) split inputs of at least 262,144 elements across rayon's
+//! thread pool (shorter inputs run on the calling thread, where handing
+//! them out costs more than it saves). [`cast_bytes`] splits large inputs
+//! with rayon when the feature is on; [`cast_bytes_on`] runs on the calling
+//! thread only. The results are the same bits either way.
 //!
 //! # Examples
 //!
@@ -176,7 +181,8 @@ elements! {
 }
 
 /// Converts `src` into `dst` element by element with ml_dtypes' rounding
-/// (round-to-nearest-even, non-saturating overflow).
+/// (round-to-nearest-even, non-saturating overflow), on the calling thread
+/// (see [`convert_slice_par`] for a multi-threaded conversion).
 ///
 /// # Errors
 ///
@@ -196,7 +202,7 @@ pub fn convert_slice<A: Element, B: Element>(src: &[A], dst: &mut [B]) -> Result
     convert_slice_with(src, dst, Overflow::NonSaturating)
 }
 
-/// [`convert_slice`] with an explicit overflow mode.
+/// [`convert_slice`] with an explicit overflow mode, on the calling thread.
 ///
 /// # Errors
 ///
@@ -219,7 +225,74 @@ pub fn convert_slice_with<A: Element, B: Element>(
     convert_slice_on(path(), src, dst, ov)
 }
 
-/// [`convert_slice_with`] on a given [`Path`] (for tests and benchmarks).
+/// [`convert_slice`] split across rayon's thread pool: inputs of at least
+/// 262,144 elements are converted in chunks of 65,536 elements in parallel,
+/// shorter ones on the calling thread. Bit-identical to [`convert_slice`].
+///
+/// # Errors
+///
+/// As [`convert_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::bfloat16;
+/// let x: Vec<f32> = (0..1_000_000).map(|i| i as f32 * 0.001).collect();
+/// let mut y = vec![bfloat16::from_bits(0); x.len()];
+/// mldtypes::cast::convert_slice_par(&x, &mut y).unwrap();
+/// assert_eq!(y[1000].to_f32(), 1.0);
+/// ```
+#[cfg(feature = "rayon")]
+pub fn convert_slice_par<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+) -> Result<(), CastError> {
+    convert_slice_par_with(src, dst, Overflow::NonSaturating)
+}
+
+/// [`convert_slice_par`] with an explicit overflow mode.
+///
+/// # Errors
+///
+/// As [`convert_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{convert_slice_par_with, Overflow};
+/// use mldtypes::float8_e4m3fn;
+/// let x = vec![1e6f32; 300_000];
+/// let mut y = vec![float8_e4m3fn::from_bits(0); x.len()];
+/// convert_slice_par_with(&x, &mut y, Overflow::Saturating).unwrap();
+/// assert!(y.iter().all(|v| v.to_f32() == 448.0));
+/// ```
+#[cfg(feature = "rayon")]
+pub fn convert_slice_par_with<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+    ov: Overflow,
+) -> Result<(), CastError> {
+    check_lengths(src.len(), dst.len())?;
+    engine::convert_bytes(
+        bytemuck::cast_slice(src),
+        A::DTYPE,
+        bytemuck::cast_slice_mut(dst),
+        B::DTYPE,
+        ov,
+        path(),
+        true,
+    )
+}
+
+fn check_lengths(src: usize, dst: usize) -> Result<(), CastError> {
+    if src != dst {
+        return Err(CastError::LengthMismatch { src, dst });
+    }
+    Ok(())
+}
+
+/// [`convert_slice_with`] on a given [`Path`] (for tests and benchmarks),
+/// on the calling thread.
 ///
 /// # Errors
 ///
@@ -241,12 +314,7 @@ pub fn convert_slice_on<A: Element, B: Element>(
     dst: &mut [B],
     ov: Overflow,
 ) -> Result<(), CastError> {
-    if src.len() != dst.len() {
-        return Err(CastError::LengthMismatch {
-            src: src.len(),
-            dst: dst.len(),
-        });
-    }
+    check_lengths(src.len(), dst.len())?;
     engine::convert_bytes(
         bytemuck::cast_slice(src),
         A::DTYPE,
@@ -254,7 +322,7 @@ pub fn convert_slice_on<A: Element, B: Element>(
         B::DTYPE,
         ov,
         path,
-        true,
+        false,
     )
 }
 
