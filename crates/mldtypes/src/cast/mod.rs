@@ -23,12 +23,10 @@
 //! dropped (bfloat16 `0x7f81` → float16 `0x7e00`, as ml_dtypes). Every
 //! ml_dtypes format gets its canonical NaN.
 //!
-//! Deviation from ml_dtypes 0.6.0 (a bug there): float32 subnormals (and
-//! bfloat16 subnormals) in (2^-127, 1.5·2^-127) become float8_e8m0fnu
-//! `0x00` (2^-127, round to nearest), where ml_dtypes rounds every value in
-//! (2^-127, 2^-126) up to `0x01` (e.g. float32 bits `0x00400001`: ml_dtypes
-//! `0x01`, here `0x00`; 2,097,151 float32 inputs differ). float32 and
-//! float64 sources thus agree for every float32 value.
+//! float8_e8m0fnu from float32 and bfloat16 subnormals follows ml_dtypes
+//! 0.6.0 and PyTorch 2.15: every value in (2^-127, 2^-126) becomes `0x01`
+//! (2^-126), although (2^-127, 1.5·2^-127) lies nearer `0x00`; from float64
+//! those values round to nearest (see [`crate::float::core::encode_f32`]).
 //!
 //! Pairs: every pair among float32, float64, float16, bfloat16 and the
 //! float8 / float6 / float4 formats; any integer dtype (bool, int1…int64,

@@ -120,10 +120,10 @@ pub trait MiniFloat:
         self.to_bits().into() & Self::FORMAT.code_mask()
     }
 
-    /// Rounds an `f32` to nearest, ties to even, as ml_dtypes does (see
-    /// [`crate::float::core::encode_f32`], which also documents the one
-    /// deviation: float8_e8m0fnu from float32 subnormals rounds to nearest
-    /// where ml_dtypes rounds up).
+    /// Rounds an `f32` to nearest, ties to even, bit-exact with ml_dtypes
+    /// 0.6.0 (see [`crate::float::core::encode_f32`], which also documents
+    /// how float8_e8m0fnu treats float32 subnormals, as ml_dtypes and
+    /// PyTorch do).
     ///
     /// # Examples
     ///
@@ -1176,12 +1176,10 @@ minifloats! {
     /// Conversions round ties away from zero (up), give NaN for zero,
     /// negatives and overflow, and `0x00` for positive values below 2^-127.
     /// `from_f64` gives NaN for [1.5·2^128, 2^129), where ml_dtypes'
-    /// constructor wrongly returns `0x00`. `from_f32` rounds float32
-    /// subnormals to nearest too: (2^-127, 1.5·2^-127) gives `0x00`, where
-    /// ml_dtypes 0.6.0 rounds every float32 in (2^-127, 2^-126) up to `0x01`
-    /// (e.g. bits `0x00400001`; 2,097,151 float32 inputs differ), so
-    /// `from_f32(x) == from_f64(x as f64)` always. Having no zero, its `Default` is
-    /// the code `0x00` (2^-127), which is also what `np.zeros` holds.
+    /// constructor wrongly returns `0x00`. `from_f32` turns every float32
+    /// subnormal above 2^-127 into 2^-126 (`0x01`), as ml_dtypes 0.6.0 and
+    /// PyTorch 2.15 do, although (2^-127, 1.5·2^-127) lies nearer 2^-127;
+    /// `from_f64` rounds those values to nearest (`0x00`).
     float8_e8m0fnu: u8 = FLOAT8_E8M0FNU [nan];
     /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM` in the low 6 bits, bias 1,
     /// finite only; max 7.5.
