@@ -61,6 +61,8 @@
 
 mod dispatch;
 mod engine;
+#[cfg(target_arch = "x86_64")]
+mod hw;
 pub(crate) mod kernels;
 mod scalar;
 
