@@ -240,6 +240,18 @@ macro_rules! sub_byte_int {
         ///
         /// `#[repr(transparent)]` over a `u8`; the value lives in the low bits
         /// and the upper bits are ignored (see the [module documentation](self)).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+        #[doc = concat!("let (lo, hi) = (", stringify!($t), "::MIN, ", stringify!($t), "::MAX);")]
+        #[doc = concat!("assert_eq!((lo.to_i32(), hi.to_i32()), (", stringify!($min), ", ", stringify!($max), "));")]
+        #[doc = concat!("assert_eq!(hi.checked_mul(", stringify!($t), "::ZERO), Some(", stringify!($t), "::ZERO));")]
+        /// assert_eq!(hi.saturating_add(hi), hi);
+        /// assert_eq!(lo.saturating_sub(hi), lo);
+        #[doc = concat!("assert_eq!(\"", stringify!($max), "\".parse::<", stringify!($t), ">(), Ok(hi));")]
+        /// ```
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
         #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -462,7 +474,9 @@ macro_rules! sub_byte_int {
             /// ```
             #[doc = concat!("use mldtypes::", stringify!($t), ";")]
             #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.checked_add(", stringify!($t), "::ZERO), Some(", stringify!($t), "::MAX));")]
-            #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.checked_add(", stringify!($t), "::from_i64_wrapping(1)), None);")]
+            #[doc = concat!("let min = ", stringify!($t), "::MIN;")]
+            /// // MIN + MIN is out of range unless MIN is 0.
+            #[doc = concat!("assert_eq!(min.checked_add(min), if min.to_i32() == 0 { Some(min) } else { None });")]
             /// ```
             pub const fn checked_add(self, rhs: Self) -> Option<Self> {
                 Self::checked_from(self.to_i32() as i64 + rhs.to_i32() as i64)
@@ -474,7 +488,9 @@ macro_rules! sub_byte_int {
             ///
             /// ```
             #[doc = concat!("use mldtypes::", stringify!($t), ";")]
-            #[doc = concat!("assert_eq!(", stringify!($t), "::MIN.checked_sub(", stringify!($t), "::from_i64_wrapping(1)), None);")]
+            #[doc = concat!("let (min, max) = (", stringify!($t), "::MIN, ", stringify!($t), "::MAX);")]
+            /// // MIN − MAX is out of range unless MAX is 0.
+            /// assert_eq!(min.checked_sub(max), if max.to_i32() == 0 { Some(min) } else { None });
             /// ```
             pub const fn checked_sub(self, rhs: Self) -> Option<Self> {
                 Self::checked_from(self.to_i32() as i64 - rhs.to_i32() as i64)
