@@ -410,7 +410,15 @@ fn sampled_f32_inputs() {
         assert_eq!(e8.expect(x), nearest, "{bits:#x}");
         assert_eq!(e8.expect_f32(x), from_f32, "{bits:#x}");
         let f = &e8.fmt;
-        assert_eq!(encode_f32(f, x, Overflow::NonSaturating), from_f32, "{bits:#x}");
-        assert_eq!(encode_f64(f, x as f64, Overflow::NonSaturating), nearest, "{bits:#x}");
+        assert_eq!(
+            encode_f32(f, x, Overflow::NonSaturating),
+            from_f32,
+            "{bits:#x}"
+        );
+        assert_eq!(
+            encode_f64(f, x as f64, Overflow::NonSaturating),
+            nearest,
+            "{bits:#x}"
+        );
     }
 }

@@ -3,6 +3,8 @@
 //! `num_traits` (`FloatConst`, `FloatCore`, `AsPrimitive`, `ToBytes`),
 //! [`MiniFloatOps`] and the slice helpers, against the committed ml_dtypes
 //! vectors and the scalar conversions.
+// Operators on references are what is tested here.
+#![allow(clippy::op_ref)]
 
 #[macro_use]
 mod common;
@@ -95,7 +97,10 @@ fn display_prints_the_stored_value_as_f32_does() {
                 // Both texts read back as the value.
                 for text in [x.to_string(), x.shortest().to_string()] {
                     let y: $t = text.parse().unwrap();
-                    assert!(same(y, x) || (x.is_nan() && y.is_nan()) || (v == 0.0 && y.to_f32() == 0.0), "{text}");
+                    assert!(
+                        same(y, x) || (x.is_nan() && y.is_nan()) || (v == 0.0 && y.to_f32() == 0.0),
+                        "{text}"
+                    );
                 }
             }
         };
@@ -120,29 +125,66 @@ fn shortest_round_trip_text() {
 #[test]
 fn serde_json_round_trips_every_value_including_nan_and_infinities() {
     assert_eq!(serde_json::to_string(&bfloat16::NAN).unwrap(), "\"NaN\"");
-    assert_eq!(serde_json::to_string(&bfloat16::INFINITY).unwrap(), "\"inf\"");
-    assert_eq!(serde_json::to_string(&bfloat16::NEG_INFINITY).unwrap(), "\"-inf\"");
+    assert_eq!(
+        serde_json::to_string(&bfloat16::INFINITY).unwrap(),
+        "\"inf\""
+    );
+    assert_eq!(
+        serde_json::to_string(&bfloat16::NEG_INFINITY).unwrap(),
+        "\"-inf\""
+    );
     assert_eq!(serde_json::to_string(&float8_e4m3fn::MAX).unwrap(), "448.0");
     assert_eq!(
         serde_json::to_string(&[bfloat16::from_f32(0.1), bfloat16::NAN]).unwrap(),
         "[0.100097656,\"NaN\"]"
     );
-    assert!(serde_json::from_str::<bfloat16>("\"NaN\"").unwrap().is_nan());
-    assert!(serde_json::from_str::<bfloat16>("\"nan\"").unwrap().is_nan());
-    assert_eq!(serde_json::from_str::<bfloat16>("\"inf\"").unwrap(), bfloat16::INFINITY);
+    assert!(serde_json::from_str::<bfloat16>("\"NaN\"")
+        .unwrap()
+        .is_nan());
+    assert!(serde_json::from_str::<bfloat16>("\"nan\"")
+        .unwrap()
+        .is_nan());
+    assert_eq!(
+        serde_json::from_str::<bfloat16>("\"inf\"").unwrap(),
+        bfloat16::INFINITY
+    );
     assert_eq!(
         serde_json::from_str::<bfloat16>("\"-inf\"").unwrap(),
         bfloat16::NEG_INFINITY
     );
-    assert!(serde_json::from_str::<float8_e4m3fn>("\"inf\"").unwrap().is_nan());
-    assert_eq!(serde_json::from_str::<float8_e4m3fn>("464").unwrap().to_f32(), 448.0);
-    assert_eq!(serde_json::from_str::<float8_e4m3fn>("\"464\"").unwrap().to_f32(), 448.0);
-    assert_eq!(serde_json::from_str::<float8_e5m2>("-3").unwrap().to_f32(), -3.0);
+    assert!(serde_json::from_str::<float8_e4m3fn>("\"inf\"")
+        .unwrap()
+        .is_nan());
+    assert_eq!(
+        serde_json::from_str::<float8_e4m3fn>("464")
+            .unwrap()
+            .to_f32(),
+        448.0
+    );
+    assert_eq!(
+        serde_json::from_str::<float8_e4m3fn>("\"464\"")
+            .unwrap()
+            .to_f32(),
+        448.0
+    );
+    assert_eq!(
+        serde_json::from_str::<float8_e5m2>("-3").unwrap().to_f32(),
+        -3.0
+    );
     // serde_json writes a float NaN as null: read back as NaN.
-    assert!(serde_json::from_str::<float8_e4m3fn>("null").unwrap().is_nan());
-    let e = serde_json::from_str::<float4_e2m1fn>("null").unwrap_err().to_string();
-    assert!(e.contains("float4_e2m1fn has no NaN") || e.contains("float4_e2m1fn"), "{e}");
-    let e = serde_json::from_str::<bfloat16>("\"abc\"").unwrap_err().to_string();
+    assert!(serde_json::from_str::<float8_e4m3fn>("null")
+        .unwrap()
+        .is_nan());
+    let e = serde_json::from_str::<float4_e2m1fn>("null")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("float4_e2m1fn has no NaN") || e.contains("float4_e2m1fn"),
+        "{e}"
+    );
+    let e = serde_json::from_str::<bfloat16>("\"abc\"")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bfloat16") && e.contains("abc"), "{e}");
     assert!(serde_json::from_str::<bfloat16>("true").is_err());
     assert_eq!(
@@ -199,7 +241,11 @@ fn const_constructors_match_ml_dtypes_vectors() {
             // And the runtime conversions on a sample of every float32.
             for bits in (0..=u32::MAX).step_by(65_521) {
                 let x = f32::from_bits(bits);
-                assert_eq!($t::from_f32_const(x).code(), $t::from_f32(x).code(), "{name} {bits:#x}");
+                assert_eq!(
+                    $t::from_f32_const(x).code(),
+                    $t::from_f32(x).code(),
+                    "{name} {bits:#x}"
+                );
             }
         }};
     }
@@ -220,7 +266,10 @@ fn bytes_little_and_big_endian() {
     assert_eq!(float8_e4m3fn::MAX.to_le_bytes(), [0x7e]);
     assert_eq!(float4_e2m1fn::from_le_bytes([0xf7]).to_f32(), 6.0); // low 4 bits
     assert_eq!(ToBytes::to_le_bytes(&bfloat16::ONE), [0x80, 0x3f]);
-    assert_eq!(<bfloat16 as FromBytes>::from_be_bytes(&[0x3f, 0x80]), bfloat16::ONE);
+    assert_eq!(
+        <bfloat16 as FromBytes>::from_be_bytes(&[0x3f, 0x80]),
+        bfloat16::ONE
+    );
     macro_rules! each {
         ($t:ident) => {
             for x in all::<$t>() {
@@ -294,7 +343,10 @@ fn float_const_is_the_rounded_f64_constant() {
     assert_eq!(float8_e8m0fnu::PI().to_f32(), 4.0);
     assert_eq!(float4_e2m1fn::E().to_f32(), 3.0);
     assert_eq!(float8_e5m2::TAU().to_f32(), 6.0);
-    assert_eq!(bfloat16::SQRT_2(), bfloat16::from_f64(std::f64::consts::SQRT_2));
+    assert_eq!(
+        bfloat16::SQRT_2(),
+        bfloat16::from_f64(std::f64::consts::SQRT_2)
+    );
 }
 
 /// `FloatCore` generic code over every format with a zero.
@@ -307,7 +359,10 @@ fn float_core_for_every_format_with_zero() {
         assert_eq!(T::max_value().to_f64(), T::FORMAT.max_finite());
         assert_eq!(T::min_value().to_f64(), -T::FORMAT.max_finite());
         assert_eq!(T::epsilon().to_f64(), T::FORMAT.epsilon());
-        assert_eq!(T::min_positive_value().to_f64(), T::FORMAT.min_positive_normal());
+        assert_eq!(
+            T::min_positive_value().to_f64(),
+            T::FORMAT.min_positive_normal()
+        );
         let x = T::from_f32(1.5);
         assert_eq!(FloatCore::floor(x).to_f32(), 1.0);
         assert_eq!(FloatCore::ceil(x).to_f32(), 2.0);
@@ -321,7 +376,10 @@ fn float_core_for_every_format_with_zero() {
         assert_eq!(FloatCore::max(x, T::one()).to_f32(), 1.5);
         assert_eq!(FloatCore::min(x, T::one()).to_f32(), 1.0);
         assert_eq!(FloatCore::recip(T::from_f32(0.5)).to_f32(), 2.0);
-        assert_eq!(FloatCore::integer_decode(x), FloatCore::integer_decode(1.5f32));
+        assert_eq!(
+            FloatCore::integer_decode(x),
+            FloatCore::integer_decode(1.5f32)
+        );
         let inf = T::infinity();
         let nan = T::nan();
         if T::FORMAT.has_infinity() {
@@ -357,7 +415,7 @@ fn float_core_for_every_format_with_zero() {
 #[test]
 fn as_primitive() {
     let x: f32 = bfloat16::from_f32(0.1).as_();
-    assert_eq!(x, 0.10009765625);
+    assert_eq!(x.to_bits(), 0x3dcd_0000);
     let b: bfloat16 = 16_777_217i64.as_(); // 2^24 + 1: one rounding
     assert_eq!(b.to_f64(), 16_777_216.0);
     let b: bfloat16 = u128::MAX.as_();
@@ -453,15 +511,22 @@ fn slice_and_vec_helpers_equal_the_scalar_conversions() {
             }
             let mut f2 = vec![0f32; codes.len()];
             codes.convert_to_f32_slice(&mut f2).unwrap();
-            assert_eq!(f.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                       f2.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                f.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                f2.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
             let mut d2 = vec![0f64; codes.len()];
             codes.convert_to_f64_slice(&mut d2).unwrap();
-            assert_eq!(d.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                       d2.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                d.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                d2.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
             assert_eq!(
                 w.convert_from_f32_slice(&inputs[1..]),
-                Err(cast::CastError::LengthMismatch { src: inputs.len() - 1, dst: inputs.len() })
+                Err(cast::CastError::LengthMismatch {
+                    src: inputs.len() - 1,
+                    dst: inputs.len()
+                })
             );
             assert!(codes.convert_to_f32_slice(&mut [0f32; 3]).is_err());
         }};
@@ -473,7 +538,9 @@ fn slice_and_vec_helpers_equal_the_scalar_conversions() {
 #[test]
 fn convert_slice_par_equals_convert_slice() {
     let n = 600_000u32;
-    let x: Vec<f32> = (0..n).map(|i| f32::from_bits(i.wrapping_mul(0x0101_0101) ^ i)).collect();
+    let x: Vec<f32> = (0..n)
+        .map(|i| f32::from_bits(i.wrapping_mul(0x0101_0101) ^ i))
+        .collect();
     let mut a = vec![float8_e4m3fn::from_bits(0); x.len()];
     let mut b = a.clone();
     cast::convert_slice(&x, &mut a).unwrap();
@@ -486,6 +553,9 @@ fn convert_slice_par_equals_convert_slice() {
     assert!(c.iter().zip(&d).all(|(p, q)| p.to_bits() == q.to_bits()));
     assert_eq!(
         cast::convert_slice_par(&x[1..], &mut b),
-        Err(cast::CastError::LengthMismatch { src: x.len() - 1, dst: x.len() })
+        Err(cast::CastError::LengthMismatch {
+            src: x.len() - 1,
+            dst: x.len()
+        })
     );
 }

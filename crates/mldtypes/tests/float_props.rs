@@ -91,9 +91,18 @@ fn display_examples() {
     assert_eq!(format!("{:?}", bfloat16::from_f32(0.1).shortest()), "0.1");
     assert_eq!(format!("{:?}", bfloat16::ONE.shortest()), "1.0");
     assert_eq!(bfloat16::ONE.shortest().to_string(), "1");
-    assert_eq!(format!("{:e}", bfloat16::from_f32(1500.0).shortest()), "1.5e3");
-    assert_eq!(format!("{:E}", bfloat16::from_f32(1500.0).shortest()), "1.5E3");
-    assert_eq!(format!("{:.3}", bfloat16::from_f32(0.1).shortest()), "0.100");
+    assert_eq!(
+        format!("{:e}", bfloat16::from_f32(1500.0).shortest()),
+        "1.5e3"
+    );
+    assert_eq!(
+        format!("{:E}", bfloat16::from_f32(1500.0).shortest()),
+        "1.5E3"
+    );
+    assert_eq!(
+        format!("{:.3}", bfloat16::from_f32(0.1).shortest()),
+        "0.100"
+    );
     assert_eq!(format!("{:+}", float8_e5m2::ONE.shortest()), "+1");
     assert_eq!(format!("{:>6}", float8_e5m2::ONE.shortest()), "     1");
     assert_eq!(format!("{:06.2}", (-float8_e5m2::ONE).shortest()), "-01.00");
@@ -104,13 +113,19 @@ fn display_examples() {
     assert_eq!(float8_e4m3fn::NAN.shortest().to_string(), "NaN");
     assert_eq!(float8_e4m3fn::MAX.shortest().to_string(), "450"); // 450 reads back as 448
     assert_eq!(format!("{:.0}", float8_e4m3fn::MAX.shortest()), "448");
-    assert_eq!(float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.shortest().to_string(), "0.002");
+    assert_eq!(
+        float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.shortest().to_string(),
+        "0.002"
+    );
     assert_eq!(
         format!("{:?}", float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.shortest()),
         "0.002"
     );
     assert_eq!(format!("{:?}", bfloat16::MAX.shortest()), "3.39e38");
-    assert_eq!(format!("{:?}", bfloat16::MIN_POSITIVE.shortest()), "1.18e-38");
+    assert_eq!(
+        format!("{:?}", bfloat16::MIN_POSITIVE.shortest()),
+        "1.18e-38"
+    );
     assert_eq!(float4_e2m1fn::MAX.shortest().to_string(), "6");
     assert_eq!(float8_e8m0fnu::MAX.shortest().to_string().len(), 39);
     assert_eq!(format!("{:?}", float8_e8m0fnu::MIN.shortest()), "6e-39");

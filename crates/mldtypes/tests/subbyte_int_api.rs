@@ -51,7 +51,10 @@ macro_rules! exhaustive {
                     assert!(x.saturating_div(y).is_err());
                 } else {
                     let q = (xi as f64 / yi as f64).floor() as i64;
-                    assert_eq!(val(CheckedDiv::checked_div(&x, &y)), Some(q).filter(|v| fits(*v)));
+                    assert_eq!(
+                        val(CheckedDiv::checked_div(&x, &y)),
+                        Some(q).filter(|v| fits(*v))
+                    );
                     assert_eq!(val(CheckedRem::checked_rem(&x, &y)), Some(xi - q * yi));
                     assert_eq!(x.saturating_div(y).map(|v| v.to_i32() as i64), Ok(clamp(q)));
                 }
@@ -101,9 +104,20 @@ fn num_from_str_radix() {
         uint4::from_str_radix("99999999999999999999999999999999999999999999", 10),
         Err(SubByteIntError::OutOfRange { .. })
     ));
-    for (text, radix) in [("12", 2), ("", 10), ("-", 10), ("1", 1), ("1", 37), ("0x1", 16), (" 1", 10)] {
+    for (text, radix) in [
+        ("12", 2),
+        ("", 10),
+        ("-", 10),
+        ("1", 1),
+        ("1", 37),
+        ("0x1", 16),
+        (" 1", 10),
+    ] {
         assert!(
-            matches!(uint4::from_str_radix(text, radix), Err(SubByteIntError::Invalid { .. })),
+            matches!(
+                uint4::from_str_radix(text, radix),
+                Err(SubByteIntError::Invalid { .. })
+            ),
             "{text:?} {radix}"
         );
     }
@@ -112,7 +126,10 @@ fn num_from_str_radix() {
         let x = T::from_str_radix(s, 10).ok()?;
         Some(x + x)
     }
-    assert_eq!(parse_and_double::<int4>("3"), Some(int4::from_i64_wrapping(6)));
+    assert_eq!(
+        parse_and_double::<int4>("3"),
+        Some(int4::from_i64_wrapping(6))
+    );
     assert_eq!(parse_and_double::<uint2>("2"), Some(uint2::ZERO)); // wraps
 }
 
