@@ -423,8 +423,9 @@ macro_rules! minifloat_type {
 
             /// Largest finite value.
             pub const MAX: Self = Self::c(format::$fmt.max_code());
-            /// Smallest finite value (−MAX in signed formats, the smallest
-            /// positive value 2^-127 in the unsigned float8_e8m0fnu).
+            /// Smallest finite value: −[`Self::MAX`] if the format is
+            /// signed, its smallest positive value if it is unsigned
+            /// ([`Format::signed`]).
             pub const MIN: Self = Self::c(ops::min_code(&format::$fmt));
             /// Smallest positive normal value (finfo's `smallest_normal`, `tiny`).
             pub const MIN_POSITIVE: Self = Self::c(ops::min_positive_code(&format::$fmt));
@@ -592,8 +593,8 @@ macro_rules! minifloat_type {
 
             /// The least value greater than `self` (IEEE `nextUp`). NaN
             /// stays NaN; the largest finite value steps to +infinity, to
-            /// NaN in formats without infinities, and to itself in
-            /// finite-only formats (float6, float4).
+            /// NaN in formats with NaN but no infinities, and to itself in
+            /// formats with neither.
             ///
             /// # Examples
             ///
@@ -607,8 +608,8 @@ macro_rules! minifloat_type {
             }
 
             /// The greatest value less than `self` (IEEE `nextDown`); the
-            /// mirror image of [`Self::next_up`]. float8_e8m0fnu's
-            /// smallest value steps down to NaN.
+            /// mirror image of [`Self::next_up`]. In a format without a
+            /// zero, the smallest value steps down to NaN.
             ///
             /// # Examples
             ///
@@ -749,8 +750,9 @@ macro_rules! minifloat_type {
 
         impl Neg for $name {
             type Output = Self;
-            /// Negation (sign-bit flip; fnuz zero and NaN are their own
-            /// negation; float8_e8m0fnu values negate to NaN), as ml_dtypes.
+            /// Negation as ml_dtypes does it: a sign-bit flip, except that
+            /// without −0 the zero and the NaN are their own negation, and
+            /// in an unsigned format every value negates to NaN.
             #[inline]
             fn neg(self) -> Self {
                 Self::c(ops::neg(&format::$fmt, self.code()))
@@ -936,8 +938,8 @@ macro_rules! minifloat_flag {
     (nan, $name:ident, $bits:ty, $fmt:ident) => {
         const _: () = assert!(format::$fmt.has_nan());
         impl $name {
-            /// The canonical NaN (positive quiet NaN in IEEE formats, the
-            /// single NaN of fnuz formats and float8_e8m0fnu).
+            /// The canonical NaN: the code [`Format::nan_code`] gives for
+            /// this format (the positive quiet NaN where NaNs are IEEE ones).
             pub const NAN: Self = Self::c(match format::$fmt.nan_code() {
                 Some(c) => c,
                 None => 0,
