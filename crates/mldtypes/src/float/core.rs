@@ -67,6 +67,49 @@ macro_rules! with_named {
     }};
 }
 
+/// The position of the named format `f` in [`format::ALL`].
+const fn slot(f: &Format) -> usize {
+    let mut i = 0;
+    while i < format::ALL.len() {
+        if same(f, &format::ALL[i]) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not a named format")
+}
+
+/// float32 → code of a format of at most 8 bits with at most 5 mantissa
+/// bits, non-saturating, in one table look-up.
+///
+/// The table is indexed by the top 16 bits of the float32 (sign, exponent,
+/// 7 mantissa bits) with the lowest index bit forced to 1 when any of the
+/// 16 bits below it is set. Every rounding boundary of such a format
+/// (a midpoint between neighbouring values, the overflow threshold, and
+/// float8_e8m0fnu's 2^-127 subnormal threshold) is a multiple of 2^17 in
+/// float32 bit space, so all inputs that share an index round alike, and
+/// entry `i` is the element conversion of the float32 with bits `i << 16`.
+/// The 64 KiB table of a format is built on first use.
+#[inline(always)]
+fn encode_by_table<M: Fmt>(b: u32) -> u32 {
+    if M::F.bits() > 8 || M::F.man_bits > 5 {
+        // Not such a format (folds away for those that are).
+        return kernels::enc_f32::<M, false>(b);
+    }
+    type Table = Box<[u8; 1 << 16]>;
+    static TABLES: [std::sync::OnceLock<Table>; format::ALL.len()] =
+        [const { std::sync::OnceLock::new() }; format::ALL.len()];
+    let table = TABLES[const { slot(&M::F) }].get_or_init(|| {
+        let mut t: Table = Box::new([0; 1 << 16]);
+        for (i, e) in t.iter_mut().enumerate() {
+            *e = kernels::enc_f32::<M, false>((i as u32) << 16) as u8;
+        }
+        t
+    });
+    let i = (b >> 16) | ((b & 0xffff) != 0) as u32;
+    table[i as usize] as u32
+}
+
 /// How the magnitude of an inexact value is rounded.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Round {
@@ -275,6 +318,7 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     with_named!(
         fmt,
         |M| match ov {
+            Overflow::NonSaturating if M::F.bits() <= 8 => encode_by_table::<M>(x.to_bits()),
             Overflow::NonSaturating => kernels::enc_f32::<M, false>(x.to_bits()),
             Overflow::Saturating => kernels::enc_f32::<M, true>(x.to_bits()),
         },
