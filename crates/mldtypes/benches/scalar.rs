@@ -6,6 +6,10 @@
 //! (triple loop, every multiply and add through the scalar type, as a
 //! generic `dot` over the type does) over bfloat16 against `half::bf16`.
 //!
+//! Every group also measures the `half` type nearest to it on the same data
+//! right after it (`half::bf16` for the 8/6/4-bit formats, which `half` does
+//! not have), so that each figure has a reference taken under the same load.
+//!
 //! Run with `cargo bench -p mldtypes --bench scalar`; compare the `mldtypes`
 //! and `half` lines of a group (criterion reports time per iteration and
 //! elements/s).
@@ -50,53 +54,66 @@ fn configure<'a>(
     g
 }
 
-/// The four element benchmarks for one scalar type `$t` (any type with
-/// `from_f32`, `to_f32`, `*`, `+` and `Sum`), as `$lib` in group `$group`.
+/// The four element benchmarks, each a criterion group in which every
+/// listed scalar type `$t` (any type with `from_f32`, `to_f32`, `*`, `+` and
+/// `Sum`) is measured, as `$lib`, on the same data.
 macro_rules! element_benches {
-    ($c:expr, $group:expr, $lib:expr, $t:ty, $scale:expr) => {{
+    ($c:expr, $group:expr, $scale:expr, $(($lib:expr, $t:ty)),+) => {{
         let xs = inputs($scale, 1);
-        let a: Vec<$t> = xs.iter().map(|&x| <$t>::from_f32(x)).collect();
-        let b: Vec<$t> = inputs(1.0, 2).iter().map(|&x| <$t>::from_f32(x)).collect();
-        let mut out: Vec<$t> = a.clone();
+        let ys = inputs(1.0, 2);
         let mut outf = vec![0f32; N];
 
         let mut g = configure($c, &format!("{}/from_f32", $group));
-        g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
-            bch.iter(|| {
-                for (o, &x) in out.iter_mut().zip(black_box(&xs)) {
-                    *o = <$t>::from_f32(x);
-                }
-                black_box(&mut out);
-            })
-        });
+        $({
+            let mut out: Vec<$t> = xs.iter().map(|&x| <$t>::from_f32(x)).collect();
+            g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
+                bch.iter(|| {
+                    for (o, &x) in out.iter_mut().zip(black_box(&xs)) {
+                        *o = <$t>::from_f32(x);
+                    }
+                    black_box(&mut out);
+                })
+            });
+        })+
         g.finish();
 
         let mut g = configure($c, &format!("{}/to_f32", $group));
-        g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
-            bch.iter(|| {
-                for (o, &x) in outf.iter_mut().zip(black_box(&a)) {
-                    *o = x.to_f32();
-                }
-                black_box(&mut outf);
-            })
-        });
+        $({
+            let a: Vec<$t> = xs.iter().map(|&x| <$t>::from_f32(x)).collect();
+            g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
+                bch.iter(|| {
+                    for (o, &x) in outf.iter_mut().zip(black_box(&a)) {
+                        *o = x.to_f32();
+                    }
+                    black_box(&mut outf);
+                })
+            });
+        })+
         g.finish();
 
         let mut g = configure($c, &format!("{}/mul_add", $group));
-        g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
-            bch.iter(|| {
-                for ((o, &x), &y) in out.iter_mut().zip(black_box(&a)).zip(black_box(&b)) {
-                    *o = x * y + x;
-                }
-                black_box(&mut out);
-            })
-        });
+        $({
+            let a: Vec<$t> = xs.iter().map(|&x| <$t>::from_f32(x)).collect();
+            let b: Vec<$t> = ys.iter().map(|&x| <$t>::from_f32(x)).collect();
+            let mut out = a.clone();
+            g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
+                bch.iter(|| {
+                    for ((o, &x), &y) in out.iter_mut().zip(black_box(&a)).zip(black_box(&b)) {
+                        *o = x * y + x;
+                    }
+                    black_box(&mut out);
+                })
+            });
+        })+
         g.finish();
 
         let mut g = configure($c, &format!("{}/sum", $group));
-        g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
-            bch.iter(|| black_box(black_box(&a).iter().copied().sum::<$t>()))
-        });
+        $({
+            let a: Vec<$t> = xs.iter().map(|&x| <$t>::from_f32(x)).collect();
+            g.bench_function(BenchmarkId::from_parameter($lib), |bch| {
+                bch.iter(|| black_box(black_box(&a).iter().copied().sum::<$t>()))
+            });
+        })+
         g.finish();
     }};
 }
@@ -141,57 +158,97 @@ impl std::iter::Sum for CoreF16 {
 }
 
 fn scalars(c: &mut Criterion) {
-    element_benches!(c, "bfloat16", "mldtypes", mldtypes::bfloat16, 100.0);
-    element_benches!(c, "bfloat16", "half", half::bf16, 100.0);
-    element_benches!(c, "float16", "mldtypes-core", CoreF16, 100.0);
-    element_benches!(c, "float16", "half", half::f16, 100.0);
-    element_benches!(c, "float8_e3m4", "mldtypes", mldtypes::float8_e3m4, 8.0);
-    element_benches!(c, "float8_e4m3", "mldtypes", mldtypes::float8_e4m3, 100.0);
+    element_benches!(
+        c,
+        "bfloat16",
+        100.0,
+        ("mldtypes", mldtypes::bfloat16),
+        ("half", half::bf16)
+    );
+    element_benches!(
+        c,
+        "float16",
+        100.0,
+        ("mldtypes-core", CoreF16),
+        ("half", half::f16)
+    );
+    element_benches!(
+        c,
+        "float8_e3m4",
+        8.0,
+        ("mldtypes", mldtypes::float8_e3m4),
+        ("half-bf16", half::bf16)
+    );
+    element_benches!(
+        c,
+        "float8_e4m3",
+        100.0,
+        ("mldtypes", mldtypes::float8_e4m3),
+        ("half-bf16", half::bf16)
+    );
     element_benches!(
         c,
         "float8_e4m3fn",
-        "mldtypes",
-        mldtypes::float8_e4m3fn,
-        200.0
+        200.0,
+        ("mldtypes", mldtypes::float8_e4m3fn),
+        ("half-bf16", half::bf16)
     );
     element_benches!(
         c,
         "float8_e4m3fnuz",
-        "mldtypes",
-        mldtypes::float8_e4m3fnuz,
-        100.0
+        100.0,
+        ("mldtypes", mldtypes::float8_e4m3fnuz),
+        ("half-bf16", half::bf16)
     );
     element_benches!(
         c,
         "float8_e4m3b11fnuz",
-        "mldtypes",
-        mldtypes::float8_e4m3b11fnuz,
-        16.0
+        16.0,
+        ("mldtypes", mldtypes::float8_e4m3b11fnuz),
+        ("half-bf16", half::bf16)
     );
-    element_benches!(c, "float8_e5m2", "mldtypes", mldtypes::float8_e5m2, 1000.0);
+    element_benches!(
+        c,
+        "float8_e5m2",
+        1000.0,
+        ("mldtypes", mldtypes::float8_e5m2),
+        ("half-bf16", half::bf16)
+    );
     element_benches!(
         c,
         "float8_e5m2fnuz",
-        "mldtypes",
-        mldtypes::float8_e5m2fnuz,
-        1000.0
+        1000.0,
+        ("mldtypes", mldtypes::float8_e5m2fnuz),
+        ("half-bf16", half::bf16)
     );
     element_benches!(
         c,
         "float8_e8m0fnu",
-        "mldtypes",
-        mldtypes::float8_e8m0fnu,
-        1000.0
+        1000.0,
+        ("mldtypes", mldtypes::float8_e8m0fnu),
+        ("half-bf16", half::bf16)
     );
-    element_benches!(c, "float6_e2m3fn", "mldtypes", mldtypes::float6_e2m3fn, 4.0);
+    element_benches!(
+        c,
+        "float6_e2m3fn",
+        4.0,
+        ("mldtypes", mldtypes::float6_e2m3fn),
+        ("half-bf16", half::bf16)
+    );
     element_benches!(
         c,
         "float6_e3m2fn",
-        "mldtypes",
-        mldtypes::float6_e3m2fn,
-        16.0
+        16.0,
+        ("mldtypes", mldtypes::float6_e3m2fn),
+        ("half-bf16", half::bf16)
     );
-    element_benches!(c, "float4_e2m1fn", "mldtypes", mldtypes::float4_e2m1fn, 4.0);
+    element_benches!(
+        c,
+        "float4_e2m1fn",
+        4.0,
+        ("mldtypes", mldtypes::float4_e2m1fn),
+        ("half-bf16", half::bf16)
+    );
 }
 
 /// Naive `C = A·B` over `n×n` row-major matrices, every operation in `T`.
@@ -212,11 +269,12 @@ macro_rules! matmul {
 
 fn dot(c: &mut Criterion) {
     const D: usize = 128;
-    let mut xs = inputs(1.0, 3);
-    xs.extend(inputs(1.0, 4));
-    xs.extend(inputs(1.0, 5));
-    xs.extend(inputs(1.0, 6));
-    let (xa, xb) = xs.split_at(D * D);
+    // Two D×D matrices from consecutive N-element blocks.
+    let xs: Vec<f32> = (0..(2 * D * D).div_ceil(N) as u64)
+        .flat_map(|seed| inputs(1.0, 3 + seed))
+        .collect();
+    let (xa, rest) = xs.split_at(D * D);
+    let xb = &rest[..D * D];
     let mut g = c.benchmark_group("matmul128/bfloat16");
     g.sample_size(10)
         .measurement_time(Duration::from_secs(2))

@@ -159,6 +159,7 @@ fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
             _ => {}
         }
     }
+
     with_marker!(fmt, |M| on_path!(path, |m| if sat {
         m::enc_f32::<M, C, true> as EncF32<C>
     } else {
@@ -370,6 +371,21 @@ fn chunk_scalar(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
     }
 }
 
+/// Whether [`chunk_vector`] can convert `src` into `dst` in one call of any
+/// length: a single kernel (no float32 stage between two formats, no
+/// integers) over buffers aligned for their element types (no bounce
+/// buffers).
+fn single_pass(a: Cat, b: Cat, src: &[u8], dst: &mut [u8]) -> bool {
+    let one_kernel = match (a, b) {
+        (Cat::Int(_), _) | (_, Cat::Int(_)) => false,
+        (Cat::F32 | Cat::F64, _) | (_, Cat::F32) => true,
+        (Cat::Code8(_), Cat::Code8(_)) => true,
+        _ => false,
+    };
+    let aligned = |p: *const u8, c: Cat| (p as usize).is_multiple_of(size_of_cat(c));
+    one_kernel && aligned(src.as_ptr(), a) && aligned(dst.as_ptr(), b)
+}
+
 fn size_of_cat(c: Cat) -> usize {
     match c {
         Cat::F32 => 4,
@@ -491,6 +507,10 @@ pub(crate) fn convert_bytes(
         });
     }
     let run = |src: &[u8], dst: &mut [u8]| {
+        if path != Path::Scalar && single_pass(a, b, src, dst) {
+            // One kernel call over the whole slice: no per-chunk dispatch.
+            return chunk_vector(path, a, b, src, dst, ov);
+        }
         for (s, d) in src.chunks(CHUNK * sa).zip(dst.chunks_mut(CHUNK * sb)) {
             if path == Path::Scalar {
                 chunk_scalar(a, b, s, d, ov);

@@ -102,25 +102,29 @@ pub(crate) unsafe fn f16_to_f32_avx2(src: &[u16], dst: &mut [f32]) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(crate) unsafe fn f32_to_f16_avx512(src: &[f32], dst: &mut [u16]) {
     let n = src.len().min(dst.len());
-    let body = n - n % 16;
+    let body = n - n % 64;
     let mut i = 0;
     let abs = _mm512_set1_epi32(0x7fff_ffff);
     let inf = _mm512_set1_epi32(0x7f80_0000);
     while i < body {
-        // SAFETY: i + 16 <= n for both slices; unaligned loads and stores.
-        let x = _mm512_loadu_ps(src.as_ptr().add(i));
-        let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
-        _mm256_storeu_si256(dst.as_mut_ptr().add(i) as *mut __m256i, h);
-        let a = _mm512_and_si512(_mm512_castps_si512(x), abs);
-        let nan = _mm512_cmpgt_epi32_mask(a, inf);
+        // Four vectors per step; then one check for NaNs among all 64 lanes.
+        let mut nan = 0u64;
+        for k in 0..4 {
+            // SAFETY: i + 64 <= n for both slices; unaligned loads and stores.
+            let x = _mm512_loadu_ps(src.as_ptr().add(i + 16 * k));
+            let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(i + 16 * k) as *mut __m256i, h);
+            let a = _mm512_and_si512(_mm512_castps_si512(x), abs);
+            nan |= (_mm512_cmpgt_epi32_mask(a, inf) as u64) << (16 * k);
+        }
         if nan != 0 {
-            for l in 0..16 {
+            for l in 0..64 {
                 if nan & (1 << l) != 0 {
                     dst[i + l] = f16_nan(src[i + l].to_bits());
                 }
             }
         }
-        i += 16;
+        i += 64;
     }
     for j in body..n {
         dst[j] = kernels::enc_f32::<F16, false>(src[j].to_bits()) as u16;
@@ -136,22 +140,26 @@ pub(crate) unsafe fn f32_to_f16_avx512(src: &[f32], dst: &mut [u16]) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(crate) unsafe fn f16_to_f32_avx512(src: &[u16], dst: &mut [f32]) {
     let n = src.len().min(dst.len());
-    let body = n - n % 16;
+    let body = n - n % 64;
     let mut i = 0;
-    let mag = _mm512_set1_epi32(0x7fff);
-    let inf = _mm512_set1_epi32(0x7c00);
+    let mag = _mm256_set1_epi16(0x7fff);
+    let inf = _mm256_set1_epi16(0x7c00);
+    let quiet16 = _mm256_set1_epi16(0x0200);
     let quiet = _mm512_set1_epi32(0x0040_0000);
     while i < body {
-        // SAFETY: i + 16 <= n for both slices; unaligned loads and stores.
-        let c = _mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i);
-        let v = _mm512_castps_si512(_mm512_cvtph_ps(c));
-        let w = _mm512_cvtepu16_epi32(c);
-        let nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(w, mag), inf);
-        let q = _mm512_and_si512(_mm512_slli_epi32::<13>(w), quiet);
-        let fixed = _mm512_or_si512(_mm512_andnot_si512(quiet, v), q);
-        let r = _mm512_mask_mov_epi32(v, nan, fixed);
-        _mm512_storeu_si512(dst.as_mut_ptr().add(i) as *mut __m512i, r);
-        i += 16;
+        for k in 0..4 {
+            let j = i + 16 * k;
+            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
+            let c = _mm256_loadu_si256(src.as_ptr().add(j) as *const __m256i);
+            let v = _mm512_castps_si512(_mm512_cvtph_ps(c));
+            // Signalling NaNs (quiet bit 9 clear), found on the 16-bit codes:
+            // the conversion set float32's quiet bit, which is cleared again.
+            let nan = _mm256_cmpgt_epi16_mask(_mm256_and_si256(c, mag), inf);
+            let snan = nan & !_mm256_test_epi16_mask(c, quiet16);
+            let r = _mm512_mask_xor_epi32(v, snan, v, quiet);
+            _mm512_storeu_si512(dst.as_mut_ptr().add(j) as *mut __m512i, r);
+        }
+        i += 64;
     }
     for j in body..n {
         dst[j] = f32::from_bits(kernels::dec_f32::<F16>(src[j] as u32));
