@@ -33,7 +33,7 @@ fn inputs(scale: f32, seed: u64) -> Vec<f32> {
             s ^= s << 17;
             let u = (s >> 11) as f64 / (1u64 << 53) as f64; // [0, 1)
             let v = (u * 2.0 - 1.0) as f32 * scale;
-            if s % 97 == 0 {
+            if s.is_multiple_of(97) {
                 0.0
             } else {
                 v
@@ -259,7 +259,7 @@ macro_rules! matmul {
             for j in 0..n {
                 let mut acc = <$t>::from_f32(0.0);
                 for k in 0..n {
-                    acc = acc + a[i * n + k] * b[k * n + j];
+                    acc += a[i * n + k] * b[k * n + j];
                 }
                 c[i * n + j] = acc;
             }
