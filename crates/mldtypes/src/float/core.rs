@@ -5,6 +5,19 @@
 //! [`Format::bits`] bits; bits above them are ignored on input and are zero
 //! on output.
 //!
+//! # Speed
+//!
+//! The public functions take the descriptor by reference, but a descriptor
+//! that states one of the named formats (every scalar type passes its
+//! constant `FORMAT`) selects that format's compile-time instance, so the
+//! call compiles to straight-line bit arithmetic with the format's
+//! parameters as literals: the same element conversions the slice kernels
+//! of [`crate::cast`] run. Formats of at most 8 bits decode through a
+//! 256-entry table built at compile time and encode float32 (non-saturating)
+//! through a 64 KiB table built on first use. Any other descriptor takes
+//! the fully generic path, which also serves as the reference the fast
+//! paths are tested against (and the scalar path of [`crate::cast`]).
+//!
 //! # Rounding
 //!
 //! Finite inputs are rounded to nearest, ties to even (IEEE 754
