@@ -240,6 +240,18 @@ macro_rules! sub_byte_int {
         ///
         /// `#[repr(transparent)]` over a `u8`; the value lives in the low bits
         /// and the upper bits are ignored (see the [module documentation](self)).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+        #[doc = concat!("let (lo, hi) = (", stringify!($t), "::MIN, ", stringify!($t), "::MAX);")]
+        #[doc = concat!("assert_eq!((lo.to_i32(), hi.to_i32()), (", stringify!($min), ", ", stringify!($max), "));")]
+        #[doc = concat!("assert_eq!(hi.checked_mul(", stringify!($t), "::ZERO), Some(", stringify!($t), "::ZERO));")]
+        /// assert_eq!(hi.saturating_add(hi), hi);
+        /// assert_eq!(lo.saturating_sub(hi), lo);
+        #[doc = concat!("assert_eq!(\"", stringify!($max), "\".parse::<", stringify!($t), ">(), Ok(hi));")]
+        /// ```
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
         #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -455,6 +467,151 @@ macro_rules! sub_byte_int {
                 Ok(Self::from_i64_wrapping(floor_rem(self.to_i32(), b) as i64))
             }
 
+            /// `self + rhs`, or `None` if the sum is outside the type's range.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.checked_add(", stringify!($t), "::ZERO), Some(", stringify!($t), "::MAX));")]
+            #[doc = concat!("let min = ", stringify!($t), "::MIN;")]
+            /// // MIN + MIN is out of range unless MIN is 0.
+            #[doc = concat!("assert_eq!(min.checked_add(min), if min.to_i32() == 0 { Some(min) } else { None });")]
+            /// ```
+            pub const fn checked_add(self, rhs: Self) -> Option<Self> {
+                Self::checked_from(self.to_i32() as i64 + rhs.to_i32() as i64)
+            }
+
+            /// `self − rhs`, or `None` if the difference is outside the range.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("let (min, max) = (", stringify!($t), "::MIN, ", stringify!($t), "::MAX);")]
+            /// // MIN − MAX is out of range unless MAX is 0.
+            /// assert_eq!(min.checked_sub(max), if max.to_i32() == 0 { Some(min) } else { None });
+            /// ```
+            pub const fn checked_sub(self, rhs: Self) -> Option<Self> {
+                Self::checked_from(self.to_i32() as i64 - rhs.to_i32() as i64)
+            }
+
+            /// `self × rhs`, or `None` if the product is outside the range.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.checked_mul(", stringify!($t), "::ZERO), Some(", stringify!($t), "::ZERO));")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MIN.checked_mul(", stringify!($t), "::MIN), if ", stringify!($t), "::MIN.to_i32() * ", stringify!($t), "::MIN.to_i32() <= ", stringify!($t), "::MAX.to_i32() { Some(", stringify!($t), "::from_i64_wrapping((", stringify!($t), "::MIN.to_i32() * ", stringify!($t), "::MIN.to_i32()) as i64)) } else { None });")]
+            /// ```
+            pub const fn checked_mul(self, rhs: Self) -> Option<Self> {
+                Self::checked_from(self.to_i32() as i64 * rhs.to_i32() as i64)
+            }
+
+            /// `−self`, or `None` if it is outside the range (`−MIN` in
+            /// signed types, every non-zero value in unsigned ones).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::ZERO.checked_neg(), Some(", stringify!($t), "::ZERO));")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.checked_neg().is_some(), ", stringify!($t), "::MIN.to_i32() <= -", stringify!($t), "::MAX.to_i32());")]
+            /// ```
+            pub const fn checked_neg(self) -> Option<Self> {
+                Self::checked_from(-(self.to_i32() as i64))
+            }
+
+            /// `self + rhs`, clamped to [`Self::MIN`, `Self::MAX`].
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MAX.saturating_add(", stringify!($t), "::MAX), ", stringify!($t), "::MAX);")]
+            /// ```
+            pub const fn saturating_add(self, rhs: Self) -> Self {
+                Self::saturating_from(self.to_i32() as i64 + rhs.to_i32() as i64)
+            }
+
+            /// `self − rhs`, clamped to the range.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::MIN.saturating_sub(", stringify!($t), "::MAX), ", stringify!($t), "::MIN);")]
+            /// ```
+            pub const fn saturating_sub(self, rhs: Self) -> Self {
+                Self::saturating_from(self.to_i32() as i64 - rhs.to_i32() as i64)
+            }
+
+            /// `self × rhs`, clamped to the range.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("let m = ", stringify!($t), "::MIN.saturating_mul(", stringify!($t), "::MIN);")]
+            #[doc = concat!("assert_eq!(m.to_i32(), (", stringify!($t), "::MIN.to_i32() * ", stringify!($t), "::MIN.to_i32()).min(", stringify!($t), "::MAX.to_i32()));")]
+            /// ```
+            pub const fn saturating_mul(self, rhs: Self) -> Self {
+                Self::saturating_from(self.to_i32() as i64 * rhs.to_i32() as i64)
+            }
+
+            /// `−self`, clamped to the range (`−MIN` gives `MAX`; unsigned
+            /// values give 0).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::ZERO.saturating_neg(), ", stringify!($t), "::ZERO);")]
+            /// ```
+            pub const fn saturating_neg(self) -> Self {
+                Self::saturating_from(-(self.to_i32() as i64))
+            }
+
+            /// Floor division, clamped to the range (`MIN / −1` gives
+            /// `MAX`).
+            ///
+            /// # Errors
+            ///
+            /// [`SubByteIntError::DivisionByZero`] when `rhs` is zero.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($t), ";")]
+            #[doc = concat!("assert!(", stringify!($t), "::MAX.saturating_div(", stringify!($t), "::ZERO).is_err());")]
+            /// ```
+            pub const fn saturating_div(self, rhs: Self) -> Result<Self, SubByteIntError> {
+                let b = rhs.to_i32();
+                if b == 0 {
+                    return Err(SubByteIntError::DivisionByZero { type_name: stringify!($t) });
+                }
+                Ok(Self::saturating_from(floor_div(self.to_i32(), b) as i64))
+            }
+
+            const fn checked_from(v: i64) -> Option<Self> {
+                if v < $min || v > $max {
+                    None
+                } else {
+                    Some(Self::from_i64_wrapping(v))
+                }
+            }
+
+            const fn saturating_from(v: i64) -> Self {
+                if v < $min {
+                    Self::MIN
+                } else if v > $max {
+                    Self::MAX
+                } else {
+                    Self::from_i64_wrapping(v)
+                }
+            }
+
             fn try_from_i128(v: i128) -> Result<Self, SubByteIntError> {
                 if !($min..=$max).contains(&v) {
                     Err(SubByteIntError::OutOfRange { type_name: stringify!($t), value: v.to_string() })
@@ -620,6 +777,91 @@ macro_rules! sub_byte_int {
             }
         }
 
+        impl std::iter::Sum for $t {
+            /// Wrapping sum (as `+`).
+            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.fold($t::ZERO, |a, b| a.wrapping_add(b))
+            }
+        }
+        impl<'a> std::iter::Sum<&'a $t> for $t {
+            /// Wrapping sum (as `+`).
+            fn sum<I: Iterator<Item = &'a $t>>(iter: I) -> Self {
+                iter.copied().sum()
+            }
+        }
+        impl num_traits::CheckedAdd for $t {
+            fn checked_add(&self, v: &Self) -> Option<Self> {
+                $t::checked_add(*self, *v)
+            }
+        }
+        impl num_traits::CheckedSub for $t {
+            fn checked_sub(&self, v: &Self) -> Option<Self> {
+                $t::checked_sub(*self, *v)
+            }
+        }
+        impl num_traits::CheckedMul for $t {
+            fn checked_mul(&self, v: &Self) -> Option<Self> {
+                $t::checked_mul(*self, *v)
+            }
+        }
+        impl num_traits::CheckedDiv for $t {
+            /// Floor division; `None` for division by zero and for a
+            /// quotient outside the range (`MIN / −1`).
+            fn checked_div(&self, v: &Self) -> Option<Self> {
+                let b = v.to_i32();
+                if b == 0 {
+                    return None;
+                }
+                Self::checked_from(floor_div(self.to_i32(), b) as i64)
+            }
+        }
+        impl num_traits::CheckedRem for $t {
+            /// Floor remainder; `None` for remainder by zero.
+            fn checked_rem(&self, v: &Self) -> Option<Self> {
+                $t::checked_rem(*self, *v).ok()
+            }
+        }
+        impl num_traits::CheckedNeg for $t {
+            fn checked_neg(&self) -> Option<Self> {
+                $t::checked_neg(*self)
+            }
+        }
+        impl num_traits::WrappingAdd for $t {
+            fn wrapping_add(&self, v: &Self) -> Self {
+                $t::wrapping_add(*self, *v)
+            }
+        }
+        impl num_traits::WrappingSub for $t {
+            fn wrapping_sub(&self, v: &Self) -> Self {
+                $t::wrapping_sub(*self, *v)
+            }
+        }
+        impl num_traits::WrappingMul for $t {
+            fn wrapping_mul(&self, v: &Self) -> Self {
+                $t::wrapping_mul(*self, *v)
+            }
+        }
+        impl num_traits::WrappingNeg for $t {
+            fn wrapping_neg(&self) -> Self {
+                $t::wrapping_neg(*self)
+            }
+        }
+        impl num_traits::SaturatingAdd for $t {
+            fn saturating_add(&self, v: &Self) -> Self {
+                $t::saturating_add(*self, *v)
+            }
+        }
+        impl num_traits::SaturatingSub for $t {
+            fn saturating_sub(&self, v: &Self) -> Self {
+                $t::saturating_sub(*self, *v)
+            }
+        }
+        impl num_traits::SaturatingMul for $t {
+            fn saturating_mul(&self, v: &Self) -> Self {
+                $t::saturating_mul(*self, *v)
+            }
+        }
+
         impl num_traits::Zero for $t {
             fn zero() -> Self {
                 $t::ZERO
@@ -712,6 +954,50 @@ macro_rules! one {
         impl num_traits::One for $t {
             fn one() -> Self {
                 $t::ONE
+            }
+        }
+        impl std::iter::Product for $t {
+            /// Wrapping product (as `×`).
+            fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.fold($t::ONE, |a, b| a.wrapping_mul(b))
+            }
+        }
+        impl<'a> std::iter::Product<&'a $t> for $t {
+            /// Wrapping product (as `×`).
+            fn product<I: Iterator<Item = &'a $t>>(iter: I) -> Self {
+                iter.copied().product()
+            }
+        }
+        impl num_traits::Num for $t {
+            type FromStrRadixErr = SubByteIntError;
+            /// An optional sign and digits in `radix` (2 to 36),
+            /// range-checked as [`FromStr`].
+            ///
+            /// # Errors
+            ///
+            /// [`SubByteIntError::Invalid`] for text that is not an
+            /// integer in `radix` (or a radix outside 2..=36),
+            /// [`SubByteIntError::OutOfRange`] for values outside the type.
+            fn from_str_radix(s: &str, radix: u32) -> Result<Self, SubByteIntError> {
+                let invalid = || SubByteIntError::Invalid {
+                    type_name: stringify!($t),
+                    text: s.to_string(),
+                };
+                if !(2..=36).contains(&radix) {
+                    return Err(invalid());
+                }
+                let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+                if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                    return Err(invalid());
+                }
+                match i128::from_str_radix(s, radix) {
+                    Ok(v) => Self::try_from_i128(v),
+                    // Only overflow is left: far outside the range.
+                    Err(_) => Err(SubByteIntError::OutOfRange {
+                        type_name: stringify!($t),
+                        value: s.to_string(),
+                    }),
+                }
             }
         }
     )*};

@@ -16,6 +16,40 @@
 //!   quantization and dequantization of slices.
 //! - `checkpoint` (feature `safetensors`): conversion and inspection of
 //!   (sharded) safetensors checkpoints, streaming and parallel.
+//!
+//! Every float type implements what Rust numeric code expects (the API of
+//! `half` 2.7): arithmetic (also on references), `Sum` / `Product`
+//! accumulated in `f32`, `Display` of the stored value, `num_traits`
+//! (`FloatCore`, `FloatConst`, `AsPrimitive`, `ToBytes`, ...), serde, and
+//! [`float::MiniFloatOps`] for generic code over all formats;
+//! [`float::FloatSliceExt`] converts whole slices.
+//!
+//! # Examples
+//!
+//! The README's example:
+//!
+//! ```
+//! use mldtypes::{bfloat16, float8_e4m3fn, float8_e8m0fnu, int4};
+//! use mldtypes::dtype::DType;
+//! use mldtypes::promote::{result_type, Operand, PromotionConfig, PromotionMode};
+//!
+//! // Round to nearest, ties to even; ml_dtypes' non-saturating overflow by default.
+//! assert_eq!(float8_e4m3fn::from_f32(464.0).to_f32(), 448.0);   // tie → even
+//! assert!(float8_e4m3fn::from_f32(464.01).is_nan());             // overflow → NaN (fn format)
+//! assert_eq!(float8_e4m3fn::from_f32_saturating(1e9).to_f32(), 448.0);
+//! assert_eq!("464".parse::<float8_e4m3fn>().unwrap().to_f32(), 448.0);
+//! assert!("464.0000000000000000001".parse::<float8_e4m3fn>().unwrap().is_nan()); // no double rounding
+//! assert_eq!(bfloat16::from_f32(0.1).to_string(), "0.100097656"); // the stored value, as f32 prints it
+//! assert_eq!(bfloat16::from_f32(0.1).shortest().to_string(), "0.1"); // shortest round-trip text
+//! let xs = vec![bfloat16::from_f32(0.01); 1000];
+//! assert_eq!(xs.iter().sum::<bfloat16>().to_f32(), 10.0);       // accumulated in f32, rounded once
+//! assert_eq!(int4::from_i64_wrapping(9).to_i32(), -7);           // ml_dtypes' int4(9)
+//!
+//! // JAX: jnp.int8 array + Python float → weakly typed float, the default float dtype.
+//! let cfg = PromotionConfig { mode: PromotionMode::Standard, x64: false };
+//! let r = cfg.result_type(&[Operand::Strong(DType::Int8), "1.5".parse().unwrap()]).unwrap();
+//! assert_eq!(r, (DType::Float32, true));
+//! ```
 #![warn(missing_docs)]
 
 pub mod cast;

@@ -29,11 +29,16 @@ fn display_parses_back_for_every_code() {
     macro_rules! check {
         ($t:ident) => {
             for x in all::<$t>() {
+                let sh = x.shortest();
                 for text in [
                     format!("{x}"),
                     format!("{x:?}"),
                     format!("{x:e}"),
                     format!("{x:E}"),
+                    format!("{sh}"),
+                    format!("{sh:?}"),
+                    format!("{sh:e}"),
+                    format!("{sh:E}"),
                 ] {
                     let y: $t = text.parse().unwrap();
                     if x.is_nan() {
@@ -48,7 +53,7 @@ fn display_parses_back_for_every_code() {
     all_types!(check);
 }
 
-/// Display is the shortest: dropping the last significant digit (rounding
+/// `shortest()` is the shortest: dropping the last significant digit (rounding
 /// either way) never parses back to the same value.
 #[test]
 fn display_is_shortest() {
@@ -58,7 +63,7 @@ fn display_is_shortest() {
                 if !x.is_finite() || x.to_f32() == 0.0 {
                     continue;
                 }
-                let e = format!("{:e}", x.abs());
+                let e = format!("{:e}", x.abs().shortest());
                 let (m, exp) = e.split_once('e').unwrap();
                 let digits: String = m.chars().filter(|c| *c != '.').collect();
                 let n = digits.len();
@@ -80,33 +85,50 @@ fn display_is_shortest() {
 
 #[test]
 fn display_examples() {
-    assert_eq!(bfloat16::from_f32(0.1).to_string(), "0.1");
-    assert_eq!(format!("{:?}", bfloat16::from_f32(0.1)), "0.1");
-    assert_eq!(format!("{:?}", bfloat16::ONE), "1.0");
-    assert_eq!(bfloat16::ONE.to_string(), "1");
-    assert_eq!(format!("{:e}", bfloat16::from_f32(1500.0)), "1.5e3");
-    assert_eq!(format!("{:E}", bfloat16::from_f32(1500.0)), "1.5E3");
-    assert_eq!(format!("{:.3}", bfloat16::from_f32(0.1)), "0.100");
-    assert_eq!(format!("{:+}", float8_e5m2::ONE), "+1");
-    assert_eq!(format!("{:>6}", float8_e5m2::ONE), "     1");
-    assert_eq!(format!("{:06.2}", -float8_e5m2::ONE), "-01.00");
-    assert_eq!(float8_e5m2::NEG_ZERO.to_string(), "-0");
-    assert_eq!(format!("{:?}", float8_e5m2::NEG_ZERO), "-0.0");
-    assert_eq!(float8_e5m2::INFINITY.to_string(), "inf");
-    assert_eq!(float8_e5m2::NEG_INFINITY.to_string(), "-inf");
-    assert_eq!(float8_e4m3fn::NAN.to_string(), "NaN");
-    assert_eq!(float8_e4m3fn::MAX.to_string(), "450"); // 450 reads back as 448
-    assert_eq!(format!("{:.0}", float8_e4m3fn::MAX), "448");
-    assert_eq!(float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.to_string(), "0.002");
+    // The shortest round-trip text (`Display` itself prints the f32 value;
+    // see tests/float_api.rs).
+    assert_eq!(bfloat16::from_f32(0.1).shortest().to_string(), "0.1");
+    assert_eq!(format!("{:?}", bfloat16::from_f32(0.1).shortest()), "0.1");
+    assert_eq!(format!("{:?}", bfloat16::ONE.shortest()), "1.0");
+    assert_eq!(bfloat16::ONE.shortest().to_string(), "1");
     assert_eq!(
-        format!("{:?}", float8_e4m3fn::MIN_POSITIVE_SUBNORMAL),
+        format!("{:e}", bfloat16::from_f32(1500.0).shortest()),
+        "1.5e3"
+    );
+    assert_eq!(
+        format!("{:E}", bfloat16::from_f32(1500.0).shortest()),
+        "1.5E3"
+    );
+    assert_eq!(
+        format!("{:.3}", bfloat16::from_f32(0.1).shortest()),
+        "0.100"
+    );
+    assert_eq!(format!("{:+}", float8_e5m2::ONE.shortest()), "+1");
+    assert_eq!(format!("{:>6}", float8_e5m2::ONE.shortest()), "     1");
+    assert_eq!(format!("{:06.2}", (-float8_e5m2::ONE).shortest()), "-01.00");
+    assert_eq!(float8_e5m2::NEG_ZERO.shortest().to_string(), "-0");
+    assert_eq!(format!("{:?}", float8_e5m2::NEG_ZERO.shortest()), "-0.0");
+    assert_eq!(float8_e5m2::INFINITY.shortest().to_string(), "inf");
+    assert_eq!(float8_e5m2::NEG_INFINITY.shortest().to_string(), "-inf");
+    assert_eq!(float8_e4m3fn::NAN.shortest().to_string(), "NaN");
+    assert_eq!(float8_e4m3fn::MAX.shortest().to_string(), "450"); // 450 reads back as 448
+    assert_eq!(format!("{:.0}", float8_e4m3fn::MAX.shortest()), "448");
+    assert_eq!(
+        float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.shortest().to_string(),
         "0.002"
     );
-    assert_eq!(format!("{:?}", bfloat16::MAX), "3.39e38");
-    assert_eq!(format!("{:?}", bfloat16::MIN_POSITIVE), "1.18e-38");
-    assert_eq!(float4_e2m1fn::MAX.to_string(), "6");
-    assert_eq!(float8_e8m0fnu::MAX.to_string().len(), 39);
-    assert_eq!(format!("{:?}", float8_e8m0fnu::MIN), "6e-39");
+    assert_eq!(
+        format!("{:?}", float8_e4m3fn::MIN_POSITIVE_SUBNORMAL.shortest()),
+        "0.002"
+    );
+    assert_eq!(format!("{:?}", bfloat16::MAX.shortest()), "3.39e38");
+    assert_eq!(
+        format!("{:?}", bfloat16::MIN_POSITIVE.shortest()),
+        "1.18e-38"
+    );
+    assert_eq!(float4_e2m1fn::MAX.shortest().to_string(), "6");
+    assert_eq!(float8_e8m0fnu::MAX.shortest().to_string().len(), 39);
+    assert_eq!(format!("{:?}", float8_e8m0fnu::MIN.shortest()), "6e-39");
 }
 
 #[test]

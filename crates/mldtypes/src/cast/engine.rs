@@ -150,6 +150,16 @@ type EncF64<C> = unsafe fn(&[f64], &mut [C]);
 type DecF32<C> = unsafe fn(&[C], &mut [f32]);
 
 fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
+    #[cfg(target_arch = "x86_64")]
+    if *fmt == FLOAT16 && !sat {
+        // The CPU's own float16 conversion, NaNs fixed up (see `hw`).
+        match path {
+            Path::Avx2 => return f16_enc_avx2::<C>,
+            Path::Avx512 => return f16_enc_avx512::<C>,
+            _ => {}
+        }
+    }
+
     with_marker!(fmt, |M| on_path!(path, |m| if sat {
         m::enc_f32::<M, C, true> as EncF32<C>
     } else {
@@ -166,7 +176,35 @@ fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
 }
 
 fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
+    #[cfg(target_arch = "x86_64")]
+    if *fmt == FLOAT16 {
+        match path {
+            Path::Avx2 => return f16_dec_avx2::<C>,
+            Path::Avx512 => return f16_dec_avx512::<C>,
+            _ => {}
+        }
+    }
     with_marker!(fmt, |M| on_path!(path, |m| m::dec_f32::<M, C> as DecF32<C>))
+}
+
+// float16 kernels on the CPU's conversion instructions, typed as the
+// generic kernels (`C` is `u16` wherever float16 codes are stored).
+// SAFETY (all four): only picked for a path whose features the CPU has.
+#[cfg(target_arch = "x86_64")]
+unsafe fn f16_enc_avx2<C: Code>(src: &[f32], dst: &mut [C]) {
+    unsafe { super::hw::f32_to_f16_avx2(src, bytemuck::cast_slice_mut(dst)) }
+}
+#[cfg(target_arch = "x86_64")]
+unsafe fn f16_enc_avx512<C: Code>(src: &[f32], dst: &mut [C]) {
+    unsafe { super::hw::f32_to_f16_avx512(src, bytemuck::cast_slice_mut(dst)) }
+}
+#[cfg(target_arch = "x86_64")]
+unsafe fn f16_dec_avx2<C: Code>(src: &[C], dst: &mut [f32]) {
+    unsafe { super::hw::f16_to_f32_avx2(bytemuck::cast_slice(src), dst) }
+}
+#[cfg(target_arch = "x86_64")]
+unsafe fn f16_dec_avx512<C: Code>(src: &[C], dst: &mut [f32]) {
+    unsafe { super::hw::f16_to_f32_avx512(bytemuck::cast_slice(src), dst) }
 }
 
 /// 256-entry code → code tables for 8-bit → 8-bit conversions, built once
@@ -333,6 +371,21 @@ fn chunk_scalar(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
     }
 }
 
+/// Whether [`chunk_vector`] can convert `src` into `dst` in one call of any
+/// length: a single kernel (no float32 stage between two formats, no
+/// integers) over buffers aligned for their element types (no bounce
+/// buffers).
+fn single_pass(a: Cat, b: Cat, src: &[u8], dst: &mut [u8]) -> bool {
+    let one_kernel = match (a, b) {
+        (Cat::Int(_), _) | (_, Cat::Int(_)) => false,
+        (Cat::F32 | Cat::F64, _) | (_, Cat::F32) => true,
+        (Cat::Code8(_), Cat::Code8(_)) => true,
+        _ => false,
+    };
+    let aligned = |p: *const u8, c: Cat| (p as usize).is_multiple_of(size_of_cat(c));
+    one_kernel && aligned(src.as_ptr(), a) && aligned(dst.as_ptr(), b)
+}
+
 fn size_of_cat(c: Cat) -> usize {
     match c {
         Cat::F32 => 4,
@@ -454,6 +507,10 @@ pub(crate) fn convert_bytes(
         });
     }
     let run = |src: &[u8], dst: &mut [u8]| {
+        if path != Path::Scalar && single_pass(a, b, src, dst) {
+            // One kernel call over the whole slice: no per-chunk dispatch.
+            return chunk_vector(path, a, b, src, dst, ov);
+        }
         for (s, d) in src.chunks(CHUNK * sa).zip(dst.chunks_mut(CHUNK * sb)) {
             if path == Path::Scalar {
                 chunk_scalar(a, b, s, d, ov);

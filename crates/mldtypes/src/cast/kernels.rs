@@ -6,8 +6,8 @@
 //! loops into SIMD code for the enabled target features.
 //!
 //! Rounding is round-to-nearest-even throughout (float8_e8m0fnu: ties away
-//! from zero, as ml_dtypes documents; float32 subnormals are rounded to
-//! nearest there too, unlike ml_dtypes 0.6.0, see
+//! from zero, as ml_dtypes documents, and float32 subnormals above 2^-127
+//! become 2^-126 as in ml_dtypes 0.6.0 and PyTorch, see
 //! [`crate::float::core::encode_f32`]). Subnormal targets are rounded with the
 //! "magic addend" trick: adding `2^k` whose unit in the last place is the
 //! target's subnormal quantum makes the FPU round the magnitude to a multiple
@@ -195,15 +195,15 @@ pub(crate) fn enc_f32<F: Fmt, const SAT: bool>(u: u32) -> u32 {
 
 /// float32 bits → float8_e8m0fnu: negative values (and −0) and NaN give NaN
 /// (`0xFF`); values below `2^-127` give `0x00`; ties round up. float32
-/// subnormals round to nearest as well (ml_dtypes 0.6.0 rounds all of
-/// (2^-127, 2^-126) up to `0x01`; see [`crate::float::core::encode_f32`]).
+/// subnormals above 2^-127 give `0x01` (2^-126), as ml_dtypes 0.6.0 and
+/// PyTorch convert them (see [`crate::float::core::encode_f32`]).
 #[inline(always)]
 fn enc_f32_e8m0<const SAT: bool>(u: u32) -> u32 {
     let neg = (u >> 31) != 0;
     let a = u & 0x7fff_ffff;
     let normal = (a.wrapping_add(1 << 22)) >> 23;
-    // Subnormal inputs: 2^-126 from the tie 1.5·2^-127 up, else 2^-127.
-    let sub = (a >= 0x0060_0000) as u32;
+    // Subnormal inputs: 2^-126 above 2^-127, else 2^-127.
+    let sub = (a > 0x0040_0000) as u32;
     let code = if a < 0x0080_0000 { sub } else { normal };
     let over = code >= 0xff;
     let code = if over {
@@ -297,8 +297,14 @@ pub(crate) fn dec_f32<F: Fmt>(c: u32) -> u32 {
     let neg = c >> sbits;
     let mag = c & !f.sign_mask();
     let shift = 23 - f.man_bits;
-    let scale = f32::from_bits(pow2_f32_bits(127 - f.bias));
-    let v = (f32::from_bits(mag << shift) * scale).to_bits();
+    // Normal codes: move the fields into place and rebias the exponent.
+    let vn = (mag << shift).wrapping_add(((127 - f.bias) as u32) << 23);
+    // Subnormal codes: the mantissa times the subnormal quantum, an exact
+    // product with a normal float32 result (no float32 subnormal is read or
+    // made, so denormals-are-zero modes and their slow paths play no part).
+    let quantum = f32::from_bits(pow2_f32_bits(1 - f.bias - f.man_bits as i32));
+    let vs = (mag as f32 * quantum).to_bits();
+    let v = if mag >> f.man_bits == 0 { vs } else { vn };
     let special = match (f.non_finite, f.nan_encoding) {
         (NonFinite::Ieee, _) => {
             let man = mag & f.man_mask();

@@ -23,12 +23,10 @@
 //! dropped (bfloat16 `0x7f81` → float16 `0x7e00`, as ml_dtypes). Every
 //! ml_dtypes format gets its canonical NaN.
 //!
-//! Deviation from ml_dtypes 0.6.0 (a bug there): float32 subnormals (and
-//! bfloat16 subnormals) in (2^-127, 1.5·2^-127) become float8_e8m0fnu
-//! `0x00` (2^-127, round to nearest), where ml_dtypes rounds every value in
-//! (2^-127, 2^-126) up to `0x01` (e.g. float32 bits `0x00400001`: ml_dtypes
-//! `0x01`, here `0x00`; 2,097,151 float32 inputs differ). float32 and
-//! float64 sources thus agree for every float32 value.
+//! float8_e8m0fnu from float32 and bfloat16 subnormals follows ml_dtypes
+//! 0.6.0 and PyTorch 2.15: every value in (2^-127, 2^-126) becomes `0x01`
+//! (2^-126), although (2^-127, 1.5·2^-127) lies nearer `0x00`; from float64
+//! those values round to nearest (see [`crate::float::core::encode_f32`]).
 //!
 //! Pairs: every pair among float32, float64, float16, bfloat16 and the
 //! float8 / float6 / float4 formats; any integer dtype (bool, int1…int64,
@@ -37,9 +35,14 @@
 //! truncation toward zero, NaN / ±inf / values outside int32 give 0, then
 //! wrapping). Complex dtypes are not supported.
 //!
-//! Large inputs (at least 262,144 elements) are split across threads with
-//! rayon when the `rayon` feature is on (default); [`cast_bytes_on`] runs on
-//! the calling thread only.
+//! Threads: [`convert_slice`], [`convert_slice_with`] and
+//! [`convert_slice_on`] always run on the calling thread.
+//! [`convert_slice_par`] and [`convert_slice_par_with`] (feature `rayon`, on
+//! by default) split inputs of at least 262,144 elements across rayon's
+//! thread pool (shorter inputs run on the calling thread, where handing
+//! them out costs more than it saves). [`cast_bytes`] splits large inputs
+//! with rayon when the feature is on; [`cast_bytes_on`] runs on the calling
+//! thread only. The results are the same bits either way.
 //!
 //! # Examples
 //!
@@ -58,6 +61,8 @@
 
 mod dispatch;
 mod engine;
+#[cfg(target_arch = "x86_64")]
+mod hw;
 pub(crate) mod kernels;
 mod scalar;
 
@@ -176,7 +181,8 @@ elements! {
 }
 
 /// Converts `src` into `dst` element by element with ml_dtypes' rounding
-/// (round-to-nearest-even, non-saturating overflow).
+/// (round-to-nearest-even, non-saturating overflow), on the calling thread
+/// (see [`convert_slice_par`] for a multi-threaded conversion).
 ///
 /// # Errors
 ///
@@ -196,7 +202,7 @@ pub fn convert_slice<A: Element, B: Element>(src: &[A], dst: &mut [B]) -> Result
     convert_slice_with(src, dst, Overflow::NonSaturating)
 }
 
-/// [`convert_slice`] with an explicit overflow mode.
+/// [`convert_slice`] with an explicit overflow mode, on the calling thread.
 ///
 /// # Errors
 ///
@@ -219,7 +225,74 @@ pub fn convert_slice_with<A: Element, B: Element>(
     convert_slice_on(path(), src, dst, ov)
 }
 
-/// [`convert_slice_with`] on a given [`Path`] (for tests and benchmarks).
+/// [`convert_slice`] split across rayon's thread pool: inputs of at least
+/// 262,144 elements are converted in chunks of 65,536 elements in parallel,
+/// shorter ones on the calling thread. Bit-identical to [`convert_slice`].
+///
+/// # Errors
+///
+/// As [`convert_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::bfloat16;
+/// let x: Vec<f32> = (0..1_000_000).map(|i| i as f32 * 0.001).collect();
+/// let mut y = vec![bfloat16::from_bits(0); x.len()];
+/// mldtypes::cast::convert_slice_par(&x, &mut y).unwrap();
+/// assert_eq!(y[1000].to_f32(), 1.0);
+/// ```
+#[cfg(feature = "rayon")]
+pub fn convert_slice_par<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+) -> Result<(), CastError> {
+    convert_slice_par_with(src, dst, Overflow::NonSaturating)
+}
+
+/// [`convert_slice_par`] with an explicit overflow mode.
+///
+/// # Errors
+///
+/// As [`convert_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{convert_slice_par_with, Overflow};
+/// use mldtypes::float8_e4m3fn;
+/// let x = vec![1e6f32; 300_000];
+/// let mut y = vec![float8_e4m3fn::from_bits(0); x.len()];
+/// convert_slice_par_with(&x, &mut y, Overflow::Saturating).unwrap();
+/// assert!(y.iter().all(|v| v.to_f32() == 448.0));
+/// ```
+#[cfg(feature = "rayon")]
+pub fn convert_slice_par_with<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+    ov: Overflow,
+) -> Result<(), CastError> {
+    check_lengths(src.len(), dst.len())?;
+    engine::convert_bytes(
+        bytemuck::cast_slice(src),
+        A::DTYPE,
+        bytemuck::cast_slice_mut(dst),
+        B::DTYPE,
+        ov,
+        path(),
+        true,
+    )
+}
+
+fn check_lengths(src: usize, dst: usize) -> Result<(), CastError> {
+    if src != dst {
+        return Err(CastError::LengthMismatch { src, dst });
+    }
+    Ok(())
+}
+
+/// [`convert_slice_with`] on a given [`Path`] (for tests and benchmarks),
+/// on the calling thread.
 ///
 /// # Errors
 ///
@@ -241,12 +314,7 @@ pub fn convert_slice_on<A: Element, B: Element>(
     dst: &mut [B],
     ov: Overflow,
 ) -> Result<(), CastError> {
-    if src.len() != dst.len() {
-        return Err(CastError::LengthMismatch {
-            src: src.len(),
-            dst: dst.len(),
-        });
-    }
+    check_lengths(src.len(), dst.len())?;
     engine::convert_bytes(
         bytemuck::cast_slice(src),
         A::DTYPE,
@@ -254,7 +322,7 @@ pub fn convert_slice_on<A: Element, B: Element>(
         B::DTYPE,
         ov,
         path,
-        true,
+        false,
     )
 }
 

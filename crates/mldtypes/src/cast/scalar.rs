@@ -1,4 +1,6 @@
-//! The scalar path: one element at a time through the reference conversions.
+//! The scalar path: one element at a time through the reference conversions
+//! (the descriptor-driven definitions of [`crate::float::core`], computed from
+//! the format's fields at run time).
 
 use crate::format::{Format, Overflow};
 
@@ -91,27 +93,27 @@ use crate::float::core;
 
 /// float32 → code of `fmt`.
 pub(crate) fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
-    core::encode_f32(fmt, x, ov)
+    core::encode_f32_generic(fmt, x, ov)
 }
 
 /// float64 → code of `fmt`.
 pub(crate) fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
-    core::encode_f64(fmt, x, ov)
+    core::encode_f64_generic(fmt, x, ov)
 }
 
 /// Code of `fmt` → float32.
 pub(crate) fn decode_f32(fmt: &Format, code: u32) -> f32 {
-    core::decode_f32(fmt, code)
+    core::decode_f32_generic(fmt, code)
 }
 
 /// Code of `fmt` → float64.
 pub(crate) fn decode_f64(fmt: &Format, code: u32) -> f64 {
-    core::decode_f64(fmt, code)
+    core::decode_f64_generic(fmt, code)
 }
 
 /// Code of `from` → code of `to`, correctly rounded.
 pub(crate) fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
-    core::convert(from, to, code, ov)
+    core::convert_generic(from, to, code, ov)
 }
 
 #[cfg(test)]

@@ -212,6 +212,15 @@ macro_rules! complex_type {
 complex_type!(
     /// complex32: a complex number of two IEEE float16 (`half::f16`),
     /// real part first (4 bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::complex32;
+    /// let z = complex32::from_f32_pair(1.5, -2.0);
+    /// assert_eq!((z * z.conj()).to_f32_pair(), (6.25, 0.0));
+    /// assert_eq!(z.to_string(), "(1.5-2j)");
+    /// ```
     complex32,
     half::f16,
     half::f16::from_f32,
@@ -222,6 +231,15 @@ complex_type!(
 complex_type!(
     /// bcomplex32: a complex number of two [`bfloat16`], real part first
     /// (4 bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::bcomplex32;
+    /// let z = bcomplex32::from((3.0, 4.0));
+    /// assert_eq!(z.norm_sqr(), 25.0);
+    /// assert_eq!(format!("{z:?}"), "(3.0+4.0j)");
+    /// ```
     bcomplex32,
     bfloat16,
     bfloat16::from_f32,

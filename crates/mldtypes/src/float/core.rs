@@ -5,6 +5,19 @@
 //! [`Format::bits`] bits; bits above them are ignored on input and are zero
 //! on output.
 //!
+//! # Speed
+//!
+//! The public functions take the descriptor by reference, but a descriptor
+//! that states one of the named formats (every scalar type passes its
+//! constant `FORMAT`) selects that format's compile-time instance, so the
+//! call compiles to straight-line bit arithmetic with the format's
+//! parameters as literals: the same element conversions the slice kernels
+//! of [`crate::cast`] run. Formats of at most 8 bits decode through a
+//! 256-entry table built at compile time and encode float32 (non-saturating)
+//! through a 64 KiB table built on first use. Any other descriptor takes
+//! the fully generic path, which also serves as the reference the fast
+//! paths are tested against (and the scalar path of [`crate::cast`]).
+//!
 //! # Rounding
 //!
 //! Finite inputs are rounded to nearest, ties to even (IEEE 754
@@ -25,7 +38,90 @@
 //! assert_eq!(encode_f64(&FLOAT8_E4M3FN, 464.01, Overflow::NonSaturating), 0x7f); // NaN
 //! ```
 
-use crate::format::{Format, NanEncoding, NonFinite, Overflow, FLOAT16};
+use crate::cast::kernels::{self, Fmt};
+use crate::format::{self, Format, NanEncoding, NonFinite, Overflow, FLOAT16};
+
+/// Whether two descriptors state the same format (every field but the name).
+#[inline(always)]
+const fn same(a: &Format, b: &Format) -> bool {
+    a.exp_bits == b.exp_bits
+        && a.man_bits == b.man_bits
+        && a.bias == b.bias
+        && a.non_finite as u8 == b.non_finite as u8
+        && a.nan_encoding as u8 == b.nan_encoding as u8
+        && a.signed == b.signed
+        && a.has_zero == b.has_zero
+}
+
+/// Evaluates `$body` with `$M` the compile-time marker
+/// ([`kernels::Fmt`]) of the named format that `$fmt` states, or `$other`
+/// if it states none. With a constant `$fmt` (every scalar type's
+/// `FORMAT`) the comparisons fold away and only the one instance remains:
+/// straight-line bit arithmetic with the format's parameters as literals.
+macro_rules! with_named {
+    (@arm $f:ident, $M:ident, $body:expr, $other:expr, ) => { $other };
+    (@arm $f:ident, $M:ident, $body:expr, $other:expr, $mk:ident = $fmt:ident, $($rest:tt)*) => {
+        if same($f, &format::$fmt) {
+            type $M = kernels::$mk;
+            $body
+        } else {
+            with_named!(@arm $f, $M, $body, $other, $($rest)*)
+        }
+    };
+    ($fmt:expr, |$M:ident| $body:expr, $other:expr) => {{
+        let f: &Format = $fmt;
+        with_named!(@arm f, $M, $body, $other,
+            BF16 = BFLOAT16, F16 = FLOAT16, E3M4 = FLOAT8_E3M4, E4M3 = FLOAT8_E4M3,
+            E4M3FN = FLOAT8_E4M3FN, E4M3FNUZ = FLOAT8_E4M3FNUZ,
+            E4M3B11FNUZ = FLOAT8_E4M3B11FNUZ, E5M2 = FLOAT8_E5M2,
+            E5M2FNUZ = FLOAT8_E5M2FNUZ, E8M0FNU = FLOAT8_E8M0FNU,
+            F6E2M3 = FLOAT6_E2M3FN, F6E3M2 = FLOAT6_E3M2FN, F4E2M1 = FLOAT4_E2M1FN,
+        )
+    }};
+}
+
+/// The position of the named format `f` in [`format::ALL`].
+const fn slot(f: &Format) -> usize {
+    let mut i = 0;
+    while i < format::ALL.len() {
+        if same(f, &format::ALL[i]) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not a named format")
+}
+
+/// float32 → code of a format of at most 8 bits with at most 5 mantissa
+/// bits, non-saturating, in one table look-up.
+///
+/// The table is indexed by the top 16 bits of the float32 (sign, exponent,
+/// 7 mantissa bits) with the lowest index bit forced to 1 when any of the
+/// 16 bits below it is set. Every rounding boundary of such a format
+/// (a midpoint between neighbouring values, the overflow threshold, and
+/// float8_e8m0fnu's 2^-127 subnormal threshold) is a multiple of 2^17 in
+/// float32 bit space, so all inputs that share an index round alike, and
+/// entry `i` is the element conversion of the float32 with bits `i << 16`.
+/// The 64 KiB table of a format is built on first use.
+#[inline(always)]
+fn encode_by_table<M: Fmt>(b: u32) -> u32 {
+    if M::F.bits() > 8 || M::F.man_bits > 5 {
+        // Not such a format (folds away for those that are).
+        return kernels::enc_f32::<M, false>(b);
+    }
+    type Table = Box<[u8; 1 << 16]>;
+    static TABLES: [std::sync::OnceLock<Table>; format::ALL.len()] =
+        [const { std::sync::OnceLock::new() }; format::ALL.len()];
+    let table = TABLES[const { slot(&M::F) }].get_or_init(|| {
+        let mut t: Table = Box::new([0; 1 << 16]);
+        for (i, e) in t.iter_mut().enumerate() {
+            *e = kernels::enc_f32::<M, false>((i as u32) << 16) as u8;
+        }
+        t
+    });
+    let i = (b >> 16) | ((b & 0xffff) != 0) as u32;
+    table[i as usize] as u32
+}
 
 /// How the magnitude of an inexact value is rounded.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -48,7 +144,7 @@ const fn nearest_rule(fmt: &Format) -> Round {
 
 /// `2^k` as an `f64`, for `-1074 <= k <= 1023`.
 #[inline]
-fn pow2(k: i32) -> f64 {
+const fn pow2(k: i32) -> f64 {
     if k >= -1022 {
         f64::from_bits(((k + 1023) as u64) << 52)
     } else {
@@ -204,14 +300,15 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
 /// - Zero: fnuz formats have only +0 (−0 becomes +0); float8_e8m0fnu has no
 ///   zero: zero, negative values and NaN become its NaN `0xFF`, positive
 ///   values below 2^-127 become `0x00` (2^-127), ties round away from zero.
-/// - Deliberate deviation from ml_dtypes 0.6.0 (a bug there): ml_dtypes
-///   rounds float32 *subnormal* inputs bound for float8_e8m0fnu up instead
-///   of to nearest, so every float32 in (2^-127, 2^-126) becomes 2^-126
-///   (`0x01`); e.g. bits `0x00400001` give `0x01` in ml_dtypes. This
-///   function rounds them to nearest like every other input (ties up), so
-///   (2^-127, 1.5·2^-127) gives `0x00` (2^-127): 2,097,151 float32 inputs
-///   (bits `0x00400001`–`0x005fffff`) differ from ml_dtypes. For every
-///   `f32` `x`, `encode_f32(fmt, x, ov) == encode_f64(fmt, x as f64, ov)`.
+/// - float32 subnormals in a format without mantissa bits
+///   (float8_e8m0fnu): every subnormal above 2^-127, i.e. all of
+///   (2^-127, 2^-126), becomes 2^-126 (`0x01`), as ml_dtypes 0.6.0 and
+///   PyTorch 2.15 both convert them (they round the subnormal's mantissa
+///   field as if it were a normal one), although (2^-127, 1.5·2^-127) lies
+///   nearer 2^-127; 2^-127 itself and smaller positive subnormals give
+///   `0x00`. [`encode_f64`] rounds those values to nearest, so for the
+///   2,097,151 float32 bit patterns `0x00400001`–`0x005fffff` (and only
+///   those) `encode_f32(fmt, x, ov) != encode_f64(fmt, x as f64, ov)`.
 ///
 /// # Examples
 ///
@@ -222,13 +319,32 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
 /// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, NonSaturating), 0x7c); // +inf
 /// assert_eq!(encode_f32(&FLOAT8_E5M2, 1e6, Saturating), 0x7b); // 57344
 /// assert_eq!(encode_f32(&FLOAT4_E2M1FN, f32::NAN, NonSaturating), 0x8); // −0
-/// // Subnormal 2^-127·(1 + 2^-22) rounds to nearest, 2^-127 (ml_dtypes: 0x01).
-/// assert_eq!(encode_f32(&FLOAT8_E8M0FNU, f32::from_bits(0x0040_0001), NonSaturating), 0x00);
+/// // Subnormal 2^-127·(1 + 2^-22) becomes 2^-126, as in ml_dtypes and PyTorch.
+/// assert_eq!(encode_f32(&FLOAT8_E8M0FNU, f32::from_bits(0x0040_0001), NonSaturating), 0x01);
+/// assert_eq!(encode_f32(&FLOAT8_E8M0FNU, f32::from_bits(0x0040_0000), NonSaturating), 0x00);
 /// // float16 keeps NaN payloads as NumPy does.
 /// assert_eq!(encode_f32(&FLOAT16, f32::from_bits(0x7f80_0001), NonSaturating), 0x7c01);
 /// assert_eq!(encode_f32(&FLOAT16, f32::from_bits(0xffa0_0000), NonSaturating), 0xfd00);
 /// ```
+#[inline(always)]
 pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
+    with_named!(
+        fmt,
+        |M| match ov {
+            Overflow::NonSaturating if M::F.bits() <= 8 => encode_by_table::<M>(x.to_bits()),
+            Overflow::NonSaturating => kernels::enc_f32::<M, false>(x.to_bits()),
+            Overflow::Saturating => kernels::enc_f32::<M, true>(x.to_bits()),
+        },
+        encode_f32_generic(fmt, x, ov)
+    )
+}
+
+/// [`encode_f32`] computed from the descriptor's fields at run time, one
+/// rounding step written out in full: the definition the compile-time
+/// paths of the named formats are tested against, and the path for any
+/// other [`Format`].
+#[inline(never)]
+pub(crate) fn encode_f32_generic(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     let b = x.to_bits();
     let neg = b >> 31 != 0;
     let e = (b >> 23) & 0xff;
@@ -245,6 +361,10 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     if e == 0 {
         if m == 0 {
             return zero_result(fmt, neg);
+        }
+        if fmt.man_bits == 0 && m > 0x40_0000 {
+            // ml_dtypes 0.6.0 and PyTorch: above 2^-127, 2^-126 (see above).
+            return round_finite(fmt, neg, 1, -126, nearest_rule(fmt), ov);
         }
         return round_finite(fmt, neg, m as u64, -149, nearest_rule(fmt), ov);
     }
@@ -268,10 +388,10 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 /// Deliberate deviation from ml_dtypes 0.6.0: NumPy casts from `float64`
 /// to the ml_dtypes formats round to `float32` first and then to the
 /// target, so a value just above a tie of the target format can round the
-/// wrong way there. This function rounds once. Also, float8_e8m0fnu values
-/// in (2^-127, 1.5·2^-127) round to nearest (`0x00`) rather than up (the
-/// ml_dtypes bug described at [`encode_f32`], which its float64 route and
-/// scalar constructor share). ml_dtypes' float8_e8m0fnu scalar
+/// wrong way there. This function rounds once, to nearest: float8_e8m0fnu
+/// values in (2^-127, 1.5·2^-127) give `0x00`, where ml_dtypes' float64
+/// route (and [`encode_f32`] for float32 subnormals, following it) gives
+/// `0x01`. ml_dtypes' float8_e8m0fnu scalar
 /// constructor (`float8_e8m0fnu(x)` for a Python float) returns `0x00`
 /// (2^-127) for doubles in [1.5·2^128, 2^129), which overflow; this
 /// function gives NaN (`0xFF`) there, as for every other overflow.
@@ -286,7 +406,22 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 /// let x = 1.0 + 2f64.powi(-4) + 2f64.powi(-30);
 /// assert_eq!(encode_f64(&FLOAT8_E4M3FN, x, NonSaturating), 0x39); // 1.125
 /// ```
+#[inline(always)]
 pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
+    with_named!(
+        fmt,
+        |M| match ov {
+            Overflow::NonSaturating => kernels::enc_f64::<M, false>(x.to_bits()),
+            Overflow::Saturating => kernels::enc_f64::<M, true>(x.to_bits()),
+        },
+        encode_f64_generic(fmt, x, ov)
+    )
+}
+
+/// [`encode_f64`] computed from the descriptor's fields at run time (see
+/// [`encode_f32_generic`]).
+#[inline(never)]
+pub(crate) fn encode_f64_generic(fmt: &Format, x: f64, ov: Overflow) -> u32 {
     let b = x.to_bits();
     let neg = b >> 63 != 0;
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -316,10 +451,10 @@ pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
 /// this way). The float8 formats give the canonical quiet NaN with the
 /// code's sign; the fnuz NaN `0x80` gives the *negative* quiet NaN.
 #[inline]
-fn nan_bits_f32(fmt: &Format, code: u32) -> u32 {
+const fn nan_bits_f32(fmt: &Format, code: u32) -> u32 {
     let neg = code & fmt.sign_mask() != 0;
     let sign = (neg as u32) << 31;
-    if fmt.bits() >= 16 && fmt.nan_encoding == NanEncoding::Ieee {
+    if fmt.bits() >= 16 && matches!(fmt.nan_encoding, NanEncoding::Ieee) {
         sign | 0x7f80_0000 | ((code & fmt.man_mask()) << (23 - fmt.man_bits))
     } else {
         sign | 0x7fc0_0000
@@ -329,7 +464,7 @@ fn nan_bits_f32(fmt: &Format, code: u32) -> u32 {
 /// Decodes `code` of `fmt` to its exact `f64` value, magnitude part only
 /// for finite, non-NaN codes. Returns `None` for NaN codes.
 #[inline]
-fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
+const fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
     if fmt.is_nan_code(code) {
         return None;
     }
@@ -338,7 +473,7 @@ fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
     let e = mag >> fmt.man_bits;
     let f = mag & fmt.man_mask();
     let man_bits = fmt.man_bits as i32;
-    let v = if fmt.non_finite == NonFinite::Ieee && e == fmt.max_biased_exp() {
+    let v = if matches!(fmt.non_finite, NonFinite::Ieee) && e == fmt.max_biased_exp() {
         f64::INFINITY
     } else if e == 0 && fmt.has_zero {
         f as f64 * pow2(fmt.min_exp() - man_bits)
@@ -367,11 +502,47 @@ fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
 /// assert_eq!(decode_f32(&FLOAT8_E8M0FNU, 0x00), 2f32.powi(-127));
 /// assert_eq!(decode_f32(&FLOAT8_E4M3FNUZ, 0x80).to_bits(), 0xffc0_0000);
 /// ```
+#[inline(always)]
 pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
+    with_named!(
+        fmt,
+        |M| if M::F.bits() <= 8 {
+            // One load from a table built at compile time by the generic
+            // decoder below.
+            let table: &'static [u32; 256] = const { &decode_table(&M::F) };
+            f32::from_bits(table[(code & 0xff) as usize])
+        } else {
+            f32::from_bits(kernels::dec_f32::<M>(code))
+        },
+        f32::from_bits(decode_f32_bits(fmt, code))
+    )
+}
+
+/// The `f32` bit pattern of `code`, from the descriptor's fields alone
+/// (the definition behind [`decode_f32`] and its tables).
+#[inline(never)]
+pub(crate) const fn decode_f32_bits(fmt: &Format, code: u32) -> u32 {
     match finite_or_inf(fmt, code) {
-        Some(v) => v as f32,
-        None => f32::from_bits(nan_bits_f32(fmt, code)),
+        Some(v) => (v as f32).to_bits(),
+        None => nan_bits_f32(fmt, code),
     }
+}
+
+/// [`decode_f32`] from the descriptor's fields alone.
+pub(crate) fn decode_f32_generic(fmt: &Format, code: u32) -> f32 {
+    f32::from_bits(decode_f32_bits(fmt, code))
+}
+
+/// The `f32` bit patterns of codes `0..256` of a format of at most 8 bits
+/// (bits above the format's width ignored), evaluated at compile time.
+const fn decode_table(fmt: &Format) -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = decode_f32_bits(fmt, c as u32 & fmt.code_mask());
+        c += 1;
+    }
+    t
 }
 
 /// Decodes `code` of `fmt` to its exact `f64` value.
@@ -390,7 +561,20 @@ pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
 /// assert_eq!(decode_f64(&FLOAT6_E3M2FN, 0x20).to_bits(), (-0.0f64).to_bits());
 /// assert_eq!(decode_f64(&BFLOAT16, 0x0001), 2f64.powi(-133));
 /// ```
+#[inline(always)]
 pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
+    let x = decode_f32(fmt, code);
+    if x.is_nan() {
+        decode_f64_generic(fmt, code)
+    } else {
+        // Every value of every format is an `f32`: widening is exact.
+        x as f64
+    }
+}
+
+/// [`decode_f64`] from the descriptor's fields alone.
+#[inline(never)]
+pub(crate) fn decode_f64_generic(fmt: &Format, code: u32) -> f64 {
     match finite_or_inf(fmt, code) {
         Some(v) => v,
         None => {
@@ -424,10 +608,9 @@ pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
 /// [`encode_f32`]). ml_dtypes refuses casts between float8_e8m0fnu and the
 /// float8/6/4 formats; this function defines them by the same rule.
 ///
-/// Deviation from ml_dtypes 0.6.0: bfloat16 subnormals in (2^-127,
-/// 1.5·2^-127) (codes `0x0041`–`0x005f`) become float8_e8m0fnu `0x00`
-/// (2^-127, round to nearest), where ml_dtypes' float32 route gives `0x01`
-/// (the rounding bug described at [`encode_f32`]).
+/// bfloat16 subnormals above 2^-127 (codes `0x0041`–`0x007f`) become
+/// float8_e8m0fnu `0x01` (2^-126), as ml_dtypes' float32 route gives them
+/// (the float32 subnormal rule described at [`encode_f32`]).
 ///
 /// # Examples
 ///
@@ -438,19 +621,34 @@ pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
 /// assert_eq!(convert(&FLOAT8_E5M2, &FLOAT8_E4M3FN, 0x60, NonSaturating), 0x7f); // 512 → NaN
 /// assert_eq!(convert(&BFLOAT16, &FLOAT16, 0x7f81, NonSaturating), 0x7e00); // NaN payload dropped
 /// ```
+#[inline]
 pub fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
     let code = code & from.code_mask();
     if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
         return code;
     }
-    let x = decode_f32(from, code);
-    // Drop NaN payloads: the quiet NaN with the source's sign.
-    let x = if x.is_nan() {
+    encode_f32(to, drop_payload(decode_f32(from, code)), ov)
+}
+
+/// [`convert`] through the descriptor-driven [`decode_f32_generic`] and
+/// [`encode_f32_generic`].
+pub(crate) fn convert_generic(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
+    let code = code & from.code_mask();
+    if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
+        return code;
+    }
+    encode_f32_generic(to, drop_payload(decode_f32_generic(from, code)), ov)
+}
+
+/// A NaN becomes the quiet NaN with its sign (payload dropped); other
+/// values are returned as they are.
+#[inline(always)]
+fn drop_payload(x: f32) -> f32 {
+    if x.is_nan() {
         f32::from_bits((x.to_bits() & 0x8000_0000) | 0x7fc0_0000)
     } else {
         x
-    };
-    encode_f32(to, x, ov)
+    }
 }
 
 /// Rounds the exact value `(-1)^neg × (sig + sticky·ε) × 2^exp` into `fmt`
@@ -484,4 +682,89 @@ pub(crate) fn encode_exact(
     // Far outside every format's range: clamp, keeping the rounding result.
     let exp = exp.clamp(-4096, 4096);
     round_finite(fmt, neg, sig, exp as i32, nearest_rule(fmt), ov)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// float32 inputs: every sign/exponent with a spread of mantissas
+    /// (ties, values just beside ties, payloads), and a strided sample.
+    fn probes() -> Vec<u32> {
+        let mut v = Vec::new();
+        for se in 0..512u32 {
+            for m in [
+                0u32, 1, 2, 0x1fff, 0x2000, 0x2001, 0x3fff, 0x4000, 0x7fff, 0x8000, 0x8001,
+                0x0f_ffff, 0x10_0000, 0x10_0001, 0x20_0000, 0x3f_ffff, 0x40_0000, 0x40_0001,
+                0x5f_ffff, 0x60_0000, 0x7f_fffe, 0x7f_ffff,
+            ] {
+                v.push((se << 23) | m);
+            }
+        }
+        v.extend((0..(1u64 << 32)).step_by(4099).map(|b| b as u32));
+        v
+    }
+
+    #[test]
+    fn named_formats_match_the_descriptor_path() {
+        let probes = probes();
+        for fmt in format::ALL {
+            for ov in [Overflow::NonSaturating, Overflow::Saturating] {
+                for &b in &probes {
+                    let x = f32::from_bits(b);
+                    assert_eq!(
+                        encode_f32(fmt, x, ov),
+                        encode_f32_generic(fmt, x, ov),
+                        "{} {ov:?} encode_f32 {b:#010x}",
+                        fmt.name
+                    );
+                    let y = x as f64;
+                    assert_eq!(
+                        encode_f64(fmt, y, ov),
+                        encode_f64_generic(fmt, y, ov),
+                        "{} {ov:?} encode_f64 {b:#010x}",
+                        fmt.name
+                    );
+                }
+            }
+            for code in 0..fmt.code_count() {
+                assert_eq!(
+                    decode_f32(fmt, code).to_bits(),
+                    decode_f32_generic(fmt, code).to_bits(),
+                    "{} decode_f32 {code:#x}",
+                    fmt.name
+                );
+                assert_eq!(
+                    decode_f64(fmt, code).to_bits(),
+                    decode_f64_generic(fmt, code).to_bits(),
+                    "{} decode_f64 {code:#x}",
+                    fmt.name
+                );
+                for to in format::ALL {
+                    if to.bits() <= 8 || code % 61 == 0 {
+                        let ov = Overflow::NonSaturating;
+                        assert_eq!(
+                            convert(fmt, to, code, ov),
+                            convert_generic(fmt, to, code, ov),
+                            "{} -> {} {code:#x}",
+                            fmt.name,
+                            to.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn formats_that_are_not_named_take_the_descriptor_path() {
+        // float8_e4m3fn's fields with an IEEE NaN: not a named format.
+        let odd = Format {
+            name: "odd",
+            nan_encoding: NanEncoding::Ieee,
+            ..format::FLOAT8_E4M3FN
+        };
+        assert_eq!(encode_f32(&odd, 1.0, Overflow::NonSaturating), 0x38);
+        assert_eq!(decode_f32(&odd, 0x38), 1.0);
+    }
 }

@@ -1,9 +1,12 @@
-//! Shortest round-trip decimal output for any [`Format`].
+//! Shortest round-trip decimal output for any [`Format`]: the text of
+//! [`Shortest`] (`x.shortest()`). The float types' own `Display`, `Debug`,
+//! `LowerExp` and `UpperExp` print the value's `f32` text instead, as
+//! `half` does.
 //!
 //! The digits printed for a value are the shortest decimal that
 //! [`super::parse::parse_code`] reads back as the same code in *that*
 //! format (so `bfloat16` 0.1 prints as `0.1`, not as the float32 digits
-//! `0.10009766`), choosing the candidate nearest to the exact value when
+//! `0.100097656`), choosing the candidate nearest to the exact value when
 //! several have the same length. The layout follows Rust's `f32`:
 //! `Display` never uses an exponent and omits `.0`, `Debug` adds `.0` and
 //! switches to exponent form below 1e-4 and from 1e16 on, `LowerExp` and
@@ -14,7 +17,69 @@ use std::fmt;
 
 use super::core::decode_f64;
 use super::parse::parse_code;
+use super::MiniFloat;
 use crate::format::Format;
+
+/// A float value printed as the shortest decimal that reads back (with
+/// `str::parse`) as the same value in its own format, e.g. bfloat16 0.1 as
+/// `0.1` where its `Display` prints the stored value's `f32` text
+/// `0.100097656`. Made by the float types' `shortest` method.
+///
+/// `{}` never uses an exponent and omits `.0`; `{:?}` adds `.0` and uses
+/// exponent form below 1e-4 and from 1e16 on; `{:e}` and `{:E}` always use
+/// it. An explicit precision prints the exact value rounded to that many
+/// digits. NaN prints as `NaN`, infinities as `inf` and `-inf`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::{bfloat16, float8_e4m3fn};
+/// let x = float8_e4m3fn::MAX;
+/// assert_eq!(x.to_string(), "448");
+/// assert_eq!(x.shortest().to_string(), "450"); // 450 reads back as 448
+/// assert_eq!(format!("{:?}", bfloat16::from_f32(1e-5).shortest()), "1e-5");
+/// assert_eq!(format!("{:e}", bfloat16::from_f32(1500.0).shortest()), "1.5e3");
+/// ```
+#[derive(Clone, Copy, PartialEq)]
+pub struct Shortest<T>(pub(crate) T);
+
+impl<T: MiniFloat> Shortest<T> {
+    /// The value printed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let x = mldtypes::bfloat16::ONE;
+    /// assert_eq!(x.shortest().value(), x);
+    /// ```
+    pub fn value(self) -> T {
+        self.0
+    }
+}
+
+impl<T: MiniFloat> fmt::Display for Shortest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_code(&T::FORMAT, self.0.code(), Style::Display, f)
+    }
+}
+
+impl<T: MiniFloat> fmt::Debug for Shortest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_code(&T::FORMAT, self.0.code(), Style::Debug, f)
+    }
+}
+
+impl<T: MiniFloat> fmt::LowerExp for Shortest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_code(&T::FORMAT, self.0.code(), Style::Exp('e'), f)
+    }
+}
+
+impl<T: MiniFloat> fmt::UpperExp for Shortest<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_code(&T::FORMAT, self.0.code(), Style::Exp('E'), f)
+    }
+}
 
 /// Shortest digits `d1 d2 … dn` (no trailing zeros) and exponent `e` with
 /// `|value| = d1.d2…dn × 10^e`, for a finite non-zero code.

@@ -23,11 +23,15 @@
 //! assert_eq!(f32::from(y), 448.0);
 //! ```
 
+#[macro_use]
+mod api;
 pub mod complex;
 pub mod core;
 mod display;
+mod konst;
 mod ops;
 pub mod parse;
+pub mod slice;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -39,7 +43,10 @@ use std::ops::{
 };
 use std::str::FromStr;
 
+pub use api::MiniFloatOps;
+pub use display::Shortest;
 pub use parse::{ParseError, ParseErrorKind};
+pub use slice::{FloatSliceExt, FloatVecExt};
 
 use crate::format::{self, Format, Overflow};
 
@@ -120,10 +127,10 @@ pub trait MiniFloat:
         self.to_bits().into() & Self::FORMAT.code_mask()
     }
 
-    /// Rounds an `f32` to nearest, ties to even, as ml_dtypes does (see
-    /// [`crate::float::core::encode_f32`], which also documents the one
-    /// deviation: float8_e8m0fnu from float32 subnormals rounds to nearest
-    /// where ml_dtypes rounds up).
+    /// Rounds an `f32` to nearest, ties to even, bit-exact with ml_dtypes
+    /// 0.6.0 (see [`crate::float::core::encode_f32`], which also documents
+    /// how float8_e8m0fnu treats float32 subnormals, as ml_dtypes and
+    /// PyTorch do).
     ///
     /// # Examples
     ///
@@ -247,11 +254,10 @@ macro_rules! minifloat_type {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
-        ///
-        /// `Default` is the all-zero bit pattern (zero, or 2^-127 in
-        /// float8_e8m0fnu, which has no zero).
         #[derive(Clone, Copy, Default)]
         pub struct $name($bits);
+
+        minifloat_api!($name, $bits, $fmt);
 
         impl $name {
             /// The format descriptor of this type.
@@ -417,8 +423,9 @@ macro_rules! minifloat_type {
 
             /// Largest finite value.
             pub const MAX: Self = Self::c(format::$fmt.max_code());
-            /// Smallest finite value (−MAX in signed formats, the smallest
-            /// positive value 2^-127 in the unsigned float8_e8m0fnu).
+            /// Smallest finite value: −[`Self::MAX`] if the format is
+            /// signed, its smallest positive value if it is unsigned
+            /// ([`Format::signed`]).
             pub const MIN: Self = Self::c(ops::min_code(&format::$fmt));
             /// Smallest positive normal value (finfo's `smallest_normal`, `tiny`).
             pub const MIN_POSITIVE: Self = Self::c(ops::min_positive_code(&format::$fmt));
@@ -586,8 +593,8 @@ macro_rules! minifloat_type {
 
             /// The least value greater than `self` (IEEE `nextUp`). NaN
             /// stays NaN; the largest finite value steps to +infinity, to
-            /// NaN in formats without infinities, and to itself in
-            /// finite-only formats (float6, float4).
+            /// NaN in formats with NaN but no infinities, and to itself in
+            /// formats with neither.
             ///
             /// # Examples
             ///
@@ -601,8 +608,8 @@ macro_rules! minifloat_type {
             }
 
             /// The greatest value less than `self` (IEEE `nextDown`); the
-            /// mirror image of [`Self::next_up`]. float8_e8m0fnu's
-            /// smallest value steps down to NaN.
+            /// mirror image of [`Self::next_up`]. In a format without a
+            /// zero, the smallest value steps down to NaN.
             ///
             /// # Examples
             ///
@@ -684,32 +691,33 @@ macro_rules! minifloat_type {
         }
 
         impl fmt::Display for $name {
-            /// The shortest decimal that parses back to the same value in
-            /// this format; with a precision, the exact value rounded to it.
+            /// The value's `f32` text, as `half` prints (`f32`'s
+            /// `Display`, precision and flags included): the stored value,
+            /// e.g. `float8_e4m3fn::from_f32(300.0)` prints `288`. See
+            /// [`Self::shortest`] for the shortest text that reads back.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                display::fmt_code(&format::$fmt, self.code(), display::Style::Display, f)
+                fmt::Display::fmt(&self.to_f32(), f)
             }
         }
 
         impl fmt::Debug for $name {
-            /// Like `Display`, but with `.0` on integers and exponent form
-            /// below 1e-4 and from 1e16 on (as `f32`'s `Debug`).
+            /// The value's `f32` `Debug` text (`1.0`, `3.3895314e38`).
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                display::fmt_code(&format::$fmt, self.code(), display::Style::Debug, f)
+                fmt::Debug::fmt(&self.to_f32(), f)
             }
         }
 
         impl fmt::LowerExp for $name {
-            /// Shortest round-trip digits in exponent form, e.g. `1.5e2`.
+            /// The value's `f32` text in exponent form, e.g. `1.5e3`.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                display::fmt_code(&format::$fmt, self.code(), display::Style::Exp('e'), f)
+                fmt::LowerExp::fmt(&self.to_f32(), f)
             }
         }
 
         impl fmt::UpperExp for $name {
-            /// Shortest round-trip digits in exponent form, e.g. `1.5E2`.
+            /// The value's `f32` text in exponent form, e.g. `1.5E3`.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                display::fmt_code(&format::$fmt, self.code(), display::Style::Exp('E'), f)
+                fmt::UpperExp::fmt(&self.to_f32(), f)
             }
         }
 
@@ -742,8 +750,9 @@ macro_rules! minifloat_type {
 
         impl Neg for $name {
             type Output = Self;
-            /// Negation (sign-bit flip; fnuz zero and NaN are their own
-            /// negation; float8_e8m0fnu values negate to NaN), as ml_dtypes.
+            /// Negation as ml_dtypes does it: a sign-bit flip, except that
+            /// without −0 the zero and the NaN are their own negation, and
+            /// in an unsigned format every value negates to NaN.
             #[inline]
             fn neg(self) -> Self {
                 Self::c(ops::neg(&format::$fmt, self.code()))
@@ -755,21 +764,6 @@ macro_rules! minifloat_type {
         minifloat_binop!($name, Mul, mul, MulAssign, mul_assign, *);
         minifloat_binop!($name, Div, div, DivAssign, div_assign, /);
         minifloat_binop!($name, Rem, rem, RemAssign, rem_assign, %);
-
-        impl Sum for $name {
-            /// Adds in order, rounding after every addition (as NumPy's
-            /// `sum` over an ml_dtypes array with the same dtype does).
-            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
-                iter.fold(Self::from_f32(0.0), |a, b| a + b)
-            }
-        }
-
-        impl Product for $name {
-            /// Multiplies in order, rounding after every multiplication.
-            fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
-                iter.fold(Self::ONE, |a, b| a * b)
-            }
-        }
 
         impl num_traits::Bounded for $name {
             fn min_value() -> Self {
@@ -854,18 +848,40 @@ macro_rules! minifloat_type {
 
         #[cfg(feature = "serde")]
         impl serde::Serialize for $name {
-            /// Serializes as a number (its exact `f32` value).
+            /// A finite value is a number, its exact `f32` value. NaN and
+            /// the infinities are the strings `"NaN"`, `"inf"` and `"-inf"`
+            /// in human-readable formats such as JSON (which has no
+            /// numbers for them); other formats (bincode, ...) get the
+            /// `f32` itself.
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_f32(self.to_f32())
+                let x = self.to_f32();
+                if s.is_human_readable() && !x.is_finite() {
+                    s.serialize_str(if x.is_nan() {
+                        "NaN"
+                    } else if x > 0.0 {
+                        "inf"
+                    } else {
+                        "-inf"
+                    })
+                } else {
+                    s.serialize_f32(x)
+                }
             }
         }
 
         #[cfg(feature = "serde")]
         impl<'de> serde::Deserialize<'de> for $name {
-            /// Deserializes from a number, correctly rounded from the
-            /// number's value (`f32`, `f64` or integer).
+            /// Correctly rounded from a number (`f32`, `f64` or integer),
+            /// or, in human-readable formats, from a string this type's
+            /// `FromStr` accepts: `"NaN"`, `"inf"`, `"-inf"` (as
+            /// `Serialize` writes them), or decimal text. Errors name the
+            /// type and the input.
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_f32(NumberVisitor::<$name>::new())
+                if d.is_human_readable() {
+                    d.deserialize_any(NumberVisitor::<$name>::new())
+                } else {
+                    d.deserialize_f32(NumberVisitor::<$name>::new())
+                }
             }
         }
     };
@@ -888,6 +904,7 @@ macro_rules! minifloat_flag {
                 ops::is_zero(&format::$fmt, self.code())
             }
         }
+        minifloat_float_core!($name);
         impl num_traits::Num for $name {
             type FromStrRadixErr = ParseError;
             /// Radix 10 is [`FromStr`]; other radixes are not supported
@@ -921,8 +938,8 @@ macro_rules! minifloat_flag {
     (nan, $name:ident, $bits:ty, $fmt:ident) => {
         const _: () = assert!(format::$fmt.has_nan());
         impl $name {
-            /// The canonical NaN (positive quiet NaN in IEEE formats, the
-            /// single NaN of fnuz formats and float8_e8m0fnu).
+            /// The canonical NaN: the code [`Format::nan_code`] gives for
+            /// this format (the positive quiet NaN where NaNs are IEEE ones).
             pub const NAN: Self = Self::c(match format::$fmt.nan_code() {
                 Some(c) => c,
                 None => 0,
@@ -1115,9 +1132,41 @@ impl<'de, T: MiniFloat> serde::de::Visitor<'de> for NumberVisitor<T> {
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
         parse::parse_code(&T::FORMAT, v)
             .map(T::from_code)
-            .map_err(E::custom)
+            .map_err(|e| E::custom(format_args!("{e}: {v:?}")))
+    }
+    /// `null`, which serde_json writes for a float NaN, is NaN in formats
+    /// that have one.
+    fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+        match T::FORMAT.nan_code() {
+            Some(c) => Ok(T::from_code(c)),
+            None => Err(E::custom(format_args!(
+                "null (NaN) is not a {} value: the format has no NaN",
+                T::FORMAT.name
+            ))),
+        }
     }
 }
+
+macro_rules! bfloat16_from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for bfloat16 {
+            /// Exact: every value of the integer type is a bfloat16
+            /// (8 significant bits).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("let x = mldtypes::bfloat16::from(", stringify!($t), "::MAX);")]
+            #[doc = concat!("assert_eq!(x.to_f32(), ", stringify!($t), "::MAX as f32);")]
+            /// ```
+            #[inline]
+            fn from(x: $t) -> bfloat16 {
+                bfloat16::from_f32(x as f32)
+            }
+        }
+    )*};
+}
+bfloat16_from_int!(u8, i8);
 
 impl From<bfloat16> for half::bf16 {
     /// Zero-cost: the same bits.
@@ -1151,45 +1200,167 @@ impl From<half::bf16> for bfloat16 {
 
 minifloats! {
     /// bfloat16: the upper 16 bits of an IEEE float32 (1 sign, 8 exponent,
-    /// 7 mantissa bits, bias 127), with infinities and NaN.
+    /// 7 mantissa bits, bias 127), with infinities and NaN. `Default` is
+    /// +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::bfloat16;
+    /// let x = bfloat16::from_f32(0.1);
+    /// assert_eq!(x.to_bits(), 0x3dcd);
+    /// assert_eq!(x.to_string(), "0.100097656"); // the stored value
+    /// let s: bfloat16 = [x; 1000].iter().sum(); // f32 accumulation
+    /// assert_eq!(s.to_f32(), 100.0);
+    /// assert_eq!(bfloat16::from(255u8).to_f32(), 255.0);
+    /// ```
     bfloat16: u16 = BFLOAT16 [zero neg_zero inf nan float];
     /// float8_e3m4: 1 sign, 3 exponent, 4 mantissa bits, bias 3, IEEE
-    /// infinities and NaN; max 15.5.
+    /// infinities and NaN; max 15.5. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e3m4;
+    /// assert_eq!(float8_e3m4::MAX.to_f32(), 15.5);
+    /// assert!(float8_e3m4::from_f32(16.0).is_infinite());
+    /// assert_eq!(float8_e3m4::from_f32(1.03).to_f32(), 1.0);
+    /// ```
     float8_e3m4: u8 = FLOAT8_E3M4 [zero neg_zero inf nan float];
     /// float8_e4m3: 1 sign, 4 exponent, 3 mantissa bits, bias 7, IEEE
-    /// infinities and NaN; max 240.
+    /// infinities and NaN; max 240. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e4m3;
+    /// assert_eq!(float8_e4m3::MAX.to_f32(), 240.0);
+    /// assert!(float8_e4m3::from_f32(248.0).is_infinite());
+    /// assert_eq!(float8_e4m3::from_f32(-3.3).to_f32(), -3.25);
+    /// ```
     float8_e4m3: u8 = FLOAT8_E4M3 [zero neg_zero inf nan float];
     /// float8_e4m3fn (OCP FP8 E4M3): bias 7, no infinities, NaN
-    /// `0bS111_1111`; max 448.
+    /// `0bS111_1111`; max 448. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e4m3fn;
+    /// assert_eq!(float8_e4m3fn::MAX.to_string(), "448");
+    /// assert_eq!(float8_e4m3fn::from_f32(300.0).to_string(), "288");
+    /// assert!(float8_e4m3fn::from_f32(f32::INFINITY).is_nan()); // no infinity
+    /// assert_eq!(float8_e4m3fn::from_f32_saturating(1e6), float8_e4m3fn::MAX);
+    /// ```
     float8_e4m3fn: u8 = FLOAT8_E4M3FN [zero neg_zero nan];
-    /// float8_e4m3fnuz: bias 8, no infinities, no −0, single NaN `0x80`; max 240.
+    /// float8_e4m3fnuz: bias 8, no infinities, no −0, single NaN `0x80`;
+    /// max 240. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e4m3fnuz;
+    /// assert_eq!(float8_e4m3fnuz::MAX.to_f32(), 240.0);
+    /// assert_eq!(float8_e4m3fnuz::from_f32(-0.0).to_bits(), 0x00); // no −0
+    /// assert_eq!(float8_e4m3fnuz::NAN.to_bits(), 0x80);
+    /// ```
     float8_e4m3fnuz: u8 = FLOAT8_E4M3FNUZ [zero nan];
-    /// float8_e4m3b11fnuz: bias 11, no infinities, no −0, single NaN `0x80`; max 30.
+    /// float8_e4m3b11fnuz: bias 11, no infinities, no −0, single NaN
+    /// `0x80`; max 30. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e4m3b11fnuz;
+    /// assert_eq!(float8_e4m3b11fnuz::MAX.to_f32(), 30.0);
+    /// assert!(float8_e4m3b11fnuz::from_f32(32.0).is_nan());
+    /// assert_eq!(float8_e4m3b11fnuz::MIN_POSITIVE.to_f32(), 2f32.powi(-10));
+    /// ```
     float8_e4m3b11fnuz: u8 = FLOAT8_E4M3B11FNUZ [zero nan];
     /// float8_e5m2 (OCP FP8 E5M2): 1 sign, 5 exponent, 2 mantissa bits,
-    /// bias 15, IEEE infinities and NaN; max 57344.
+    /// bias 15, IEEE infinities and NaN; max 57344. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e5m2;
+    /// assert_eq!(float8_e5m2::MAX.to_f32(), 57344.0);
+    /// assert_eq!(float8_e5m2::from_f32(0.3).to_f32(), 0.3125);
+    /// assert_eq!((float8_e5m2::ONE + &float8_e5m2::ONE).to_f32(), 2.0);
+    /// ```
     float8_e5m2: u8 = FLOAT8_E5M2 [zero neg_zero inf nan float];
-    /// float8_e5m2fnuz: bias 16, no infinities, no −0, single NaN `0x80`; max 57344.
+    /// float8_e5m2fnuz: bias 16, no infinities, no −0, single NaN `0x80`;
+    /// max 57344. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e5m2fnuz;
+    /// assert_eq!(float8_e5m2fnuz::MAX.to_f32(), 57344.0);
+    /// assert!(float8_e5m2fnuz::from_f32(f32::INFINITY).is_nan());
+    /// assert_eq!((-float8_e5m2fnuz::ZERO).to_bits(), 0x00);
+    /// ```
     float8_e5m2fnuz: u8 = FLOAT8_E5M2FNUZ [zero nan];
     /// float8_e8m0fnu (OCP MX E8M0 scale): unsigned, 8 exponent bits, no
     /// mantissa, no zero, no infinities, NaN `0xFF`; values 2^-127 … 2^127.
     /// Conversions round ties away from zero (up), give NaN for zero,
     /// negatives and overflow, and `0x00` for positive values below 2^-127.
     /// `from_f64` gives NaN for [1.5·2^128, 2^129), where ml_dtypes'
-    /// constructor wrongly returns `0x00`. `from_f32` rounds float32
-    /// subnormals to nearest too: (2^-127, 1.5·2^-127) gives `0x00`, where
-    /// ml_dtypes 0.6.0 rounds every float32 in (2^-127, 2^-126) up to `0x01`
-    /// (e.g. bits `0x00400001`; 2,097,151 float32 inputs differ), so
-    /// `from_f32(x) == from_f64(x as f64)` always. Having no zero, its `Default` is
-    /// the code `0x00` (2^-127), which is also what `np.zeros` holds.
+    /// constructor wrongly returns `0x00`. `from_f32` turns every float32
+    /// subnormal above 2^-127 into 2^-126 (`0x01`), as ml_dtypes 0.6.0 and
+    /// PyTorch 2.15 do, although (2^-127, 1.5·2^-127) lies nearer 2^-127;
+    /// `from_f64` rounds those values to nearest (`0x00`). Having no zero,
+    /// its `Default` is the code `0x00` (2^-127), which is also what
+    /// `np.zeros` holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float8_e8m0fnu;
+    /// assert_eq!(float8_e8m0fnu::from_f32(1.5).to_f32(), 2.0); // tie: up
+    /// assert!(float8_e8m0fnu::from_f32(0.0).is_nan()); // no zero
+    /// assert_eq!(float8_e8m0fnu::default().to_f64(), 2f64.powi(-127));
+    /// assert_eq!(float8_e8m0fnu::from_f32(f32::from_bits(0x0040_0001)).to_bits(), 0x01);
+    /// ```
     float8_e8m0fnu: u8 = FLOAT8_E8M0FNU [nan];
     /// float6_e2m3fn (OCP MX FP6 E2M3): `0bSEEMMM` in the low 6 bits, bias 1,
-    /// finite only; max 7.5.
+    /// finite only; max 7.5. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float6_e2m3fn;
+    /// assert_eq!(float6_e2m3fn::MAX.to_f32(), 7.5);
+    /// assert_eq!(float6_e2m3fn::from_f32(100.0).to_f32(), 7.5); // saturates, as ml_dtypes
+    /// assert_eq!(float6_e2m3fn::from_f32(0.3).to_f32(), 0.25);
+    /// ```
     float6_e2m3fn: u8 = FLOAT6_E2M3FN [zero neg_zero];
     /// float6_e3m2fn (OCP MX FP6 E3M2): `0bSEEEMM` in the low 6 bits, bias 3,
-    /// finite only; max 28.
+    /// finite only; max 28. `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float6_e3m2fn;
+    /// assert_eq!(float6_e3m2fn::MAX.to_f32(), 28.0);
+    /// assert_eq!(float6_e3m2fn::from_f32(-1e9).to_f32(), -28.0);
+    /// assert_eq!(float6_e3m2fn::from_bits(0xff).to_bits(), 0x3f); // 6 bits kept
+    /// ```
     float6_e3m2fn: u8 = FLOAT6_E3M2FN [zero neg_zero];
     /// float4_e2m1fn (OCP MX FP4 E2M1): `0bSEEM` in the low 4 bits, bias 1,
     /// finite only; values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
+    /// `Default` is +0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float4_e2m1fn;
+    /// let v: Vec<f32> = (0..8u8).map(|c| float4_e2m1fn::from_bits(c).to_f32()).collect();
+    /// assert_eq!(v, [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]);
+    /// assert_eq!(float4_e2m1fn::from_f32(2.5).to_f32(), 2.0); // tie to even
+    /// ```
     float4_e2m1fn: u8 = FLOAT4_E2M1FN [zero neg_zero];
 }
+
+minifloat_as_between!(bfloat16 float8_e3m4 float8_e4m3 float8_e4m3fn float8_e4m3fnuz
+    float8_e4m3b11fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn float6_e3m2fn
+    float4_e2m1fn);
