@@ -65,8 +65,8 @@ def nan_mask(dtype_name, bits):
 
 
 def expected(name, ufunc, k):
-    """ml_dtypes' output bits, with ours where we deliberately differ (float8_e8m0fnu results
-    whose float32 value is a subnormal in (2^-127, 1.5 * 2^-127): 0x00, not 0x01)."""
+    """ml_dtypes' output bits, with ours where the vectors record a deliberate difference
+    (`__ours_idx` / `__ours_code`; none at present)."""
     want = ARR[f"{name}__{ufunc}__{k}"].ravel().copy()
     idx = ARR.get(f"{name}__{ufunc}__{k}__ours_idx")
     if idx is not None:
