@@ -1,0 +1,123 @@
+"""mldtypes: machine-learning number formats as NumPy dtypes, implemented in Rust.
+
+A drop-in replacement for ml_dtypes 0.6.0 (``import mldtypes as ml_dtypes``):
+importing the package registers every format below with NumPy, so
+``numpy.dtype("bfloat16")`` and ``array.astype(mldtypes.float8_e4m3fn)`` work.
+
+Floating-point formats (bit layout sign/exponent/mantissa, as in the
+ml_dtypes README and the OCP 8-bit and MX specifications): ``bfloat16``,
+``float8_e3m4``, ``float8_e4m3``, ``float8_e4m3fn``, ``float8_e4m3fnuz``,
+``float8_e4m3b11fnuz``, ``float8_e5m2``, ``float8_e5m2fnuz``,
+``float8_e8m0fnu``, ``float6_e2m3fn``, ``float6_e3m2fn``, ``float4_e2m1fn``.
+Integers: ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` (one
+value per byte, in the low bits). Complex: ``complex32`` (two float16),
+``bcomplex32`` (two bfloat16).
+
+Beyond ml_dtypes: ``sum``, ``mean`` and ``dot`` accumulate in float32 and
+round once; ``pack``/``unpack`` store sub-byte values packed in the bit
+layout of safetensors' F4/F6 tags.
+"""
+
+from mldtypes import _core
+from mldtypes._core import (
+    bcomplex32,
+    bfloat16,
+    complex32,
+    dot,
+    float4_e2m1fn,
+    float6_e2m3fn,
+    float6_e3m2fn,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    int1,
+    int2,
+    int4,
+    mean,
+    pack,
+    sum,
+    uint1,
+    uint2,
+    uint4,
+    unpack,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "dot",
+    "mean",
+    "pack",
+    "sum",
+    "unpack",
+    "bcomplex32",
+    "bfloat16",
+    "complex32",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "finfo",
+    "iinfo",
+    "imag",
+    "int1",
+    "int2",
+    "int4",
+    "real",
+    "uint1",
+    "uint2",
+    "uint4",
+]
+
+from mldtypes._info import finfo, iinfo  # noqa: E402
+
+# Everything else the extension module defines (type promotion: promote_types,
+# result_type, TypePromotionError, config, ...) is part of the package too.
+for _name in dir(_core):
+    if not _name.startswith("_") and _name not in globals():
+        globals()[_name] = getattr(_core, _name)
+del _name
+
+
+def real(x):
+    """The real part of `x`.
+
+    For arrays of ``bcomplex32`` / ``complex32`` (which NumPy does not know as complex
+    dtypes) a view of the real parts, as ``bfloat16`` / ``numpy.float16``; for anything
+    else ``x.real``. As ml_dtypes 0.6.0's ``real``.
+    """
+    return _part(x, 0)
+
+
+def imag(x):
+    """The imaginary part of `x`.
+
+    For arrays of ``bcomplex32`` / ``complex32`` a view of the imaginary parts, as
+    ``bfloat16`` / ``numpy.float16``; for anything else ``x.imag``. As ml_dtypes
+    0.6.0's ``imag``.
+    """
+    return _part(x, 1)
+
+
+def _part(x, i):
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        if x.dtype.type is bcomplex32:
+            return x[..., None].view(bfloat16)[..., i]
+        if x.dtype.type is complex32:
+            return x[..., None].view(np.float16)[..., i]
+    return x.imag if i else x.real

@@ -1,0 +1,148 @@
+"""``finfo`` and ``iinfo`` for the mldtypes formats (NumPy's for everything else).
+
+The values come from the Rust library (``mldtypes::info``), field for field
+as ml_dtypes 0.6.0 reports them; the classes subclass NumPy's so that code
+checking ``isinstance(x, numpy.finfo)`` and NumPy's ``str()``/``repr()``
+keep working.
+"""
+
+import threading
+
+import numpy as np
+
+from mldtypes import _core
+
+_FLOATS = (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn",
+    "float6_e3m2fn", "float4_e2m1fn",
+)
+_INTS = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+# complex types: the finfo of their parts (ml_dtypes' convention)
+_COMPLEX_PART = {"bcomplex32": "bfloat16", "complex32": np.float16}
+_ALL = _FLOATS + _INTS + tuple(_COMPLEX_PART)
+_lock = threading.Lock()
+
+
+def _our_name(obj):
+    """The mldtypes type name `obj` designates (a name, scalar type, dtype, array
+    or scalar), or None when it designates something else."""
+    if isinstance(obj, str):
+        return obj if obj in _ALL else None
+    if hasattr(obj, "dtype") and isinstance(obj.dtype, np.dtype):
+        obj = obj.dtype
+    try:
+        dt = np.dtype(obj)
+    except TypeError:
+        try:
+            dt = np.dtype(type(obj))
+        except TypeError:
+            return None
+    t = dt.type
+    if getattr(t, "__module__", None) == "mldtypes" and t.__name__ in _ALL:
+        return t.__name__
+    return None
+
+
+class finfo(np.finfo):  # noqa: N801 (NumPy's name)
+    """Machine limits of a floating-point type, as ``numpy.finfo`` and ml_dtypes' ``finfo``.
+
+    ``finfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar. For the
+    mldtypes float formats every field of ``numpy.finfo`` is given (``bits``, ``eps``,
+    ``epsneg``, ``machep``, ``negep``, ``max``, ``min``, ``nexp``, ``nmant``, ``iexp``,
+    ``maxexp``, ``minexp``, ``precision``, ``resolution``, ``tiny``, ``smallest_normal``,
+    ``smallest_subnormal``), the float fields as scalars of the format itself, with
+    ml_dtypes 0.6.0's values (source: the Rust library's ``mldtypes::info``). Complex
+    types give the finfo of their parts (``bcomplex32``: bfloat16's; ``complex32``:
+    NumPy's float16). Other types are handed to ``numpy.finfo``. Results are cached:
+    ``finfo("bfloat16") is finfo(bfloat16)``.
+
+    Raises ValueError for integer types (as ``numpy.finfo`` does).
+    """
+
+    _mldtypes_cache = {}
+
+    def __new__(cls, dtype):
+        try:
+            hit = cls._mldtypes_cache.get(dtype)
+        except TypeError:
+            hit = None
+        if hit is not None:
+            return hit
+        name = _our_name(dtype)
+        if name is None:
+            return np.finfo(dtype)
+        if name in _INTS:
+            raise ValueError(f"data type {getattr(_core, name)!r} not inexact")
+        part = _COMPLEX_PART.get(name)
+        if part is not None:
+            obj = np.finfo(part) if not isinstance(part, str) else cls(part)
+        else:
+            obj = cls._build(name)
+        t = getattr(_core, name)
+        with _lock:
+            for key in (name, t, np.dtype(t)):
+                obj = cls._mldtypes_cache.setdefault(key, obj)
+        return obj
+
+    @classmethod
+    def _build(cls, name):
+        obj = object.__new__(cls)
+        fields = _core._finfo_fields(name)
+        for key, value in fields.items():
+            setattr(obj, key, value)
+        obj.dtype = np.dtype(getattr(_core, name))
+        # ml_dtypes' text fields (NumPy's finfo templates used them before 2.3)
+        for key in ("eps", "epsneg", "max", "resolution", "tiny", "smallest_normal",
+                    "smallest_subnormal"):
+            setattr(obj, f"_str_{key}", str(fields[key]))
+        return obj
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
+    """Machine limits of an integer type, as ``numpy.iinfo`` and ml_dtypes' ``iinfo``.
+
+    ``iinfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar. For the
+    sub-byte integers ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` it
+    gives ``dtype``, ``kind`` (``"i"``/``"u"``), ``bits`` (1, 2 or 4) and ``min``/``max``
+    as Python ints (source: the Rust library's ``mldtypes::info``); ``str()`` and
+    ``repr()`` are ``iinfo(min=-8, max=7, dtype=int4)`` as in ml_dtypes. Other types
+    are handed to ``numpy.iinfo``.
+
+    Raises ValueError for float and complex types (as ``numpy.iinfo`` does).
+    """
+
+    def __new__(cls, int_type):
+        name = _our_name(int_type)
+        if name is None:
+            return np.iinfo(int_type)
+        if name not in _INTS:
+            raise ValueError(f"Invalid integer data type {name!r}.")
+        obj = object.__new__(cls)
+        obj.kind, obj.bits, min_, max_ = _core._iinfo_fields(name)
+        obj.dtype = np.dtype(getattr(_core, name))
+        obj.key = name
+        obj._min, obj._max = min_, max_
+        return obj
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @property
+    def min(self):
+        """The smallest value of the type."""
+        return self._min
+
+    @property
+    def max(self):
+        """The largest value of the type."""
+        return self._max
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+    def __str__(self):
+        return repr(self)

@@ -1,0 +1,124 @@
+//! The values behind `mldtypes.finfo` / `mldtypes.iinfo`: every field of
+//! `mldtypes::info::Finfo` / `Iinfo`, the float fields as scalars of the
+//! format itself (as ml_dtypes' `finfo` gives them).
+
+use mldtypes::info::{Finfo, Iinfo};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::scalar;
+use crate::types::MlType;
+
+/// A scalar of `T` holding `v` (exact: every finfo value is representable).
+fn scalar_of<T: MlType + scalar::Family_>(py: Python<'_>, v: f64) -> PyResult<Py<PyAny>> {
+    // SAFETY: GIL held; `new` returns a new reference or NULL with an error.
+    unsafe {
+        let o = scalar::new::<T>(T::from_f64(v));
+        Bound::from_owned_ptr_or_err(py, o).map(Bound::unbind)
+    }
+}
+
+fn finfo_dict<'py, T: MlType + scalar::Family_>(
+    py: Python<'py>,
+    fi: &Finfo,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in [
+        ("eps", fi.eps),
+        ("epsneg", fi.epsneg),
+        ("max", fi.max),
+        ("min", fi.min),
+        ("resolution", fi.resolution),
+        ("tiny", fi.tiny),
+        ("smallest_normal", fi.smallest_normal),
+        ("smallest_subnormal", fi.smallest_subnormal),
+    ] {
+        // ml_dtypes gives eps and epsneg of the 6- and 4-bit MX formats as
+        // Python floats
+        if fi.bits < 8 && (k == "eps" || k == "epsneg") {
+            d.set_item(k, v)?;
+        } else {
+            d.set_item(k, scalar_of::<T>(py, v)?)?;
+        }
+    }
+    for (k, v) in [
+        ("bits", fi.bits as i32),
+        ("machep", fi.machep),
+        ("negep", fi.negep),
+        ("minexp", fi.minexp),
+        ("maxexp", fi.maxexp),
+        ("nexp", fi.nexp),
+        ("nmant", fi.nmant),
+        ("iexp", fi.iexp),
+        ("precision", fi.precision),
+    ] {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
+/// `_finfo_fields(name)`: the finfo fields of the float format `name`
+/// (one of the 12 ml_dtypes float formats) as a dict: `eps`, `epsneg`,
+/// `max`, `min`, `resolution`, `tiny`, `smallest_normal`,
+/// `smallest_subnormal` as scalars of the format; `bits`, `machep`,
+/// `negep`, `minexp`, `maxexp`, `nexp`, `nmant`, `iexp`, `precision` as
+/// ints. Source: `mldtypes::info::Finfo` (values of ml_dtypes 0.6.0).
+///
+/// Raises ValueError for any other name.
+#[pyfunction]
+pub(crate) fn _finfo_fields<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    macro_rules! dispatch {
+        ($($t:ident),*) => {
+            $(
+                if name == stringify!($t) {
+                    let fi = Finfo::of(&<mldtypes::$t as mldtypes::float::MiniFloat>::FORMAT);
+                    return finfo_dict::<mldtypes::$t>(py, &fi);
+                }
+            )*
+        };
+    }
+    dispatch!(
+        bfloat16,
+        float8_e3m4,
+        float8_e4m3,
+        float8_e4m3b11fnuz,
+        float8_e4m3fn,
+        float8_e4m3fnuz,
+        float8_e5m2,
+        float8_e5m2fnuz,
+        float8_e8m0fnu,
+        float6_e2m3fn,
+        float6_e3m2fn,
+        float4_e2m1fn
+    );
+    Err(PyValueError::new_err(format!(
+        "{name} is not an mldtypes float format"
+    )))
+}
+
+/// `_iinfo_fields(name)`: `(kind, bits, min, max)` of the sub-byte integer
+/// `name` (int1, int2, int4, uint1, uint2, uint4). Source:
+/// `mldtypes::info::Iinfo`.
+///
+/// Raises ValueError for any other name.
+#[pyfunction]
+pub(crate) fn _iinfo_fields(name: &str) -> PyResult<(String, u32, i64, i64)> {
+    use mldtypes::dtype::DType;
+    let dt = [
+        DType::Int1,
+        DType::Int2,
+        DType::Int4,
+        DType::UInt1,
+        DType::UInt2,
+        DType::UInt4,
+    ]
+    .into_iter()
+    .find(|d| d.name() == name)
+    .ok_or_else(|| PyValueError::new_err(format!("{name} is not an mldtypes integer type")))?;
+    let ii: Iinfo = dt
+        .iinfo()
+        .ok_or_else(|| PyValueError::new_err(format!("{name} has no iinfo")))?;
+    let kind = if ii.min < 0 { "i" } else { "u" };
+    Ok((kind.to_string(), ii.bits, ii.min as i64, ii.max as i64))
+}

@@ -1,0 +1,415 @@
+//! `mldtypes.sum`, `mldtypes.mean`, `mldtypes.dot` (float32 accumulation,
+//! one rounding, through `mldtypes::cast::reduce`) and `mldtypes.pack` /
+//! `mldtypes.unpack` (safetensors' F4/F6 bit layout, through
+//! `mldtypes::cast::pack`).
+
+use std::os::raw::c_int;
+
+use mldtypes::cast::{self, pack as packing, reduce, CastError, Element};
+use mldtypes::dtype::DType;
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::npapi;
+use crate::registry;
+
+fn cast_err(e: CastError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Which of our dtypes `arr` (an ndarray) holds.
+fn our_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
+    // SAFETY: `arr` is an ndarray (checked by the callers through asarray).
+    let num: c_int = unsafe { npapi::array_typenum(arr.as_ptr()) };
+    registry::ORDER
+        .iter()
+        .copied()
+        .find(|&d| registry::typenum(d) == Some(num))
+}
+
+/// A C-contiguous `(rows, n)` array, its `[rows, n]`, and the result shape
+/// (None for a reduction over every axis).
+type Lanes<'py> = (Bound<'py, PyAny>, Vec<usize>, Option<Vec<usize>>);
+
+/// `arr` as a C-contiguous 2-D array `(rows, n)` whose rows are the lanes
+/// reduced over `axis` (all elements when `axis` is None), and the shape of
+/// the result.
+fn lanes<'py>(
+    np: &Bound<'py, PyModule>,
+    arr: &Bound<'py, PyAny>,
+    axis: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Lanes<'py>> {
+    let ndim: usize = arr.getattr("ndim")?.extract()?;
+    let axes: Vec<i64> = match axis {
+        None => (0..ndim as i64).collect(),
+        Some(a) if a.is_none() => (0..ndim as i64).collect(),
+        Some(a) => {
+            if let Ok(i) = a.extract::<i64>() {
+                vec![i]
+            } else {
+                a.extract::<Vec<i64>>()?
+            }
+        }
+    };
+    let full = axis.is_none_or(|a| a.is_none());
+    let k = axes.len() as i64;
+    let dest: Vec<i64> = (-k..0).collect();
+    // moveaxis validates the axes (numpy.exceptions.AxisError)
+    let moved = np.call_method1("moveaxis", (arr, axes, dest))?;
+    let shape: Vec<usize> = moved.getattr("shape")?.extract()?;
+    let keep = shape.len() - k as usize;
+    let out_shape: Vec<usize> = shape[..keep].to_vec();
+    let n: usize = shape[keep..].iter().product();
+    let rows: usize = out_shape.iter().product();
+    let flat = np
+        .call_method1("ascontiguousarray", (moved,))?
+        .call_method1("reshape", ((rows, n),))?;
+    Ok((
+        flat,
+        vec![rows, n],
+        if full { None } else { Some(out_shape) },
+    ))
+}
+
+/// Row-wise float32 sums (or means) of a contiguous `(rows, n)` array of `T`.
+fn rows_f32<T: Element>(
+    flat: &Bound<'_, PyAny>,
+    rows: usize,
+    n: usize,
+    mean: bool,
+) -> PyResult<Vec<f32>> {
+    // SAFETY: `flat` is a C-contiguous ndarray of rows·n elements of T.
+    let data = unsafe {
+        std::slice::from_raw_parts(npapi::array_data(flat.as_ptr()) as *const T, rows * n)
+    };
+    let mut out = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let row = &data[r * n..(r + 1) * n];
+        let v = if mean {
+            if n == 0 {
+                f32::NAN
+            } else {
+                reduce::mean_f32(row).map_err(cast_err)?
+            }
+        } else {
+            reduce::sum_f32(row).map_err(cast_err)?
+        };
+        out.push(v);
+    }
+    Ok(out)
+}
+
+macro_rules! dispatch_real {
+    ($dt:expr, $f:ident, $($args:expr),*) => {{
+        use mldtypes::*;
+        match $dt {
+            DType::BFloat16 => $f::<bfloat16>($($args),*),
+            DType::Float8E3M4 => $f::<float8_e3m4>($($args),*),
+            DType::Float8E4M3 => $f::<float8_e4m3>($($args),*),
+            DType::Float8E4M3B11FNUZ => $f::<float8_e4m3b11fnuz>($($args),*),
+            DType::Float8E4M3FN => $f::<float8_e4m3fn>($($args),*),
+            DType::Float8E4M3FNUZ => $f::<float8_e4m3fnuz>($($args),*),
+            DType::Float8E5M2 => $f::<float8_e5m2>($($args),*),
+            DType::Float8E5M2FNUZ => $f::<float8_e5m2fnuz>($($args),*),
+            DType::Float8E8M0FNU => $f::<float8_e8m0fnu>($($args),*),
+            DType::Float6E2M3FN => $f::<float6_e2m3fn>($($args),*),
+            DType::Float6E3M2FN => $f::<float6_e3m2fn>($($args),*),
+            DType::Float4E2M1FN => $f::<float4_e2m1fn>($($args),*),
+            DType::Int1 => $f::<int1>($($args),*),
+            DType::Int2 => $f::<int2>($($args),*),
+            DType::Int4 => $f::<int4>($($args),*),
+            DType::UInt1 => $f::<uint1>($($args),*),
+            DType::UInt2 => $f::<uint2>($($args),*),
+            DType::UInt4 => $f::<uint4>($($args),*),
+            other => Err(PyTypeError::new_err(format!("{other} arrays are not supported here"))),
+        }
+    }};
+}
+
+/// Shared body of `sum` and `mean`.
+fn reduction<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    axis: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    mean: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let arr = np.call_method1("asarray", (a,))?;
+    let name = if mean { "mean" } else { "sum" };
+    let ours = our_dtype(&arr);
+    let target = match dtype {
+        Some(d) if !d.is_none() => Some(np.call_method1("dtype", (d,))?),
+        _ => None,
+    };
+    let real = ours.filter(|d| !matches!(d, DType::Complex32 | DType::BComplex32));
+    let Some(dt) = real else {
+        // NumPy's own reduction for other dtypes and for the complex types
+        // (accumulated in complex64, or in the requested dtype)
+        let kw = PyDict::new(py);
+        kw.set_item("axis", axis)?;
+        let src = match (&target, ours) {
+            (Some(t), _) => arr.call_method1("astype", (t,))?,
+            (None, Some(_)) => arr.call_method1("astype", (np.getattr("complex64")?,))?,
+            (None, None) => arr.clone(),
+        };
+        let r = np.getattr(name)?.call((src,), Some(&kw))?;
+        return match (&target, ours) {
+            (None, Some(d)) => {
+                let descr =
+                    registry::descr(d).ok_or_else(|| PyTypeError::new_err("not registered"))?;
+                // SAFETY: a live dtype owned by NumPy's registry
+                let descr =
+                    unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
+                let out = np
+                    .call_method1("asarray", (r,))?
+                    .call_method1("astype", (descr,))?;
+                // a full reduction gives a scalar, as NumPy's
+                out.get_item(PyTuple::empty(py))
+            }
+            _ => Ok(r),
+        };
+    };
+    let (flat, dims, out_shape) = lanes(&np, &arr, axis)?;
+    let sums = dispatch_real!(dt, rows_f32, &flat, dims[0], dims[1], mean)?;
+    let f32s = PyArray1::from_vec(py, sums);
+    let descr = registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
+    // SAFETY: a live dtype owned by NumPy's registry
+    let descr = unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
+    let target_descr = target.unwrap_or(descr);
+    let rounded = f32s.call_method1("astype", (target_descr,))?;
+    match out_shape {
+        None => rounded.get_item(0),
+        Some(shape) => rounded.call_method1("reshape", (PyTuple::new(py, shape)?,)),
+    }
+}
+
+/// Sum of the elements of `a` over `axis` (None: all), accumulated in float32
+/// (pairwise) and rounded once into the array's dtype, unlike `numpy.sum`,
+/// which keeps a running sum in the narrow format (10,000 uniform [0, 1)
+/// bfloat16 values: `numpy.sum` stalls at 256, `mldtypes.sum` gives 4992).
+///
+/// `axis`: int, tuple of ints or None, as NumPy's. `dtype`: the dtype of the
+/// result (default: the array's); the float32 accumulator is converted to it.
+/// Complex arrays accumulate in complex64. Source: `mldtypes::cast::reduce`.
+///
+/// Raises numpy.exceptions.AxisError for an axis out of range, TypeError for
+/// unsupported dtypes.
+#[pyfunction]
+#[pyo3(signature = (a, axis=None, dtype=None))]
+pub(crate) fn sum<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    axis: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    reduction(py, a, axis, dtype, false)
+}
+
+/// Mean of the elements of `a` over `axis`: the float32 sum of
+/// `mldtypes.sum` divided by the count in float32, rounded once into the
+/// array's dtype. `axis` and `dtype` as in `mldtypes.sum` / `numpy.mean`.
+///
+/// Raises numpy.exceptions.AxisError for an axis out of range, TypeError for
+/// unsupported dtypes.
+#[pyfunction]
+#[pyo3(signature = (a, axis=None, dtype=None))]
+pub(crate) fn mean<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    axis: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    reduction(py, a, axis, dtype, true)
+}
+
+/// Dot products of rows of `x` (m, k) with rows of `yt` (n, k).
+fn dot_rows<T: Element>(
+    x: &Bound<'_, PyAny>,
+    yt: &Bound<'_, PyAny>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> PyResult<Vec<f32>> {
+    // SAFETY: both are C-contiguous ndarrays of T with the given shapes.
+    let (xs, ys) = unsafe {
+        (
+            std::slice::from_raw_parts(npapi::array_data(x.as_ptr()) as *const T, m * k),
+            std::slice::from_raw_parts(npapi::array_data(yt.as_ptr()) as *const T, n * k),
+        )
+    };
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            out.push(
+                reduce::dot_f32(&xs[i * k..(i + 1) * k], &ys[j * k..(j + 1) * k])
+                    .map_err(cast_err)?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Dot product of `x` and `y` (1-D · 1-D, or matrix products of 1-D/2-D
+/// operands as `numpy.dot`), each output element accumulated in float32 and
+/// rounded once into the operands' dtype. Both operands must have the same
+/// mldtypes dtype. Source: `mldtypes::cast::reduce::dot_f32`.
+///
+/// Raises ValueError for mismatched shapes or more than 2 dimensions,
+/// TypeError for different or unsupported dtypes.
+#[pyfunction]
+pub(crate) fn dot<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let x = np.call_method1("asarray", (x,))?;
+    let y = np.call_method1("asarray", (y,))?;
+    let (dx, dy) = (our_dtype(&x), our_dtype(&y));
+    let dt = match (dx, dy) {
+        (Some(a), Some(b)) if a == b && !matches!(a, DType::Complex32 | DType::BComplex32) => a,
+        _ => {
+            return Err(PyTypeError::new_err(
+                "mldtypes.dot needs two arrays of the same mldtypes real dtype",
+            ))
+        }
+    };
+    let (xn, yn): (usize, usize) = (x.getattr("ndim")?.extract()?, y.getattr("ndim")?.extract()?);
+    if xn == 0 || yn == 0 || xn > 2 || yn > 2 {
+        return Err(PyValueError::new_err(
+            "mldtypes.dot takes 1-D or 2-D operands",
+        ));
+    }
+    let x2 = if xn == 1 {
+        x.call_method1("reshape", ((1, -1),))?
+    } else {
+        x.clone()
+    };
+    let y2 = if yn == 1 {
+        y.call_method1("reshape", ((-1, 1),))?
+    } else {
+        y.clone()
+    };
+    let (m, k): (usize, usize) = x2.getattr("shape")?.extract()?;
+    let (k2, n): (usize, usize) = y2.getattr("shape")?.extract()?;
+    if k != k2 {
+        return Err(PyValueError::new_err(format!(
+            "shapes {:?} and {:?} not aligned: {k} (dim {}) != {k2} (dim 0)",
+            x.getattr("shape")?,
+            y.getattr("shape")?,
+            xn - 1
+        )));
+    }
+    let xc = np.call_method1("ascontiguousarray", (x2,))?;
+    let yt = np.call_method1("ascontiguousarray", (y2.getattr("T")?,))?;
+    let vals = dispatch_real!(dt, dot_rows, &xc, &yt, m, n, k)?;
+    let descr = registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
+    // SAFETY: a live dtype owned by NumPy's registry
+    let descr = unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
+    let r = PyArray1::from_vec(py, vals).call_method1("astype", (descr,))?;
+    match (xn, yn) {
+        (1, 1) => r.get_item(0),
+        (1, 2) => r.call_method1("reshape", ((n,),)),
+        (2, 1) => r.call_method1("reshape", ((m,),)),
+        _ => r.call_method1("reshape", ((m, n),)),
+    }
+}
+
+/// Packs a float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, int4, uint4, int2 or
+/// uint2 array (any shape, C order) into a 1-D uint8 array: the elements form
+/// one least-significant-bit-first bit stream (element k in bits k·w … k·w+w−1,
+/// w the element width; a trailing partial byte is padded with zeros), the
+/// layout of safetensors' F4 / F6_E2M3 / F6_E3M2 tensors. Bits above the
+/// element width are ignored. Source: `mldtypes::cast::pack`.
+///
+/// Raises TypeError for other dtypes.
+#[pyfunction]
+pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let arr = np.call_method1("ascontiguousarray", (array,))?;
+    let dt = our_dtype(&arr).ok_or_else(|| {
+        PyTypeError::new_err("mldtypes.pack needs an array of a sub-byte mldtypes dtype")
+    })?;
+    let n: usize = arr.getattr("size")?.extract()?;
+    let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
+    // SAFETY: a C-contiguous array of n one-byte elements.
+    let src =
+        unsafe { std::slice::from_raw_parts(npapi::array_data(arr.as_ptr()) as *const u8, n) };
+    let mut out = vec![0u8; len];
+    packing::pack(src, dt, &mut out).map_err(cast_err)?;
+    Ok(PyArray1::from_vec(py, out).into_any())
+}
+
+/// Unpacks `shape` elements of `dtype` (float4_e2m1fn, float6_e2m3fn,
+/// float6_e3m2fn, int4, uint4, int2, uint2) from `buffer` (bytes or any
+/// object with the buffer protocol) in the layout `mldtypes.pack` writes.
+/// Returns a new C-contiguous array of that dtype and shape.
+///
+/// Raises ValueError if the buffer's length is not exactly the packed size
+/// of `shape`, TypeError for other dtypes.
+#[pyfunction]
+pub(crate) fn unpack<'py>(
+    py: Python<'py>,
+    buffer: &Bound<'py, PyAny>,
+    dtype: &Bound<'py, PyAny>,
+    shape: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let descr = np.call_method1("dtype", (dtype,))?;
+    let dt = registry::ORDER
+        .iter()
+        .copied()
+        .find(|&d| {
+            registry::scalar_type(d).is_some_and(|p| {
+                descr
+                    .getattr("type")
+                    .map(|t| t.as_ptr() as usize)
+                    .unwrap_or(0)
+                    == p as usize
+            })
+        })
+        .ok_or_else(|| PyTypeError::new_err("mldtypes.unpack needs a sub-byte mldtypes dtype"))?;
+    let shape: Vec<i64> = if let Ok(n) = shape.extract::<i64>() {
+        vec![n]
+    } else {
+        shape.extract()?
+    };
+    if shape.iter().any(|&d| d < 0) {
+        return Err(PyValueError::new_err(format!(
+            "negative dimensions are not allowed in shape {shape:?}"
+        )));
+    }
+    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| PyValueError::new_err(format!("shape {shape:?} is too large")))?;
+    let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
+    let bytes = np.call_method1("frombuffer", (buffer, np.getattr("uint8")?))?;
+    let bytes = bytes.cast_into::<PyArray1<u8>>()?;
+    let ro = bytes.readonly();
+    let src = ro.as_slice()?;
+    if src.len() != len {
+        return Err(PyValueError::new_err(format!(
+            "{} packed {dt} elements take {len} bytes, the buffer has {}",
+            n,
+            src.len()
+        )));
+    }
+    let mut codes = vec![0u8; n];
+    packing::unpack(src, dt, &mut codes).map_err(cast_err)?;
+    let out = PyArray1::from_vec(py, codes);
+    debug_assert_eq!(out.len(), n);
+    out.call_method1("view", (descr,))?
+        .call_method1("reshape", (PyTuple::new(py, shape)?,))
+}
+
+/// `_kernel_path()`: the name of the conversion kernels the Rust library
+/// selected for this CPU (e.g. `"avx512"`), for benchmark reports.
+#[pyfunction]
+pub(crate) fn _kernel_path() -> &'static str {
+    cast::path().name()
+}

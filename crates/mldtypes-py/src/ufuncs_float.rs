@@ -1,0 +1,1582 @@
+//! Ufunc loops of the 12 float formats (bfloat16, the float8, float6 and
+//! float4 formats, float8_e8m0fnu): the 75 ufuncs ml_dtypes 0.6.0 registers
+//! in `RegisterFloatUFuncs` (`custom_float.h`), with the semantics of its
+//! functors (`ufuncs.h`) and of its scalar types (`float8.h`,
+//! `mxfloat.h`, Eigen's `bfloat16`).
+//!
+//! Three kinds of loops:
+//!
+//! - value functions (`add`, `sqrt`, `power`, ...): decode to float32,
+//!   compute in float32, round once (`T(f(float(a), float(b)))` in
+//!   ml_dtypes), in blocks through the library's conversion kernels;
+//! - comparisons and selections (`less`, `maximum`, ...): by value, on the
+//!   decoded float32; the selections return the chosen operand's bits;
+//! - bit-pattern functions (`negative`, `absolute`, `sign`, `copysign`,
+//!   `nextafter`, `spacing`, `isnan`, `logical_*`, ...): on the codes, with
+//!   ml_dtypes' per-format rules (documented on each function below).
+
+use std::mem::size_of;
+use std::os::raw::{c_char, c_int, c_void};
+
+use mldtypes::cast::Element;
+use mldtypes::dtype::DType;
+use mldtypes::float::MiniFloat;
+use mldtypes::format::{Format, NanEncoding, NonFinite};
+use mldtypes::{
+    bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
+    float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+    float8_e8m0fnu,
+};
+use numpy::npyffi::npy_intp;
+use pyo3::PyResult;
+
+use super::{
+    block_len, blocks, convert, count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand,
+    Registrar, BLOCK, BOOL, INTC,
+};
+
+/// A float format with ufunc loops: a scalar type of the library that the
+/// conversion kernels accept.
+pub(crate) trait Float: MiniFloat + Element {}
+impl<T: MiniFloat + Element> Float for T {}
+
+/// Registers the loops of every float format (one line per format).
+pub(super) fn register(r: &mut Registrar<'_>) -> PyResult<()> {
+    register_type::<bfloat16>(r)?;
+    register_type::<float8_e3m4>(r)?;
+    register_type::<float8_e4m3>(r)?;
+    register_type::<float8_e4m3b11fnuz>(r)?;
+    register_type::<float8_e4m3fn>(r)?;
+    register_type::<float8_e4m3fnuz>(r)?;
+    register_type::<float8_e5m2>(r)?;
+    register_type::<float8_e5m2fnuz>(r)?;
+    register_type::<float6_e2m3fn>(r)?;
+    register_type::<float6_e3m2fn>(r)?;
+    register_type::<float4_e2m1fn>(r)?;
+    register_type::<float8_e8m0fnu>(r)?;
+    Ok(())
+}
+
+/// Registers the 75 loops of `T`, in ml_dtypes' order.
+fn register_type<T: Float>(r: &mut Registrar<'_>) -> PyResult<()> {
+    let d = T::DTYPE;
+    let t = Arg::Ours(d);
+    let un: [Arg; 2] = [t, t];
+    let bin: [Arg; 3] = [t, t, t];
+    let cmp: [Arg; 3] = [t, t, BOOL];
+    let pred: [Arg; 2] = [t, BOOL];
+    let value1: &[(&str, LoopFn)] = &[
+        ("rint", unary::<T, Rint> as LoopFn),
+        ("exp", unary::<T, Exp>),
+        ("exp2", unary::<T, Exp2>),
+        ("expm1", unary::<T, Expm1>),
+        ("log", unary::<T, Log>),
+        ("log2", unary::<T, Log2>),
+        ("log10", unary::<T, Log10>),
+        ("log1p", unary::<T, Log1p>),
+        ("sqrt", unary::<T, Sqrt>),
+        ("square", unary::<T, Square>),
+        ("cbrt", unary::<T, Cbrt>),
+        ("reciprocal", unary::<T, Reciprocal>),
+        ("sin", unary::<T, Sin>),
+        ("cos", unary::<T, Cos>),
+        ("tan", unary::<T, Tan>),
+        ("arcsin", unary::<T, Arcsin>),
+        ("arccos", unary::<T, Arccos>),
+        ("arctan", unary::<T, Arctan>),
+        ("sinh", unary::<T, Sinh>),
+        ("cosh", unary::<T, Cosh>),
+        ("tanh", unary::<T, Tanh>),
+        ("arcsinh", unary::<T, Arcsinh>),
+        ("arccosh", unary::<T, Arccosh>),
+        ("arctanh", unary::<T, Arctanh>),
+        ("deg2rad", unary::<T, Deg2rad>),
+        ("rad2deg", unary::<T, Rad2deg>),
+        ("floor", unary::<T, Floor>),
+        ("ceil", unary::<T, Ceil>),
+        ("trunc", unary::<T, Trunc>),
+    ];
+    let value2: &[(&str, LoopFn)] = &[
+        ("add", binary::<T, Add> as LoopFn),
+        ("subtract", binary::<T, Subtract>),
+        ("multiply", binary::<T, Multiply>),
+        ("divide", binary::<T, Divide>),
+        ("logaddexp", binary::<T, LogAddExp>),
+        ("logaddexp2", binary::<T, LogAddExp2>),
+        ("true_divide", binary::<T, Divide>),
+        ("floor_divide", binary::<T, FloorDivide>),
+        ("power", binary::<T, Power>),
+        ("remainder", binary::<T, Remainder>),
+        ("mod", binary::<T, Remainder>),
+        ("fmod", binary::<T, Fmod>),
+        ("arctan2", binary::<T, Arctan2>),
+        ("hypot", binary::<T, Hypot>),
+    ];
+    let code1: &[(&str, LoopFn)] = &[
+        ("negative", code_unary::<T, Negative> as LoopFn),
+        ("positive", code_unary::<T, Identity>),
+        ("absolute", code_unary::<T, Absolute>),
+        ("fabs", code_unary::<T, Absolute>),
+        ("sign", code_unary::<T, Sign>),
+        ("conjugate", code_unary::<T, Identity>),
+        ("spacing", spacing::<T>),
+    ];
+    let code2: &[(&str, LoopFn)] = &[
+        ("heaviside", code_binary::<T, Heaviside> as LoopFn),
+        ("copysign", code_binary::<T, CopySign>),
+        ("nextafter", code_binary::<T, NextAfter>),
+        ("maximum", select::<T, Maximum>),
+        ("minimum", select::<T, Minimum>),
+        ("fmax", select::<T, Fmax>),
+        ("fmin", select::<T, Fmin>),
+    ];
+    let compare2: &[(&str, LoopFn)] = &[
+        ("equal", compare::<T, Equal> as LoopFn),
+        ("not_equal", compare::<T, NotEqual>),
+        ("less", compare::<T, Less>),
+        ("greater", compare::<T, Greater>),
+        ("less_equal", compare::<T, LessEqual>),
+        ("greater_equal", compare::<T, GreaterEqual>),
+        ("logical_and", logical::<T, And>),
+        ("logical_or", logical::<T, Or>),
+        ("logical_xor", logical::<T, Xor>),
+    ];
+    let pred1: &[(&str, LoopFn)] = &[
+        ("logical_not", predicate::<T, LogicalNot> as LoopFn),
+        ("isfinite", predicate::<T, IsFinite>),
+        ("isinf", predicate::<T, IsInf>),
+        ("isnan", predicate::<T, IsNan>),
+        ("signbit", predicate::<T, SignBit>),
+    ];
+    for &(name, f) in value1.iter().chain(code1) {
+        r.add(name, d, &un, f)?;
+    }
+    for &(name, f) in value2.iter().chain(code2) {
+        r.add(name, d, &bin, f)?;
+    }
+    for &(name, f) in compare2 {
+        r.add(name, d, &cmp, f)?;
+    }
+    for &(name, f) in pred1 {
+        r.add(name, d, &pred, f)?;
+    }
+    r.add("divmod", d, &[t, t, t, t], divmod::<T>)?;
+    r.add("modf", d, &[t, t, t], modf::<T>)?;
+    r.add("ldexp", d, &[t, INTC, t], ldexp::<T>)?;
+    r.add("frexp", d, &[t, t, INTC], frexp::<T>)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Codes: ml_dtypes' bit-level rules, for any format descriptor.
+// ---------------------------------------------------------------------------
+
+/// Reads the code of element `k` (the format's low bits; unused high bits
+/// of the sub-byte formats are ignored).
+#[inline]
+unsafe fn load<T: Float>(o: Operand, k: usize) -> u32 {
+    let raw = if size_of::<T>() == 1 {
+        o.read::<u8>(k) as u32
+    } else {
+        o.read::<u16>(k) as u32
+    };
+    raw & T::FORMAT.code_mask()
+}
+
+/// Writes `code` as element `k`.
+#[inline]
+unsafe fn store<T: Float>(o: Operand, k: usize, code: u32) {
+    if size_of::<T>() == 1 {
+        o.write::<u8>(k, code as u8)
+    } else {
+        o.write::<u16>(k, code as u16)
+    }
+}
+
+/// Whether `code` is NaN (Eigen / ml_dtypes `isnan`, on bits).
+#[inline]
+fn is_nan(f: &Format, code: u32) -> bool {
+    f.is_nan_code(code)
+}
+
+/// Whether `code` is ±infinity.
+#[inline]
+fn is_inf(f: &Format, code: u32) -> bool {
+    f.inf_code() == Some(code & !f.sign_mask())
+}
+
+/// ml_dtypes' `abs` on bits: the sign bit cleared, except that the
+/// negative-zero NaN of the fnuz formats (and their zero) stay as they are,
+/// and the unsigned float8_e8m0fnu is its own absolute value.
+#[inline]
+fn abs_code(f: &Format, code: u32) -> u32 {
+    if !f.signed {
+        return code;
+    }
+    let mag = code & !f.sign_mask();
+    if f.nan_encoding == NanEncoding::NegativeZero && mag == 0 {
+        code
+    } else {
+        mag
+    }
+}
+
+/// The sign half of ml_dtypes' `SignAndMagnitude`: the sign bit (0 in the
+/// unsigned float8_e8m0fnu). The fnuz NaN `0x80` counts as negative.
+#[inline]
+fn sign_code(f: &Format, code: u32) -> u32 {
+    if f.signed {
+        code & f.sign_mask()
+    } else {
+        0
+    }
+}
+
+/// `std::numeric_limits<T>::quiet_NaN()` of ml_dtypes: the positive quiet
+/// NaN (top mantissa bit set) in IEEE formats, the format's NaN otherwise;
+/// the float6/float4 formats, which have none, give `-0` (`0b1'00...`).
+#[inline]
+fn quiet_nan(f: &Format) -> u32 {
+    f.nan_code().unwrap_or(f.sign_mask())
+}
+
+/// C++ `static_cast<bool>` of an ml_dtypes scalar: false only for zeros.
+/// NaN is true (the fnuz NaN too); float8_e8m0fnu has no zero.
+#[inline]
+fn truthy(f: &Format, code: u32) -> bool {
+    if !f.signed {
+        true
+    } else if f.nan_encoding == NanEncoding::NegativeZero {
+        code != 0
+    } else {
+        code & !f.sign_mask() != 0
+    }
+}
+
+/// Whether ml_dtypes handles `T` as Eigen's `bfloat16`, whose predicates
+/// and comparisons are float32 operations on the value: C relational
+/// operators (which raise the invalid flag when an operand is NaN) and
+/// float32 tests that raise it for signalling NaNs. The float8/6/4 formats
+/// test and compare bit patterns and raise nothing.
+#[inline(always)]
+fn eigen_float<T: Float>() -> bool {
+    matches!(T::DTYPE, DType::BFloat16)
+}
+
+/// Whether a decoded float32 is a signalling NaN (quiet bit clear): only
+/// bfloat16 codes decode to those, payload kept.
+#[inline(always)]
+fn is_snan(x: f32) -> bool {
+    let b = x.to_bits();
+    b & 0x7fc0_0000 == 0x7f80_0000 && b & 0x003f_ffff != 0
+}
+
+/// Whether `code` of `T` is a signalling NaN that ml_dtypes raises the
+/// invalid flag for when it reads the value as float32 (bfloat16 only).
+#[inline(always)]
+fn code_is_snan<T: Float>(code: u32) -> bool {
+    eigen_float::<T>() && code & 0x7fc0 == 0x7f80 && code & 0x003f != 0
+}
+
+/// Raises the invalid flag, after a bfloat16 loop read a signalling NaN as
+/// float32 (see [`eigen_float`]).
+#[inline]
+fn signal_snan<T: Float>(seen: bool) {
+    if eigen_float::<T>() && seen {
+        raise_invalid();
+    }
+}
+
+/// Whether any decoded value of a bfloat16 block is a signalling NaN.
+#[inline]
+fn any_snan<T: Float>(xs: &[f32]) -> bool {
+    eigen_float::<T>() && xs.iter().fold(false, |acc, &x| acc | is_snan(x))
+}
+
+/// Whether NaN results of `T` keep the sign of their NaN operands as x86
+/// arithmetic gives it (IEEE float8 formats and float8_e4m3fn: NaN has a
+/// sign; the fnuz formats and float8_e8m0fnu have one unsigned NaN).
+#[inline(always)]
+fn signed_nan_float8<T: Float>() -> bool {
+    let f = &T::FORMAT;
+    !eigen_float::<T>() && f.signed && f.has_nan() && f.nan_encoding != NanEncoding::NegativeZero
+}
+
+/// Constants some bit-level functions return.
+struct Consts {
+    one: u32,
+    minus_one: u32,
+    zero: u32,
+}
+
+impl Consts {
+    /// `T(1)`, `T(-1)`, `T(0)` as ml_dtypes constructs them.
+    fn of<T: Float>() -> Self {
+        let flags = FpFlags::save();
+        let c = Consts {
+            one: T::from_f32(1.0).code(),
+            minus_one: T::from_f32(-1.0).code(),
+            zero: T::from_f32(0.0).code(),
+        };
+        flags.restore();
+        c
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Blocks: gather + decode / encode + scatter through the kernels.
+// ---------------------------------------------------------------------------
+
+/// Bytes of one block of the widest format (bfloat16).
+const BLOCK_BYTES: usize = BLOCK * 2;
+
+/// Decodes elements `start..start + out.len()` of `o` into `out`.
+#[inline]
+unsafe fn decode<T: Float>(o: Operand, start: usize, buf: &mut [u8], out: &mut [f32]) {
+    let bytes = o.bytes(start, out.len(), size_of::<T>(), buf);
+    if matches!(T::DTYPE, DType::BFloat16) {
+        // bfloat16 is the upper half of a float32: widening is a shift
+        // (payload and sign kept, as the library's decode), which the
+        // compiler vectorises in place here.
+        for (v, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *v = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16);
+        }
+        return;
+    }
+    convert(
+        bytes,
+        T::DTYPE,
+        bytemuck::cast_slice_mut(out),
+        DType::Float32,
+    );
+}
+
+/// Rounds `vals` once into `T` and writes them as elements `start..` of `o`.
+#[inline]
+unsafe fn encode<T: Float>(vals: &[f32], o: Operand, start: usize, buf: &mut [u8]) {
+    let size = size_of::<T>();
+    let n = vals.len() * size;
+    if o.contiguous(size) {
+        let dst = std::slice::from_raw_parts_mut(o.at(start), n);
+        convert(bytemuck::cast_slice(vals), DType::Float32, dst, T::DTYPE);
+    } else {
+        convert(
+            bytemuck::cast_slice(vals),
+            DType::Float32,
+            &mut buf[..n],
+            T::DTYPE,
+        );
+        o.put_bytes(start, &buf[..n], size);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Value functions: computed in float32, rounded once.
+// ---------------------------------------------------------------------------
+
+/// A float32 function of one argument (ml_dtypes: `T(f(float(a)))`).
+trait Unary {
+    /// Whether the compiler building ml_dtypes knows the result is never
+    /// negative (`x * x`, `exp`, `exp2`, `cosh`, `acos`, `acosh`, `hypot`)
+    /// and so drops the sign of a NaN result in Eigen's `bfloat16(float)`
+    /// (whose NaN branch tests `signbit`): those bfloat16 NaN results are
+    /// `+NaN`.
+    const NONNEGATIVE: bool = false;
+    fn f(x: f32) -> f32;
+}
+
+/// A float32 function of two arguments (ml_dtypes: `T(f(float(a), float(b)))`).
+trait Binary {
+    /// Whether, for the unsigned float8_e8m0fnu, ml_dtypes raises no
+    /// floating-point flags for NaN operands (its `logaddexp` comparisons
+    /// with the NaN `0xFF` raise nothing, unlike the signed formats').
+    const QUIET_UNSIGNED: bool = false;
+    /// See [`Unary::NONNEGATIVE`].
+    const NONNEGATIVE: bool = false;
+    /// Which NaN operand a bfloat16 result takes (see [`NanRule`]).
+    const NAN_BF16: NanRule = NanRule::Native;
+    /// Which NaN operand a float8 result takes (see [`NanRule`]).
+    const NAN_FLOAT8: NanRule = NanRule::Native;
+    fn f(x: f32, y: f32) -> f32;
+}
+
+/// The NaN an arithmetic operation of ml_dtypes' scalar types returns when
+/// an operand is NaN, as its x86-64 build gives it (x86 returns the NaN of
+/// the instruction's first source, and the compiler picks the operand order
+/// of commutative operations): observed on ml_dtypes 0.6.0 for every pair of
+/// float8 codes and for bfloat16 NaN pairs. Only the sign is at stake: each
+/// format's encoder gives its canonical quiet NaN.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NanRule {
+    /// As the float32 operation gives it (NaN operands do not matter).
+    Native,
+    /// `a` if it is NaN, else `b`.
+    FirstSecond,
+    /// `b` if it is NaN, else `a`.
+    SecondFirst,
+    /// `a` if it is NaN, else `+NaN` if `b` is (float8 `+` and `-`).
+    FirstElsePositive,
+}
+
+/// Applies `T`'s rule to the float32 result `r` of `x op y`.
+#[inline(always)]
+fn nan_rule<T: Float, O: Binary>(x: f32, y: f32, r: f32) -> f32 {
+    let rule = if eigen_float::<T>() {
+        O::NAN_BF16
+    } else if signed_nan_float8::<T>() {
+        O::NAN_FLOAT8
+    } else {
+        NanRule::Native
+    };
+    match rule {
+        NanRule::Native => r,
+        NanRule::FirstSecond => {
+            if x.is_nan() {
+                x
+            } else if y.is_nan() {
+                y
+            } else {
+                r
+            }
+        }
+        NanRule::SecondFirst => {
+            if y.is_nan() {
+                y
+            } else if x.is_nan() {
+                x
+            } else {
+                r
+            }
+        }
+        NanRule::FirstElsePositive => {
+            if x.is_nan() {
+                x
+            } else if y.is_nan() {
+                f32::NAN
+            } else {
+                r
+            }
+        }
+    }
+}
+
+macro_rules! unary_fns {
+    ($($(#[$doc:meta])* $name:ident $([$c:ident = $v:expr])* = |$x:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name;
+        impl Unary for $name {
+            $(const $c: bool = $v;)*
+            #[inline(always)]
+            fn f($x: f32) -> f32 { $e }
+        }
+    )*};
+}
+
+macro_rules! binary_fns {
+    ($($(#[$doc:meta])* $name:ident $([$c:ident: $t:ty = $v:expr])* = |$x:ident, $y:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name;
+        impl Binary for $name {
+            $(const $c: $t = $v;)*
+            #[inline(always)]
+            fn f($x: f32, $y: f32) -> f32 { $e }
+        }
+    )*};
+}
+
+/// `M_PI / 180.0f` in ml_dtypes: computed in double, stored as float.
+const RADIANS_PER_DEGREE: f32 = (std::f64::consts::PI / 180.0) as f32;
+/// `180.0f / M_PI` in ml_dtypes: computed in double, stored as float.
+const DEGREES_PER_RADIAN: f32 = (180.0 / std::f64::consts::PI) as f32;
+
+unary_fns! {
+    /// `rint`: round half to even (C `rintf`).
+    Rint = |x| libm::rintf(x);
+    Exp [NONNEGATIVE = true] = |x| libm::expf(x);
+    Exp2 [NONNEGATIVE = true] = |x| libm::exp2f(x);
+    Expm1 = |x| libm::expm1f(x);
+    Log = |x| libm::logf(x);
+    Log2 = |x| libm::log2f(x);
+    Log10 = |x| libm::log10f(x);
+    Log1p = |x| libm::log1pf(x);
+    /// IEEE square root (the `sqrtss` instruction `sqrtf` is).
+    Sqrt = |x| x.sqrt();
+    /// ml_dtypes: `f * f` in float32.
+    Square [NONNEGATIVE = true] = |x| x * x;
+    Cbrt = |x| libm::cbrtf(x);
+    /// ml_dtypes: `1.f / float(a)`.
+    Reciprocal = |x| 1.0 / x;
+    Sin = |x| libm::sinf(x);
+    Cos = |x| libm::cosf(x);
+    Tan = |x| libm::tanf(x);
+    Arcsin = |x| libm::asinf(x);
+    Arccos [NONNEGATIVE = true] = |x| libm::acosf(x);
+    Arctan = |x| libm::atanf(x);
+    Sinh = |x| libm::sinhf(x);
+    Cosh [NONNEGATIVE = true] = |x| libm::coshf(x);
+    Tanh = |x| libm::tanhf(x);
+    Arcsinh = |x| libm::asinhf(x);
+    Arccosh [NONNEGATIVE = true] = |x| libm::acoshf(x);
+    Arctanh = |x| libm::atanhf(x);
+    Deg2rad = |x| x * RADIANS_PER_DEGREE;
+    Rad2deg = |x| x * DEGREES_PER_RADIAN;
+    Floor = |x| x.floor();
+    Ceil = |x| x.ceil();
+    Trunc = |x| x.trunc();
+}
+
+binary_fns! {
+    Add [NAN_BF16: NanRule = NanRule::SecondFirst]
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x + y;
+    Subtract [NAN_BF16: NanRule = NanRule::FirstSecond]
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x - y;
+    Multiply [NAN_BF16: NanRule = NanRule::SecondFirst]
+        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] = |x, y| x * y;
+    Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
+        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] = |x, y| x / y;
+    LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
+    LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
+    FloorDivide = |x, y| divmod_f32(x, y).0;
+    Power = |x, y| libm::powf(x, y);
+    Remainder = |x, y| divmod_f32(x, y).1;
+    Fmod = |x, y| fmod_x87(x, y);
+    Arctan2 = |x, y| libm::atan2f(x, y);
+    Hypot [NONNEGATIVE: bool = true] = |x, y| libm::hypotf(x, y);
+}
+
+/// `a < b` as a C relational operator: false with the invalid flag raised
+/// when an operand is NaN (ml_dtypes' float32 code is compiled to the
+/// signalling comparison).
+#[inline]
+fn lt_signalling(a: f32, b: f32) -> bool {
+    if a.is_nan() || b.is_nan() {
+        raise_invalid();
+        false
+    } else {
+        a < b
+    }
+}
+
+/// `a > b` as a C relational operator (see [`lt_signalling`]).
+#[inline]
+fn gt_signalling(a: f32, b: f32) -> bool {
+    lt_signalling(b, a)
+}
+
+/// ml_dtypes' `LogAddExp`: `log(exp(x) + exp(y))` computed as
+/// `max + log1p(exp(min - max))`; equal arguments (same-signed infinities
+/// included) give `x + log(2)`; unordered ones NaN.
+#[inline]
+fn log_add_exp(x: f32, y: f32) -> f32 {
+    if x == y {
+        return x + std::f32::consts::LN_2;
+    }
+    if gt_signalling(x, y) {
+        x + libm::log1pf(libm::expf(y - x))
+    } else if lt_signalling(x, y) {
+        y + libm::log1pf(libm::expf(x - y))
+    } else {
+        f32::NAN
+    }
+}
+
+/// ml_dtypes' `LogAddExp2`, in base 2 (`x + 1` for equal arguments).
+#[inline]
+fn log_add_exp2(x: f32, y: f32) -> f32 {
+    if x == y {
+        return x + 1.0;
+    }
+    if gt_signalling(x, y) {
+        x + libm::log1pf(libm::exp2f(y - x)) / std::f32::consts::LN_2
+    } else if lt_signalling(x, y) {
+        y + libm::log1pf(libm::exp2f(x - y)) / std::f32::consts::LN_2
+    } else {
+        f32::NAN
+    }
+}
+
+/// C `fmodf` as ml_dtypes' x86-64 build computes it (GCC inlines
+/// `std::fmod` with the x87 `fprem` instruction): when both operands are
+/// NaN, the result is the one with the larger significand once quieted,
+/// and the positive one on a tie (x87 NaN propagation), where SSE code
+/// would return the first operand.
+#[inline]
+fn fmod_x87(x: f32, y: f32) -> f32 {
+    let r = libm::fmodf(x, y);
+    if !(x.is_nan() && y.is_nan()) {
+        return r;
+    }
+    const QUIET: u32 = 0x0040_0000;
+    let (qx, qy) = (x.to_bits() | QUIET, y.to_bits() | QUIET);
+    let (mx, my) = (qx & 0x007f_ffff, qy & 0x007f_ffff);
+    f32::from_bits(if mx > my {
+        qx
+    } else if my > mx {
+        qy
+    } else {
+        qx & qy
+    })
+}
+
+/// ml_dtypes' `divmod_impl` (NumPy's float `divmod`): `(floor(a / b),
+/// a mod b)` with the remainder taking the divisor's sign; a zero divisor
+/// gives `(±inf, nan)`, or `(nan, nan)` for a zero or NaN dividend.
+#[inline]
+fn divmod_f32(a: f32, b: f32) -> (f32, f32) {
+    if b == 0.0 {
+        if a.is_nan() || a == 0.0 {
+            return (f32::NAN, f32::NAN);
+        }
+        let inf = if a.is_sign_negative() == b.is_sign_negative() {
+            f32::INFINITY
+        } else {
+            f32::NEG_INFINITY
+        };
+        return (inf, f32::NAN);
+    }
+    let mut m = fmod_x87(a, b);
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if lt_signalling(b, 0.0) != lt_signalling(m, 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0f32.copysign(b);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if gt_signalling(div - f, 0.5) {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0f32.copysign(a / b)
+    };
+    (floordiv, m)
+}
+
+/// Loop of a [`Unary`] value function.
+unsafe extern "C" fn unary<T: Float, O: Unary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+    blocks(n, block, |start, len| {
+        let x = &mut x[..len];
+        decode::<T>(a, start, &mut buf, x);
+        snan |= simd::unary_block::<T, O>(x);
+        encode::<T>(x, o, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+/// The float32 compute of the blocked loops, compiled for each instruction
+/// set the conversion kernels use and dispatched on the same detected
+/// [`mldtypes::cast::Path`] (the compiler vectorises the arithmetic; the
+/// libm calls stay scalar).
+mod simd {
+    use super::{eigen_float, is_snan, nan_rule, positive_nans, Binary, Float, Unary};
+
+    /// `x[i] = f(x[i])`; whether a signalling NaN was read (bfloat16).
+    #[inline(always)]
+    fn unary<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        let mut seen = false;
+        for v in x.iter_mut() {
+            seen |= eigen_float::<T>() && is_snan(*v);
+            *v = O::f(*v);
+        }
+        if O::NONNEGATIVE && eigen_float::<T>() {
+            positive_nans(x);
+        }
+        seen
+    }
+
+    /// `x[i] = f(x[i], y[i])`; whether a signalling NaN was read (bfloat16).
+    #[inline(always)]
+    fn binary<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        let mut seen = false;
+        for (u, v) in x.iter_mut().zip(y.iter()) {
+            seen |= eigen_float::<T>() && (is_snan(*u) | is_snan(*v));
+            *u = nan_rule::<T, O>(*u, *v, O::f(*u, *v));
+        }
+        if O::NONNEGATIVE && eigen_float::<T>() {
+            positive_nans(x);
+        }
+        seen
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn unary_avx512<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        unary::<T, O>(x)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn unary_avx2<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        unary::<T, O>(x)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn binary_avx512<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        binary::<T, O>(x, y)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn binary_avx2<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        binary::<T, O>(x, y)
+    }
+
+    /// [`unary`] on the best instruction set.
+    #[inline]
+    pub(super) fn unary_block<T: Float, O: Unary>(x: &mut [f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use mldtypes::cast::Path;
+            match mldtypes::cast::path() {
+                // SAFETY: the path is only selected when the CPU has these
+                // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+                Path::Avx512 => return unsafe { unary_avx512::<T, O>(x) },
+                Path::Avx2 => return unsafe { unary_avx2::<T, O>(x) },
+                _ => {}
+            }
+        }
+        unary::<T, O>(x)
+    }
+
+    /// [`binary`] on the best instruction set.
+    #[inline]
+    pub(super) fn binary_block<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use mldtypes::cast::Path;
+            match mldtypes::cast::path() {
+                // SAFETY: as in `unary_block`.
+                Path::Avx512 => return unsafe { binary_avx512::<T, O>(x, y) },
+                Path::Avx2 => return unsafe { binary_avx2::<T, O>(x, y) },
+                _ => {}
+            }
+        }
+        binary::<T, O>(x, y)
+    }
+}
+
+/// Replaces every NaN by `+NaN` (see [`Unary::NONNEGATIVE`]).
+#[inline(always)]
+fn positive_nans(xs: &mut [f32]) {
+    for v in xs {
+        if v.is_nan() {
+            *v = f32::NAN;
+        }
+    }
+}
+
+/// Loop of a [`Binary`] value function.
+unsafe extern "C" fn binary<T: Float, O: Binary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        2,
+    );
+    if is_reduction(a, o, block) {
+        signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
+        return;
+    }
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        decode::<T>(a, start, &mut buf, x);
+        decode::<T>(b, start, &mut buf, y);
+        let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+        snan |= simd::binary_block::<T, O>(x, y);
+        if let Some(flags) = quiet {
+            flags.restore();
+        }
+        encode::<T>(x, o, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+/// Whether a loop call is NumPy's reduction (`np.add.reduce`): the
+/// accumulator is the first input and the output, both with step 0.
+#[inline]
+fn is_reduction(a: Operand, o: Operand, block: usize) -> bool {
+    block == 1 && a.at(0) == o.at(0) && a.at(1) == a.at(0) && o.at(1) == o.at(0)
+}
+
+/// A reduction `acc = f(acc, b[k])` over `n` elements, rounding into `T`
+/// after every step as ml_dtypes' element-by-element loop does; the
+/// accumulator stays in a register, `b` is decoded in blocks. Returns
+/// whether a signalling NaN was read (bfloat16).
+unsafe fn reduce<T: Float, O: Binary>(
+    acc: Operand,
+    b: Operand,
+    n: usize,
+    buf: &mut [u8],
+    y: &mut [f32; BLOCK],
+) -> bool {
+    let mut code = load::<T>(acc, 0);
+    let mut x = T::from_code(code).to_f32();
+    let mut seen = false;
+    let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+    blocks(n, BLOCK, |start, len| {
+        let y = &mut y[..len];
+        decode::<T>(b, start, buf, y);
+        for &v in y.iter() {
+            seen |= eigen_float::<T>() && (is_snan(x) | is_snan(v));
+            let mut r = nan_rule::<T, O>(x, v, O::f(x, v));
+            if O::NONNEGATIVE && eigen_float::<T>() && r.is_nan() {
+                r = f32::NAN;
+            }
+            // The library's scalar conversions, bit-identical to the
+            // kernels: integer code and exact widening, so they raise no
+            // floating-point flags of their own.
+            code = T::from_f32(r).code();
+            x = T::from_code(code).to_f32();
+        }
+    });
+    if let Some(flags) = quiet {
+        flags.restore();
+    }
+    store::<T>(acc, 0, code);
+    seen
+}
+
+/// `divmod`: `(floor_divide, remainder)` from one [`divmod_f32`].
+unsafe extern "C" fn divmod<T: Float>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[
+            size_of::<T>(),
+            size_of::<T>(),
+            size_of::<T>(),
+            size_of::<T>(),
+        ],
+        2,
+    );
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        decode::<T>(a, start, &mut buf, x);
+        decode::<T>(b, start, &mut buf, y);
+        snan |= any_snan::<T>(x) | any_snan::<T>(y);
+        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+            (*u, *v) = divmod_f32(*u, *v);
+        }
+        encode::<T>(x, q, start, &mut buf);
+        encode::<T>(y, m, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+/// `modf`: `(fractional part, integral part)` from C `modff`.
+unsafe extern "C" fn modf<T: Float>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let (fr, ip) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        1,
+    );
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        decode::<T>(a, start, &mut buf, x);
+        snan |= any_snan::<T>(x);
+        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+            *u = libm::modff(*u, v);
+        }
+        encode::<T>(x, fr, start, &mut buf);
+        encode::<T>(y, ip, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+/// `frexp`: `(mantissa, exponent)` from C `frexpf`; the exponent is a C
+/// `int`.
+unsafe extern "C" fn frexp<T: Float>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut snan = false;
+    let mut last: c_int = 0;
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 4], 1);
+    blocks(n, block, |start, len| {
+        let x = &mut x[..len];
+        decode::<T>(a, start, &mut buf, x);
+        snan |= any_snan::<T>(x);
+        for (k, u) in x.iter_mut().enumerate() {
+            if !T::FORMAT.signed && u.is_nan() {
+                // ml_dtypes never writes the exponent of float8_e8m0fnu's
+                // NaN (its compiler folds `frexp` of that constant NaN and
+                // leaves the output variable alone): the element gets the
+                // previous element's exponent, 0 at the start of a loop.
+                exp.write::<c_int>(start + k, last);
+                continue;
+            }
+            let mut e: c_int = 0;
+            *u = libm::frexpf(*u, &mut e);
+            last = e;
+            exp.write::<c_int>(start + k, e);
+        }
+        encode::<T>(x, mant, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+/// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf`.
+unsafe extern "C" fn ldexp<T: Float>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let e = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), 4, size_of::<T>()], 2);
+    blocks(n, block, |start, len| {
+        let x = &mut x[..len];
+        decode::<T>(a, start, &mut buf, x);
+        snan |= any_snan::<T>(x);
+        for (k, u) in x.iter_mut().enumerate() {
+            *u = libm::ldexpf(*u, e.read::<c_int>(start + k));
+        }
+        encode::<T>(x, o, start, &mut buf);
+    });
+    signal_snan::<T>(snan);
+}
+
+// ---------------------------------------------------------------------------
+// Comparisons and selections, by value.
+// ---------------------------------------------------------------------------
+
+/// A comparison of two values.
+trait Compare {
+    /// Whether ml_dtypes evaluates it with an ordered (signalling) C
+    /// operator when comparing as float32.
+    const ORDERED: bool;
+    fn f(x: f32, y: f32) -> bool;
+}
+
+macro_rules! compares {
+    ($($name:ident = |$x:ident, $y:ident| $e:expr, $ordered:expr;)*) => {$(
+        struct $name;
+        impl Compare for $name {
+            const ORDERED: bool = $ordered;
+            #[inline(always)]
+            fn f($x: f32, $y: f32) -> bool { $e }
+        }
+    )*};
+}
+
+compares! {
+    Equal = |x, y| x == y, false;
+    NotEqual = |x, y| x != y, false;
+    Less = |x, y| x < y, true;
+    Greater = |x, y| x > y, true;
+    LessEqual = |x, y| x <= y, true;
+    GreaterEqual = |x, y| x >= y, true;
+}
+
+/// Loop of a [`Compare`]: boolean output. Comparing decoded float32 values
+/// equals ml_dtypes' sign-magnitude comparison of bit patterns (NaN
+/// unordered, `-0 == +0`).
+unsafe extern "C" fn compare<T: Float, O: Compare>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let mut unordered = false;
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        decode::<T>(a, start, &mut buf, x);
+        decode::<T>(b, start, &mut buf, y);
+        snan |= any_snan::<T>(x) | any_snan::<T>(y);
+        // The compiler may vectorise with signalling compares; the flags
+        // ml_dtypes raises are set explicitly below.
+        let flags = FpFlags::save();
+        for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+            unordered |= u.is_nan() || v.is_nan();
+            o.write::<u8>(start + k, O::f(*u, *v) as u8);
+        }
+        flags.restore();
+    });
+    if O::ORDERED && unordered && eigen_float::<T>() {
+        raise_invalid();
+    }
+    signal_snan::<T>(snan);
+}
+
+/// A choice between two operands.
+trait Select {
+    /// Whether the result is `x` (else `y`).
+    fn pick_x(x: f32, y: f32) -> bool;
+    /// Whether ml_dtypes evaluates an ordered float32 comparison with a NaN
+    /// operand for these arguments (when comparing as float32).
+    fn signals(x: f32, y: f32) -> bool;
+}
+
+/// `maximum`: `isnan(a) || a > b ? a : b` (NaN propagates from either side;
+/// `maximum(+0, -0)` is `-0`, the second operand).
+struct Maximum;
+impl Select for Maximum {
+    #[inline(always)]
+    fn pick_x(x: f32, y: f32) -> bool {
+        x.is_nan() || x > y
+    }
+    #[inline(always)]
+    fn signals(x: f32, y: f32) -> bool {
+        !x.is_nan() && y.is_nan()
+    }
+}
+
+/// `minimum`: `isnan(a) || a < b ? a : b`.
+struct Minimum;
+impl Select for Minimum {
+    #[inline(always)]
+    fn pick_x(x: f32, y: f32) -> bool {
+        x.is_nan() || x < y
+    }
+    #[inline(always)]
+    fn signals(x: f32, y: f32) -> bool {
+        !x.is_nan() && y.is_nan()
+    }
+}
+
+/// `fmax`: `isnan(b) || a > b ? a : b` (NaN only if both are).
+struct Fmax;
+impl Select for Fmax {
+    #[inline(always)]
+    fn pick_x(x: f32, y: f32) -> bool {
+        y.is_nan() || x > y
+    }
+    #[inline(always)]
+    fn signals(x: f32, y: f32) -> bool {
+        x.is_nan() && !y.is_nan()
+    }
+}
+
+/// `fmin`: `isnan(b) || a < b ? a : b`.
+struct Fmin;
+impl Select for Fmin {
+    #[inline(always)]
+    fn pick_x(x: f32, y: f32) -> bool {
+        y.is_nan() || x < y
+    }
+    #[inline(always)]
+    fn signals(x: f32, y: f32) -> bool {
+        x.is_nan() && !y.is_nan()
+    }
+}
+
+/// Loop of a [`Select`]: the chosen operand's bits are copied unchanged.
+unsafe extern "C" fn select<T: Float, O: Select>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let mut signals = false;
+    let mut snan = false;
+    let n = count(dims);
+    let block = block_len(
+        args,
+        steps,
+        n,
+        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+        2,
+    );
+    if is_reduction(a, o, block) {
+        // The accumulator is element 0 of `a` and `o`: keep it in a
+        // register, compare it with each decoded element of `b`.
+        let mut code = load::<T>(a, 0);
+        let mut acc = T::from_code(code).to_f32();
+        blocks(n, BLOCK, |start, len| {
+            let y = &mut y[..len];
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(y) | (eigen_float::<T>() && is_snan(acc));
+            let flags = FpFlags::save();
+            for (k, v) in y.iter().enumerate() {
+                signals |= O::signals(acc, *v);
+                if !O::pick_x(acc, *v) {
+                    code = load::<T>(b, start + k);
+                    acc = *v;
+                }
+            }
+            flags.restore();
+        });
+        store::<T>(o, 0, code);
+    } else {
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(x) | any_snan::<T>(y);
+            let flags = FpFlags::save();
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                signals |= O::signals(*u, *v);
+                let src = if O::pick_x(*u, *v) { a } else { b };
+                store::<T>(o, start + k, load::<T>(src, start + k));
+            }
+            flags.restore();
+        });
+    }
+    if signals && eigen_float::<T>() {
+        raise_invalid();
+    }
+    signal_snan::<T>(snan);
+}
+
+// ---------------------------------------------------------------------------
+// Bit-pattern functions.
+// ---------------------------------------------------------------------------
+
+/// A function of one code.
+trait CodeUnary {
+    /// Whether ml_dtypes reads the value as float32 (an `isnan` test on a
+    /// bfloat16 signalling NaN raises the invalid flag, see
+    /// [`eigen_float`]).
+    const READS_VALUE: bool = false;
+    fn f(fmt: &Format, c: &Consts, x: u32) -> u32;
+}
+
+/// A function of two codes.
+trait CodeBinary {
+    /// See [`CodeUnary::READS_VALUE`].
+    const READS_VALUE: bool = false;
+    fn f(fmt: &Format, c: &Consts, x: u32, y: u32) -> u32;
+}
+
+/// A boolean function of one code.
+trait CodePredicate {
+    /// See [`CodeUnary::READS_VALUE`].
+    const READS_VALUE: bool = false;
+    fn f(fmt: &Format, x: u32) -> bool;
+}
+
+/// `positive` and `conjugate` (real): the operand unchanged.
+struct Identity;
+impl CodeUnary for Identity {
+    #[inline(always)]
+    fn f(_: &Format, _: &Consts, x: u32) -> u32 {
+        x
+    }
+}
+
+/// `negative`: the sign bit flipped; the fnuz zero and NaN (magnitude bits
+/// zero) are their own negation; every float8_e8m0fnu value negates to NaN
+/// (`float8.h`, `mxfloat.h` `operator-`).
+struct Negative;
+impl CodeUnary for Negative {
+    #[inline(always)]
+    fn f(fmt: &Format, _: &Consts, x: u32) -> u32 {
+        if !fmt.signed {
+            return fmt.nan_code().unwrap_or(x);
+        }
+        if fmt.nan_encoding == NanEncoding::NegativeZero && x & !fmt.sign_mask() == 0 {
+            return x;
+        }
+        x ^ fmt.sign_mask()
+    }
+}
+
+/// `absolute` / `fabs`: [`abs_code`].
+struct Absolute;
+impl CodeUnary for Absolute {
+    #[inline(always)]
+    fn f(fmt: &Format, _: &Consts, x: u32) -> u32 {
+        abs_code(fmt, x)
+    }
+}
+
+/// `sign`: NaN and zeros (magnitude bits zero) unchanged, else `T(±1)`.
+/// As in ml_dtypes, float8_e8m0fnu's code `0x00` (2^-127, not a zero)
+/// is returned unchanged, being "magnitude zero".
+struct Sign;
+impl CodeUnary for Sign {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, c: &Consts, x: u32) -> u32 {
+        if is_nan(fmt, x) || abs_code(fmt, x) == 0 {
+            x
+        } else if sign_code(fmt, x) != 0 {
+            c.minus_one
+        } else {
+            c.one
+        }
+    }
+}
+
+/// `heaviside(x, h0)`: NaN `x` unchanged, `h0` where `x`'s magnitude bits
+/// are zero, else `T(0)` for negative and `T(1)` for positive `x`.
+struct Heaviside;
+impl CodeBinary for Heaviside {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, c: &Consts, x: u32, h0: u32) -> u32 {
+        if is_nan(fmt, x) {
+            x
+        } else if abs_code(fmt, x) == 0 {
+            h0
+        } else if sign_code(fmt, x) != 0 {
+            c.zero
+        } else {
+            c.one
+        }
+    }
+}
+
+/// `copysign(a, b)`: `abs(a)`'s bits with `b`'s sign bit (ml_dtypes: no
+/// special case, so in the fnuz formats `copysign(0, -1)` is the NaN
+/// `0x80`); float8_e8m0fnu returns `a`.
+struct CopySign;
+impl CodeBinary for CopySign {
+    #[inline(always)]
+    fn f(fmt: &Format, _: &Consts, x: u32, y: u32) -> u32 {
+        if !fmt.signed {
+            x
+        } else {
+            abs_code(fmt, x) | sign_code(fmt, y)
+        }
+    }
+}
+
+/// ml_dtypes' `NextAfter` on codes: NaN if either is NaN; `to` if the bits
+/// are equal; from a magnitude-zero code, the smallest subnormal with
+/// `to`'s sign; otherwise the code stepped by one towards `to` (integer
+/// step on the bit pattern), and in formats that are not IEEE a step that
+/// lands on a NaN code gives `+0` instead.
+#[inline]
+fn next_after(fmt: &Format, from: u32, to: u32) -> u32 {
+    if is_nan(fmt, from) || is_nan(fmt, to) {
+        return quiet_nan(fmt);
+    }
+    if from == to {
+        return to;
+    }
+    let (from_sign, from_abs) = (sign_code(fmt, from), abs_code(fmt, from));
+    let (to_sign, to_abs) = (sign_code(fmt, to), abs_code(fmt, to));
+    if from_abs == 0 {
+        return if to_abs == 0 { to } else { 1 | to_sign };
+    }
+    let down = from_abs > to_abs || from_sign != to_sign;
+    let out = if down { from.wrapping_sub(1) } else { from + 1 } & fmt.code_mask();
+    // bfloat16 and the IEEE float8 formats are `is_iec559`; the others
+    // replace a NaN result (the fnuz `0x80` reached from -min) with zero.
+    if fmt.non_finite != NonFinite::Ieee && is_nan(fmt, out) {
+        return 0;
+    }
+    out
+}
+
+/// `nextafter(from, to)`: [`next_after`].
+struct NextAfter;
+impl CodeBinary for NextAfter {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, _: &Consts, x: u32, y: u32) -> u32 {
+        next_after(fmt, x, y)
+    }
+}
+
+/// `logical_not`: not [`truthy`].
+struct LogicalNot;
+impl CodePredicate for LogicalNot {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, x: u32) -> bool {
+        !truthy(fmt, x)
+    }
+}
+
+/// `isfinite`: neither NaN nor infinite.
+struct IsFinite;
+impl CodePredicate for IsFinite {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, x: u32) -> bool {
+        !is_nan(fmt, x) && !is_inf(fmt, x)
+    }
+}
+
+/// `isinf`.
+struct IsInf;
+impl CodePredicate for IsInf {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, x: u32) -> bool {
+        is_inf(fmt, x)
+    }
+}
+
+/// `isnan`.
+struct IsNan;
+impl CodePredicate for IsNan {
+    const READS_VALUE: bool = true;
+    #[inline(always)]
+    fn f(fmt: &Format, x: u32) -> bool {
+        is_nan(fmt, x)
+    }
+}
+
+/// `signbit`: the sign bit ([`sign_code`]); true for the fnuz NaN.
+struct SignBit;
+impl CodePredicate for SignBit {
+    #[inline(always)]
+    fn f(fmt: &Format, x: u32) -> bool {
+        sign_code(fmt, x) != 0
+    }
+}
+
+/// A boolean function of two truth values (`logical_and`, ...).
+trait Logical {
+    fn f(x: bool, y: bool) -> bool;
+}
+
+/// `logical_and`.
+struct And;
+impl Logical for And {
+    #[inline(always)]
+    fn f(x: bool, y: bool) -> bool {
+        x && y
+    }
+}
+
+/// `logical_or`.
+struct Or;
+impl Logical for Or {
+    #[inline(always)]
+    fn f(x: bool, y: bool) -> bool {
+        x || y
+    }
+}
+
+/// `logical_xor`.
+struct Xor;
+impl Logical for Xor {
+    #[inline(always)]
+    fn f(x: bool, y: bool) -> bool {
+        x ^ y
+    }
+}
+
+/// Loop of a [`CodeUnary`].
+unsafe extern "C" fn code_unary<T: Float, O: CodeUnary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+    let c = Consts::of::<T>();
+    let mut snan = false;
+    for k in 0..count(dims) {
+        let x = load::<T>(a, k);
+        snan |= O::READS_VALUE && code_is_snan::<T>(x);
+        store::<T>(o, k, O::f(&T::FORMAT, &c, x));
+    }
+    signal_snan::<T>(snan);
+}
+
+/// Loop of a [`CodeBinary`].
+unsafe extern "C" fn code_binary<T: Float, O: CodeBinary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let c = Consts::of::<T>();
+    let mut snan = false;
+    for k in 0..count(dims) {
+        let (x, y) = (load::<T>(a, k), load::<T>(b, k));
+        snan |= O::READS_VALUE && (code_is_snan::<T>(x) || code_is_snan::<T>(y));
+        store::<T>(o, k, O::f(&T::FORMAT, &c, x, y));
+    }
+    signal_snan::<T>(snan);
+}
+
+/// Loop of a [`CodePredicate`]: boolean output.
+unsafe extern "C" fn predicate<T: Float, O: CodePredicate>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+    let mut snan = false;
+    for k in 0..count(dims) {
+        let x = load::<T>(a, k);
+        snan |= O::READS_VALUE && code_is_snan::<T>(x);
+        o.write::<u8>(k, O::f(&T::FORMAT, x) as u8);
+    }
+    signal_snan::<T>(snan);
+}
+
+/// Loop of a [`Logical`] on the operands' [`truthy`] values.
+unsafe extern "C" fn logical<T: Float, O: Logical>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let a = Operand::of(args, steps, 0);
+    let b = Operand::of(args, steps, 1);
+    let o = Operand::of(args, steps, 2);
+    let f = &T::FORMAT;
+    let mut snan = false;
+    for k in 0..count(dims) {
+        let (x, y) = (load::<T>(a, k), load::<T>(b, k));
+        snan |= code_is_snan::<T>(x) || code_is_snan::<T>(y);
+        o.write::<u8>(k, O::f(truthy(f, x), truthy(f, y)) as u8);
+    }
+    signal_snan::<T>(snan);
+}
+
+/// `spacing(x)` as ml_dtypes computes it: `nextafter(x, ±away) - x` in
+/// float32, rounded once, where `away` is infinity with `x`'s sign, or the
+/// largest finite value in formats without infinities. In those formats
+/// `±max` gives NaN with `x`'s sign (`copysign(quiet_NaN, x)`), or `+0` in
+/// the float6/float4 formats, which have no NaN.
+unsafe extern "C" fn spacing<T: Float>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+    let f = &T::FORMAT;
+    let size = size_of::<T>();
+    let c = Consts::of::<T>();
+    let away = f.inf_code().unwrap_or(f.max_code());
+    // `abs(x) == max()` in ml_dtypes is a value comparison: only the two
+    // codes of ±max match.
+    let at_max = |x: u32| !f.has_infinity() && abs_code(f, x) == f.max_code();
+    let max_result = |x: u32| {
+        if f.has_nan() {
+            CopySign::f(f, &c, quiet_nan(f), x)
+        } else {
+            0
+        }
+    };
+    let mut buf = [0u8; BLOCK_BYTES];
+    let mut nbuf = [0u8; BLOCK_BYTES];
+    let mut x = [0f32; BLOCK];
+    let mut y = [0f32; BLOCK];
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        for k in 0..len {
+            let code = load::<T>(a, start + k);
+            let to = CopySign::f(f, &c, away, code);
+            let next = next_after(f, code, to);
+            let bytes = next.to_le_bytes();
+            nbuf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+        }
+        decode::<T>(a, start, &mut buf, x);
+        convert(
+            &nbuf[..len * size],
+            T::DTYPE,
+            bytemuck::cast_slice_mut(y),
+            DType::Float32,
+        );
+        for (u, v) in x.iter_mut().zip(y.iter()) {
+            *u = *v - *u;
+        }
+        convert(
+            bytemuck::cast_slice(x),
+            DType::Float32,
+            &mut buf[..len * size],
+            T::DTYPE,
+        );
+        for k in 0..len {
+            let code = load::<T>(a, start + k);
+            if at_max(code) {
+                let bytes = max_result(code).to_le_bytes();
+                buf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+            }
+        }
+        o.put_bytes(start, &buf[..len * size], size);
+    });
+}

@@ -1,0 +1,187 @@
+"""mldtypes' own functions, beyond ml_dtypes (vectors/beyond.npz / .json.gz; expected values are
+computed exactly by the generator):
+
+- `mldtypes.sum`, `mldtypes.mean`, `mldtypes.dot` accumulate in float32 and round the result
+  once into the array's dtype (the cases are drawn so that every float32 summation order gives
+  the same code); `axis` and `dtype` as NumPy's.
+- `mldtypes.pack(array)` / `mldtypes.unpack(buffer, dtype, shape)`: sub-byte codes as one
+  least-significant-bit-first stream (safetensors' F4 / F6 layout), trailing bits zero.
+"""
+
+import numpy as np
+import pytest
+
+import mldtypes
+from conftest import T, assert_same, from_codes, load_json, load_npz, to_codes
+
+B = load_json("beyond")
+ARR = load_npz("beyond")
+SUMS = B["sum"]
+DOTS = B["dot"]
+PACKS = B["pack"]
+
+
+def test_seed_example_sum_is_4992():
+    vals = from_codes("bfloat16", ARR["seed_example_codes"])
+    ex = B["seed_example"]
+    r = mldtypes.sum(vals)
+    assert np.asarray(r).dtype == np.dtype(mldtypes.bfloat16)
+    assert to_codes("bfloat16", np.asarray(r).reshape(1))[0] == ex["ours_code"] == 0x459C, (
+        f"mldtypes.sum: {r}, expected 4992")
+    assert float(np.asarray(r).astype(np.float32)) == 4992.0
+    # NumPy's own sum keeps the bfloat16 accumulator: 256, as with ml_dtypes
+    assert to_codes("bfloat16", np.asarray(vals.sum()).reshape(1))[0] == ex["numpy_sum_code"]
+    m = mldtypes.mean(vals)
+    assert to_codes("bfloat16", np.asarray(m).reshape(1))[0] == ex["mean_ours_code"]
+
+
+def _check_reduction(fn, case, suffix):
+    name = case["dtype"]
+    a = from_codes(name, ARR[case["key"] + "_in"])
+    r = np.asarray(fn(a, axis=case["axis"]))
+    want = ARR[case["key"] + suffix]
+    assert r.dtype == np.dtype(T(name)), f"{fn.__name__} of {name}: dtype {r.dtype}"
+    assert r.shape == want.shape, f"{fn.__name__} of {name} axis={case['axis']}: shape {r.shape}"
+    got = to_codes(name, r.reshape(-1)).reshape(want.shape)
+    return name, want, got
+
+
+@pytest.mark.parametrize("case", SUMS, ids=[f"{c['dtype']}-{c['shape']}-{c['axis']}"
+                                            for c in SUMS])
+def test_sum(case):
+    name, want, got = _check_reduction(mldtypes.sum, case, "_sum")
+    assert_same(f"mldtypes.sum({name}{case['shape']}, axis={case['axis']})", None, want, got)
+
+
+@pytest.mark.parametrize("case", SUMS, ids=[f"{c['dtype']}-{c['shape']}-{c['axis']}"
+                                            for c in SUMS])
+def test_mean(case):
+    name, want, got = _check_reduction(mldtypes.mean, case, "_mean")
+    checked = ARR[case["key"] + "_mean_checked"].astype(bool)
+    assert_same(f"mldtypes.mean({name}{case['shape']}, axis={case['axis']})", None,
+                np.where(checked, want, 0), np.where(checked, got, 0))
+
+
+@pytest.mark.parametrize("case", DOTS, ids=[f"{c['dtype']}-{c['n']}" for c in DOTS])
+def test_dot(case):
+    name = case["dtype"]
+    x = from_codes(name, ARR[case["key"] + "_x"])
+    y = from_codes(name, ARR[case["key"] + "_y"])
+    r = np.asarray(mldtypes.dot(x, y))
+    assert r.dtype == np.dtype(T(name))
+    got = int(to_codes(name, r.reshape(1))[0])
+    assert got == case["code"], f"mldtypes.dot on {name} (n={case['n']}): {got:#x}, " \
+                                f"expected {case['code']:#x}"
+
+
+@pytest.mark.parametrize("case", B["matmul"], ids=[c["dtype"] for c in B["matmul"]])
+def test_dot_matrix(case):
+    name = case["dtype"]
+    x = from_codes(name, ARR[case["key"] + "_x"])
+    y = from_codes(name, ARR[case["key"] + "_y"])
+    r = np.asarray(mldtypes.dot(x, y))
+    assert r.dtype == np.dtype(T(name)) and r.shape == ARR[case["key"] + "_out"].shape
+    assert_same(f"mldtypes.dot({name} {case['shape_x']} x {case['shape_y']})", None,
+                ARR[case["key"] + "_out"], to_codes(name, r))
+
+
+@pytest.mark.parametrize("case", B["dtype_cases"], ids=[c["dtype"] for c in B["dtype_cases"]])
+def test_sum_mean_with_dtype(case):
+    name = case["dtype"]
+    a = from_codes(name, ARR[case["key"] + "_in"])
+    s0 = np.asarray(mldtypes.sum(a, axis=0, dtype=np.float32))
+    assert s0.dtype == np.float32 and s0.tolist() == case["sum_axis0"]
+    s = np.asarray(mldtypes.sum(a, dtype=np.float32))
+    assert s.dtype == np.float32 and float(s) == case["sum_all"]
+    s64 = np.asarray(mldtypes.sum(a, dtype=np.float64))
+    assert s64.dtype == np.float64 and float(s64) == case["sum_all"]
+    m1 = np.asarray(mldtypes.mean(a, axis=1, dtype=np.float32))
+    assert m1.dtype == np.float32
+    assert m1.tolist() == np.array(case["mean_axis1"], dtype=np.float32).tolist()
+
+
+@pytest.mark.parametrize("case", PACKS, ids=[f"{c['dtype']}-{c['n']}" for c in PACKS])
+def test_pack(case):
+    name = case["dtype"]
+    a = from_codes(name, ARR[case["key"] + "_codes"])
+    got = bytes(memoryview(mldtypes.pack(a)).cast("B"))
+    want = ARR[case["key"] + "_packed"].tobytes()
+    assert got == want, f"pack({name}, n={case['n']}): {got.hex()}, expected {want.hex()}"
+
+
+@pytest.mark.parametrize("case", PACKS, ids=[f"{c['dtype']}-{c['n']}" for c in PACKS])
+def test_unpack(case):
+    name = case["dtype"]
+    buf = ARR[case["key"] + "_packed"].tobytes()
+    r = mldtypes.unpack(buf, T(name), (case["n"],))
+    assert r.dtype == np.dtype(T(name)) and r.shape == (case["n"],)
+    assert_same(f"unpack({name}, n={case['n']})", None, ARR[case["key"] + "_codes"],
+                to_codes(name, r))
+
+
+@pytest.mark.parametrize("name", ["float4_e2m1fn", "int4", "uint2", "float6_e3m2fn"])
+def test_pack_round_trip_2d_and_high_bits(name):
+    w = {"float4_e2m1fn": 4, "int4": 4, "uint2": 2, "float6_e3m2fn": 6}[name]
+    codes = (np.arange(48, dtype=np.uint8) * 37) & ((1 << w) - 1)
+    a = from_codes(name, codes).reshape(6, 8)
+    packed = mldtypes.pack(a)
+    assert len(bytes(memoryview(packed).cast("B"))) == 48 * w // 8
+    back = mldtypes.unpack(packed, T(name), (6, 8))
+    assert back.shape == (6, 8)
+    assert np.array_equal(to_codes(name, back), codes.reshape(6, 8))
+    # bits above the element width are ignored by pack
+    dirty = from_codes(name, codes | np.uint8(0xFF ^ ((1 << w) - 1))).reshape(6, 8)
+    assert bytes(memoryview(mldtypes.pack(dirty)).cast("B")) == bytes(
+        memoryview(packed).cast("B"))
+
+
+def test_pack_layout_examples():
+    f4 = from_codes("float4_e2m1fn", [0x1, 0x2, 0x3, 0xF])
+    assert bytes(memoryview(mldtypes.pack(f4)).cast("B")) == bytes([0x21, 0xF3])
+    u2 = from_codes("uint2", [1, 2, 3, 0, 3])
+    assert bytes(memoryview(mldtypes.pack(u2)).cast("B")) == bytes([0b00111001, 0b11])
+    f6 = from_codes("float6_e2m3fn", [0x3F, 0x00, 0x15, 0x2A])
+    assert bytes(memoryview(mldtypes.pack(f6)).cast("B")) == (
+        (0x3F | 0x15 << 12 | 0x2A << 18).to_bytes(3, "little"))
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float32"])
+def test_pack_rejects_byte_types(name):
+    a = np.zeros(4, dtype=T(name) if name != "float32" else np.float32)
+    with pytest.raises((TypeError, ValueError)):
+        mldtypes.pack(a)
+
+
+def test_unpack_rejects_wrong_length():
+    with pytest.raises(ValueError):
+        mldtypes.unpack(b"\x00\x00\x00", mldtypes.int4, (4,))
+    with pytest.raises(ValueError):
+        mldtypes.unpack(b"\x00", mldtypes.float6_e2m3fn, (4,))
+
+
+def test_sum_rejects_bad_axis():
+    with pytest.raises((TypeError, ValueError, IndexError)):
+        mldtypes.sum(np.zeros(3, dtype=mldtypes.bfloat16), axis=5)
+
+
+BAD_CALLS = {
+    "finfo_unknown_name": lambda: mldtypes.finfo("float8_nope"),
+    "iinfo_unknown_name": lambda: mldtypes.iinfo("int3"),
+    "unpack_negative_shape": lambda: mldtypes.unpack(b"\x00", mldtypes.int4, (-2,)),
+    "unpack_not_a_buffer": lambda: mldtypes.unpack(12345, mldtypes.int4, (2,)),
+    "unpack_unpackable_dtype": lambda: mldtypes.unpack(b"\x00\x00", mldtypes.bfloat16, (1,)),
+    "unpack_unknown_dtype": lambda: mldtypes.unpack(b"\x00", "nope", (2,)),
+    "pack_not_an_array": lambda: mldtypes.pack("abc"),
+    "sum_not_an_array": lambda: mldtypes.sum("abc"),
+    "dot_shape_mismatch": lambda: mldtypes.dot(np.zeros(3, mldtypes.bfloat16),
+                                               np.zeros(4, mldtypes.bfloat16)),
+    "mean_bad_dtype": lambda: mldtypes.mean(np.zeros(3, mldtypes.bfloat16), dtype="nope"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CALLS))
+def test_bad_input_raises_typed_error(case):
+    """Bad arguments raise TypeError / ValueError (never a Rust panic, which Python reports as
+    pyo3_runtime.PanicException, a BaseException)."""
+    with pytest.raises((TypeError, ValueError, IndexError)):
+        BAD_CALLS[case]()
