@@ -69,7 +69,7 @@ fn dtype_name(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if let Some(d) = crate::promotion::from_numpy(&dt)? {
         return Ok(d.name().to_string());
     }
-    Ok(dt.getattr("name")?.extract::<String>()?)
+    dt.getattr("name")?.extract::<String>()
 }
 
 /// A serde_json value as a Python object (objects become dicts, arrays lists,

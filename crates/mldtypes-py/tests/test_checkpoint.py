@@ -328,3 +328,62 @@ def test_overwrite_in_place(model):
     out, _ = read_safetensors(model)
     np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
     assert leftovers(model.parent) == []
+
+
+def write_sharded(d, corrupt_second=False):
+    d.mkdir()
+    write_safetensors(d / "model-00001-of-00002.safetensors", {"a": W})
+    write_safetensors(d / "model-00002-of-00002.safetensors", {"b": BIAS, "ids": IDS})
+    if corrupt_second:
+        p = d / "model-00002-of-00002.safetensors"
+        p.write_bytes(p.read_bytes()[:-4])
+    index = {"metadata": {"total_size": W.nbytes + BIAS.nbytes + IDS.nbytes},
+             "weight_map": {"a": "model-00001-of-00002.safetensors",
+                            "b": "model-00002-of-00002.safetensors",
+                            "ids": "model-00002-of-00002.safetensors"}}
+    (d / "model.safetensors.index.json").write_text(json.dumps(index))
+    (d / "config.json").write_text(json.dumps({"torch_dtype": "float32"}))
+
+
+def test_sharded_directory(tmp_path):
+    src, dst = tmp_path / "model", tmp_path / "out"
+    write_sharded(src)
+    s = mldtypes.convert_checkpoint(src, dst, "bfloat16", threads=2)
+    assert sorted(s["files"]) == ["model-00001-of-00002.safetensors",
+                                  "model-00002-of-00002.safetensors"]
+    assert sorted(os.listdir(dst)) == ["config.json", "model-00001-of-00002.safetensors",
+                                       "model-00002-of-00002.safetensors",
+                                       "model.safetensors.index.json"]
+    index = json.loads((dst / "model.safetensors.index.json").read_text())
+    assert index["metadata"]["total_size"] == 2 * W.size + 2 * BIAS.size + IDS.nbytes
+    assert index["weight_map"]["a"] == "model-00001-of-00002.safetensors"
+    assert json.loads((dst / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    a, _ = read_safetensors(dst / "model-00001-of-00002.safetensors")
+    np.testing.assert_array_equal(a["a"][2], codes(W, mldtypes.bfloat16))
+    rows = mldtypes.inspect_checkpoint(dst / "model.safetensors.index.json")
+    assert [(r["file"], r["name"], r["dtype"]) for r in rows] == [
+        ("model-00001-of-00002.safetensors", "a", "BF16"),
+        ("model-00002-of-00002.safetensors", "b", "BF16"),
+        ("model-00002-of-00002.safetensors", "ids", "I32")]
+
+
+def test_corrupt_shard_leaves_nothing_behind(tmp_path):
+    src, dst = tmp_path / "model", tmp_path / "out"
+    write_sharded(src, corrupt_second=True)
+    with pytest.raises(mldtypes.CheckpointError, match="model-00002-of-00002"):
+        mldtypes.convert_checkpoint(src, dst, "mxfp4")
+    assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
+def test_concurrent_calls_from_threads(model, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(i):
+        return mldtypes.convert_checkpoint(model, tmp_path / f"o{i}.safetensors", "bfloat16")
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(run, range(8)))
+    assert all(r["total"]["elements"] == 10 for r in results)
+    for i in range(8):
+        out, _ = read_safetensors(tmp_path / f"o{i}.safetensors")
+        np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
