@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod arrfuncs;
 mod casts;
+mod checkpoint;
 mod fmt;
 mod info;
 mod npapi;
@@ -153,5 +154,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;
     ufuncs::register(py)?;
     promotion::register(m)?;
+    checkpoint::register(m)?;
     Ok(())
 }

@@ -17,7 +17,8 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 - ``complex32``: two IEEE float16 (real first); ``bcomplex32``: two bfloat16.
 """
 
-from typing import Any, SupportsIndex
+import os
+from typing import Any, Literal, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -99,3 +100,16 @@ def pack(array: npt.ArrayLike) -> npt.NDArray[np.uint8]:
 def unpack(buffer: Any, dtype: npt.DTypeLike, shape: SupportsIndex | tuple[SupportsIndex, ...]
            ) -> npt.NDArray[Any]:
     """The inverse of pack (ValueError for a wrong length, TypeError)."""
+class CheckpointError(ValueError):
+    """A corrupt or mismatched safetensors checkpoint; the message names the file."""
+def convert_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                       to: npt.DTypeLike, *, only: str | None = None, saturate: bool = False,
+                       mx_scale: Literal["floor", "ceil"] = "floor",
+                       rest: npt.DTypeLike | None = None, threads: int | None = None,
+                       overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
+    """Converts a safetensors checkpoint (file, directory or index) to a dtype, an OCP MX v1.0
+    format or nvfp4, atomically; returns the summary of ``mldtypes convert --json``
+    (ValueError, TypeError, CheckpointError, OSError)."""
+def inspect_checkpoint(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Per-tensor file, name, dtype tag, shape, min/max/mean/nan_count of a safetensors
+    checkpoint, as ``mldtypes inspect --json`` (CheckpointError, OSError)."""

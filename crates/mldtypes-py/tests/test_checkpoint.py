@@ -1,0 +1,389 @@
+"""`mldtypes.convert_checkpoint` / `mldtypes.inspect_checkpoint`: the library's checkpoint
+engine seen from Python.
+
+Inputs are tiny float32 safetensors files written here (an 8-byte little-endian header length,
+a JSON header, the raw bytes). Expected outputs are NumPy casts through mldtypes' dtypes
+(round-to-nearest-even, as ml_dtypes) and, for MXFP4, the OCP MX v1.0 rule worked out by hand:
+scale X = 2^(floor(log2(amax)) - 2) as the E8M0 code log2(X) + 127, elements V / X as
+float4_e2m1fn packed two to a byte, lowest bits first (`mldtypes.pack`).
+"""
+
+import json
+import os
+import struct
+import warnings
+
+import numpy as np
+import pytest
+
+import mldtypes
+
+ST_DTYPES = {"F32": np.float32, "I32": np.int32, "U8": np.uint8, "BF16": np.uint16,
+             "F16": np.float16, "F8_E4M3": np.uint8}
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """Writes {name: ndarray} (float32 or int32) as a safetensors file."""
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        tag = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32"}[a.dtype]
+        raw = a.tobytes()
+        header[name] = {"dtype": tag, "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    """Returns ({name: (tag, shape, ndarray of the raw codes)}, metadata)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    out = {}
+    for name, h in header.items():
+        a, b = h["data_offsets"]
+        raw = data[8 + n + a:8 + n + b]
+        out[name] = (h["dtype"], h["shape"], np.frombuffer(raw, ST_DTYPES[h["dtype"]]))
+    return out, metadata
+
+
+def codes(x, dtype):
+    """The codes of float32 values cast to `dtype` (round-to-nearest-even)."""
+    a = np.asarray(x, np.float32).astype(dtype)
+    return a.view(np.uint16 if a.itemsize == 2 else np.uint8).ravel()
+
+
+W = np.array([[1.0, 0.1, -3.0, 1e-3, 2.5, -0.7, 100.0, 1 / 3]], np.float32).reshape(2, 4)
+BIAS = np.array([0.5, -1.25], np.float32)
+IDS = np.array([1, 2, 3], np.int32)
+
+
+@pytest.fixture
+def model(tmp_path):
+    p = tmp_path / "model.safetensors"
+    write_safetensors(p, {"w": W, "bias": BIAS, "ids": IDS}, {"format": "pt"})
+    return p
+
+
+def leftovers(d):
+    return sorted(n for n in os.listdir(d) if n.endswith(".mldtypes-partial") or n.startswith("."))
+
+
+def test_bfloat16_codes_and_summary(model, tmp_path):
+    dst = tmp_path / "out.safetensors"
+    s = mldtypes.convert_checkpoint(model, dst, "bf16")
+    out, meta = read_safetensors(dst)
+    assert out["w"][0] == "BF16" and out["w"][1] == [2, 4]
+    np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
+    np.testing.assert_array_equal(out["bias"][2], codes(BIAS, mldtypes.bfloat16))
+    assert out["ids"][0] == "I32"
+    np.testing.assert_array_equal(out["ids"][2].view(np.int32), IDS)
+    assert meta.get("format") == "pt"
+
+    assert s["target"] == "bfloat16"
+    # A single-file conversion names its one shard as the input does.
+    assert s["files"] == ["model.safetensors"]
+    assert s["copied"] == ["ids"]
+    assert s["input"] == str(model) and s["output"] == str(dst)
+    assert s["bytes_written"] == os.path.getsize(dst)
+    assert s["bytes_read"] == W.nbytes + BIAS.nbytes + IDS.nbytes
+    assert s["warnings"] == []
+    assert s["seconds"] >= 0.0
+    by_name = {t["name"]: t for t in s["tensors"]}
+    assert sorted(by_name) == ["bias", "w"]
+    t = by_name["w"]
+    assert (t["file"], t["shape"], t["from"], t["to"], t["action"]) == (
+        "model.safetensors", [2, 4], "float32", "bfloat16", "convert")
+    got = W.astype(mldtypes.bfloat16).astype(np.float64)
+    err = np.abs(got - W.astype(np.float64))
+    assert t["elements"] == 8
+    assert t["max_abs_error"] == err.max()
+    assert t["rel_rms_error"] == pytest.approx(
+        np.sqrt((err ** 2).sum() / (W.astype(np.float64) ** 2).sum()), rel=1e-12)
+    assert t["clipped"] == t["overflow_to_nonfinite"] == t["flushed_to_zero"] == 0
+    # bias is exact in bfloat16: SQNR is infinite (a float, not JSON's null).
+    assert by_name["bias"]["max_abs_error"] == 0.0
+    assert by_name["bias"]["sqnr_db"] == float("inf")
+    assert s["total"]["elements"] == 10
+    assert s["total"]["max_abs_error"] == t["max_abs_error"]
+
+
+@pytest.mark.parametrize("to", ["float8_e4m3fn", mldtypes.float8_e4m3fn,
+                                np.dtype(mldtypes.float8_e4m3fn)])
+def test_float8_target_as_name_type_or_dtype(model, tmp_path, to):
+    dst = tmp_path / "out.safetensors"
+    s = mldtypes.convert_checkpoint(model, dst, to)
+    out, _ = read_safetensors(dst)
+    assert out["w"][0] == "F8_E4M3"
+    np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.float8_e4m3fn))
+    assert s["target"] == "float8_e4m3fn"
+
+
+def test_numpy_float16_target(model, tmp_path):
+    dst = tmp_path / "out.safetensors"
+    mldtypes.convert_checkpoint(model, dst, np.float16)
+    out, _ = read_safetensors(dst)
+    assert out["w"][0] == "F16"
+    np.testing.assert_array_equal(out["w"][2], W.astype(np.float16).ravel())
+
+
+def test_overflow_warns_and_saturate_clamps(tmp_path):
+    src = tmp_path / "big.safetensors"
+    x = np.array([[1000.0, 1.0]], np.float32)
+    write_safetensors(src, {"x": x})
+    with pytest.warns(RuntimeWarning, match="overflowed"):
+        s = mldtypes.convert_checkpoint(src, tmp_path / "a.safetensors", "float8_e4m3fn")
+    t = s["tensors"][0]
+    assert (t["clipped"], t["overflow_to_nonfinite"]) == (1, 1)
+    out, _ = read_safetensors(tmp_path / "a.safetensors")
+    np.testing.assert_array_equal(out["x"][2], codes(x, mldtypes.float8_e4m3fn))
+    assert out["x"][2][0] == 0x7F  # NaN, as ml_dtypes' non-saturating cast
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = mldtypes.convert_checkpoint(src, tmp_path / "b.safetensors", "float8_e4m3fn",
+                                        saturate=True)
+    t = s["tensors"][0]
+    assert (t["clipped"], t["overflow_to_nonfinite"]) == (1, 0)
+    out, _ = read_safetensors(tmp_path / "b.safetensors")
+    assert list(out["x"][2]) == [0x7E, 0x38]  # 448, 1.0
+    assert t["max_abs_error"] == 0.0  # clipped values are left out of the error sums
+
+
+def test_only_glob_selects_tensors(model, tmp_path):
+    dst = tmp_path / "out.safetensors"
+    s = mldtypes.convert_checkpoint(model, dst, "bfloat16", only="b*")
+    out, _ = read_safetensors(dst)
+    assert [t["name"] for t in s["tensors"]] == ["bias"]
+    assert out["w"][0] == "F32"
+    np.testing.assert_array_equal(out["w"][2], W.ravel())
+    assert sorted(s["copied"]) == ["ids", "w"]
+
+
+def mxfp4_expected(v):
+    """Blocks and scale codes of one row of 32 values per OCP MX v1.0 §6.3, for values whose
+    scaled magnitudes stay within float4_e2m1fn's range (no clipping)."""
+    v = np.asarray(v, np.float64).reshape(-1, 32)
+    blocks, scales = [], []
+    for b in v:
+        e = int(np.floor(np.log2(np.abs(b).max()))) - 2  # emax of E2M1 is 2
+        blocks.append(mldtypes.pack((b / 2.0 ** e).astype(np.float32)
+                                    .astype(mldtypes.float4_e2m1fn)))
+        scales.append(e + 127)
+    return np.concatenate(blocks), np.array(scales, np.uint8)
+
+
+def test_mxfp4_blocks_scales_and_round_trip(tmp_path):
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((2, 64)) * [[1.0] * 32 + [0.01] * 32]).astype(np.float32)
+    w[1, :32] = 0.0  # an all-zero block: scale code 0
+    w[1, 32:] *= 1e3
+    src, dst = tmp_path / "in.safetensors", tmp_path / "mx.safetensors"
+    write_safetensors(src, {"w": w, "norm": BIAS})
+    s = mldtypes.convert_checkpoint(src, dst, "mxfp4")
+    out, meta = read_safetensors(dst)
+    assert sorted(out) == ["norm", "w_blocks", "w_scales"]
+    assert (out["w_blocks"][0], out["w_blocks"][1]) == ("U8", [2, 2, 16])
+    assert (out["w_scales"][0], out["w_scales"][1]) == ("U8", [2, 2])
+    exp_blocks, exp_scales = [], []
+    for r, row in enumerate(w):
+        for k in range(2):
+            blk = row[32 * k:32 * (k + 1)]
+            if not blk.any():
+                exp_blocks.append(np.zeros(16, np.uint8))
+                exp_scales.append(np.uint8(0))
+                continue
+            b, sc = mxfp4_expected(blk)
+            exp_blocks.append(b)
+            exp_scales.append(sc[0])
+    np.testing.assert_array_equal(out["w_blocks"][2], np.concatenate(exp_blocks))
+    np.testing.assert_array_equal(out["w_scales"][2], np.array(exp_scales, np.uint8))
+    np.testing.assert_array_equal(out["norm"][2].view(np.float32), BIAS)
+    record = json.loads(meta["mldtypes.quantization"])
+    assert record["w"] == {"format": "mxfp4", "block_size": 32, "scale_rule": "floor"}
+
+    t = s["tensors"][0]
+    assert (t["name"], t["from"], t["to"], t["action"]) == ("w", "float32", "mxfp4", "quantize")
+    assert s["copied"] == ["norm"]
+
+    # Back to float32: the exact dequantization, element x 2^(scale - 127).
+    back = tmp_path / "back.safetensors"
+    s2 = mldtypes.convert_checkpoint(dst, back, "float32")
+    out2, _ = read_safetensors(back)
+    elems = mldtypes.unpack(out["w_blocks"][2].tobytes(), mldtypes.float4_e2m1fn, (2, 2, 32))
+    scale = 2.0 ** (out["w_scales"][2].astype(np.float64).reshape(2, 2, 1) - 127)
+    scale[out["w_scales"][2].reshape(2, 2, 1) == 0] = 2.0 ** -127
+    expect = (elems.astype(np.float64) * scale).astype(np.float32).reshape(2, 64)
+    assert out2["w"][1] == [2, 64]
+    np.testing.assert_array_equal(out2["w"][2].reshape(2, 64), expect)
+    assert s2["tensors"][0]["action"] == "dequantize"
+    assert t["max_abs_error"] == np.abs(expect.astype(np.float64) - w).max()
+
+
+def test_mx_rest_and_scale_rule(tmp_path):
+    # floor: X = 1 and 7 (a tie between 6 and 8) clips to 6; ceil: X = 2, 3.5 ties to even 4.
+    w = np.full((1, 32), 7.0, np.float32)
+    src = tmp_path / "in.safetensors"
+    write_safetensors(src, {"w": w, "norm": BIAS})
+    s = mldtypes.convert_checkpoint(src, tmp_path / "f.safetensors", "mxfp4", rest="bfloat16")
+    by_name = {t["name"]: t for t in s["tensors"]}
+    assert (by_name["norm"]["action"], by_name["norm"]["to"]) == ("convert", "bfloat16")
+    assert (by_name["w"]["clipped"], by_name["w"]["max_abs_error"]) == (32, 1.0)
+    assert s["copied"] == []
+    out, _ = read_safetensors(tmp_path / "f.safetensors")
+    assert out["norm"][0] == "BF16"
+    np.testing.assert_array_equal(out["norm"][2], codes(BIAS, mldtypes.bfloat16))
+    assert list(out["w_scales"][2]) == [127]
+    s = mldtypes.convert_checkpoint(src, tmp_path / "c.safetensors", "mxfp4",
+                                    mx_scale="ceil", rest=mldtypes.bfloat16)
+    w_report = {t["name"]: t for t in s["tensors"]}["w"]
+    assert (w_report["clipped"], w_report["max_abs_error"]) == (0, 1.0)
+    out, meta = read_safetensors(tmp_path / "c.safetensors")
+    assert list(out["w_scales"][2]) == [128]
+    assert json.loads(meta["mldtypes.quantization"])["w"]["scale_rule"] == "ceil"
+
+
+def test_inspect_checkpoint(tmp_path):
+    src = tmp_path / "in.safetensors"
+    x = np.array([1.0, -2.0, np.nan, 4.0], np.float32)
+    write_safetensors(src, {"x": x, "ids": IDS, "empty": np.zeros((0, 3), np.float32)})
+    rows = mldtypes.inspect_checkpoint(src)
+    assert [r["name"] for r in rows] == ["empty", "ids", "x"]
+    r = rows[2]
+    assert (r["file"], r["dtype"], r["shape"]) == ("in.safetensors", "F32", [4])
+    assert (r["min"], r["max"], r["mean"], r["nan_count"]) == (-2.0, 4.0, 1.0, 1)
+    assert (rows[1]["min"], rows[1]["max"], rows[1]["mean"]) == (1.0, 3.0, 2.0)
+    assert rows[0]["shape"] == [0, 3] and rows[0]["min"] is None and rows[0]["nan_count"] is None
+
+
+def test_corrupt_file_is_a_checkpoint_error_and_leaves_nothing(tmp_path):
+    src = tmp_path / "bad.safetensors"
+    src.write_bytes(struct.pack("<Q", 1000) + b"{not json")
+    dst = tmp_path / "out.safetensors"
+    with pytest.raises(mldtypes.CheckpointError, match="bad.safetensors") as e:
+        mldtypes.convert_checkpoint(src, dst, "bfloat16")
+    assert isinstance(e.value, ValueError)
+    assert not dst.exists()
+    assert leftovers(tmp_path) == []
+    with pytest.raises(mldtypes.CheckpointError, match="bad.safetensors"):
+        mldtypes.inspect_checkpoint(src)
+
+
+def test_data_shorter_than_header_says_is_an_error(tmp_path, model):
+    src = tmp_path / "short.safetensors"
+    src.write_bytes(model.read_bytes()[:-4])
+    dst = tmp_path / "out"
+    with pytest.raises(mldtypes.CheckpointError, match="short.safetensors"):
+        mldtypes.convert_checkpoint(src, dst, "bfloat16")
+    assert not dst.exists() and leftovers(tmp_path) == []
+
+
+def test_missing_input_is_file_not_found(tmp_path):
+    missing = tmp_path / "nope.safetensors"
+    with pytest.raises(FileNotFoundError, match="nope.safetensors") as e:
+        mldtypes.convert_checkpoint(missing, tmp_path / "out.safetensors", "bfloat16")
+    assert e.value.filename == str(missing)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(FileNotFoundError):
+        mldtypes.inspect_checkpoint(str(missing))
+
+
+@pytest.mark.parametrize("to, message", [
+    ("bfloat17", "bfloat17"),
+    ("int8", "not a floating-point dtype"),
+    (np.int32, "not a floating-point dtype"),
+])
+def test_bad_target_is_value_error(model, tmp_path, to, message):
+    with pytest.raises(ValueError, match=message):
+        mldtypes.convert_checkpoint(model, tmp_path / "out.safetensors", to)
+    assert sorted(os.listdir(tmp_path)) == ["model.safetensors"]
+
+
+def test_bad_arguments(model, tmp_path):
+    dst = tmp_path / "out.safetensors"
+    with pytest.raises(ValueError, match="mx_scale"):
+        mldtypes.convert_checkpoint(model, dst, "mxfp4", mx_scale="round")
+    with pytest.raises(ValueError, match="glob"):
+        mldtypes.convert_checkpoint(model, dst, "bfloat16", only="w[")
+    with pytest.raises(TypeError, match="to must be"):
+        mldtypes.convert_checkpoint(model, dst, object())
+    with pytest.raises(ValueError):
+        mldtypes.convert_checkpoint(model, model, "bfloat16")
+    assert sorted(os.listdir(tmp_path)) == ["model.safetensors"]
+    with pytest.raises(TypeError):
+        mldtypes.convert_checkpoint(model, dst, "bfloat16", True)  # keyword-only options
+
+
+def test_overwrite_in_place(model):
+    mldtypes.convert_checkpoint(model, model, "bfloat16", overwrite=True, fsync=True, threads=1)
+    out, _ = read_safetensors(model)
+    np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
+    assert leftovers(model.parent) == []
+
+
+def write_sharded(d, corrupt_second=False):
+    d.mkdir()
+    write_safetensors(d / "model-00001-of-00002.safetensors", {"a": W})
+    write_safetensors(d / "model-00002-of-00002.safetensors", {"b": BIAS, "ids": IDS})
+    if corrupt_second:
+        p = d / "model-00002-of-00002.safetensors"
+        p.write_bytes(p.read_bytes()[:-4])
+    index = {"metadata": {"total_size": W.nbytes + BIAS.nbytes + IDS.nbytes},
+             "weight_map": {"a": "model-00001-of-00002.safetensors",
+                            "b": "model-00002-of-00002.safetensors",
+                            "ids": "model-00002-of-00002.safetensors"}}
+    (d / "model.safetensors.index.json").write_text(json.dumps(index))
+    (d / "config.json").write_text(json.dumps({"torch_dtype": "float32"}))
+
+
+def test_sharded_directory(tmp_path):
+    src, dst = tmp_path / "model", tmp_path / "out"
+    write_sharded(src)
+    s = mldtypes.convert_checkpoint(src, dst, "bfloat16", threads=2)
+    assert sorted(s["files"]) == ["model-00001-of-00002.safetensors",
+                                  "model-00002-of-00002.safetensors"]
+    assert sorted(os.listdir(dst)) == ["config.json", "model-00001-of-00002.safetensors",
+                                       "model-00002-of-00002.safetensors",
+                                       "model.safetensors.index.json"]
+    index = json.loads((dst / "model.safetensors.index.json").read_text())
+    assert index["metadata"]["total_size"] == 2 * W.size + 2 * BIAS.size + IDS.nbytes
+    assert index["weight_map"]["a"] == "model-00001-of-00002.safetensors"
+    assert json.loads((dst / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    a, _ = read_safetensors(dst / "model-00001-of-00002.safetensors")
+    np.testing.assert_array_equal(a["a"][2], codes(W, mldtypes.bfloat16))
+    rows = mldtypes.inspect_checkpoint(dst / "model.safetensors.index.json")
+    assert [(r["file"], r["name"], r["dtype"]) for r in rows] == [
+        ("model-00001-of-00002.safetensors", "a", "BF16"),
+        ("model-00002-of-00002.safetensors", "b", "BF16"),
+        ("model-00002-of-00002.safetensors", "ids", "I32")]
+
+
+def test_corrupt_shard_leaves_nothing_behind(tmp_path):
+    src, dst = tmp_path / "model", tmp_path / "out"
+    write_sharded(src, corrupt_second=True)
+    with pytest.raises(mldtypes.CheckpointError, match="model-00002-of-00002"):
+        mldtypes.convert_checkpoint(src, dst, "mxfp4")
+    assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
+def test_concurrent_calls_from_threads(model, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(i):
+        return mldtypes.convert_checkpoint(model, tmp_path / f"o{i}.safetensors", "bfloat16")
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(run, range(8)))
+    assert all(r["total"]["elements"] == 10 for r in results)
+    for i in range(8):
+        out, _ = read_safetensors(tmp_path / f"o{i}.safetensors")
+        np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
