@@ -67,6 +67,10 @@ pub(crate) struct Flags {
     /// The source is one of our complex types going to `bool`: ml_dtypes
     /// stores the real part converted to `uint8`.
     complex_to_bool: bool,
+    /// The source's values are float32 values (complex64, and our types,
+    /// which ml_dtypes converts through float32): a real float destination
+    /// rounds them by its float32 rule.
+    f32_source: bool,
 }
 
 /// One side of a cast: how to read and write an element.
@@ -81,6 +85,9 @@ pub(crate) trait End: 'static {
     const OURS: bool;
     /// float8/float6/float4 types (their integer conversion saturates).
     const FLOAT8: bool = false;
+    /// Every value is a float32 value that ml_dtypes converts as a float32
+    /// (complex64 and our types).
+    const F32_VALUES: bool = false;
     /// The element as float32 bits (real, imaginary), for sources whose
     /// NaN payloads must reach a float32 destination unchanged.
     ///
@@ -269,13 +276,14 @@ float_end!(F64, f64, Float64, |x: f64| x, |x: f64| x);
 
 /// NumPy `complex64` / `complex128`.
 macro_rules! complex_end {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $f32:literal) => {
         pub(crate) struct $name;
         impl End for $name {
             const KERNEL: Option<DType> = None;
             const SIZE: usize = 2 * std::mem::size_of::<$t>();
             const COMPLEX: bool = true;
             const OURS: bool = false;
+            const F32_VALUES: bool = $f32;
             unsafe fn read(p: *const u8) -> Val {
                 let q = p as *const $t;
                 unsafe {
@@ -299,7 +307,7 @@ macro_rules! complex_end {
         }
     };
 }
-complex_end!(C64, f32);
+complex_end!(C64, f32, true);
 
 /// `complex64` keeps float32 NaN payloads from our types.
 pub(crate) struct C64Bits;
@@ -308,6 +316,7 @@ impl End for C64Bits {
     const SIZE: usize = 8;
     const COMPLEX: bool = true;
     const OURS: bool = false;
+    const F32_VALUES: bool = true;
     unsafe fn read(p: *const u8) -> Val {
         unsafe { C64::read(p) }
     }
@@ -323,7 +332,7 @@ impl End for C64Bits {
         true
     }
 }
-complex_end!(C128, f64);
+complex_end!(C128, f64, false);
 
 /// NumPy `longdouble` / `clongdouble`: x87 80-bit extended in 16 bytes
 /// (x86-64), IEEE binary128 (other 64-bit Linux targets) or binary64
@@ -540,6 +549,7 @@ impl<T: MlType> End for Ours<T> {
     const COMPLEX: bool = matches!(T::FAMILY, Family::Complex);
     const OURS: bool = true;
     const FLOAT8: bool = matches!(T::FAMILY, Family::Float) && !matches!(T::DTYPE, DType::BFloat16);
+    const F32_VALUES: bool = true;
     unsafe fn read_f32_bits(p: *const u8) -> Option<(u32, u32)> {
         let v: T = unsafe { std::ptr::read_unaligned(p as *const T) };
         v.f32_bits()
@@ -570,6 +580,7 @@ impl<T: MlType> End for Ours<T> {
                 T::from_f64(v as f64)
             }
             (_, Val::Int(i)) => T::from_f64(i as f64),
+            (Family::Float, Val::Float(a, _)) if _flags.f32_source => T::from_f32(a as f32),
             (_, Val::Float(a, b)) => T::from_pair(a, b),
         };
         unsafe { std::ptr::write_unaligned(p as *mut T, x) }
@@ -636,6 +647,7 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
     let mut flags = Flags {
         float8_source: A::FLOAT8,
         complex_to_bool: A::OURS && A::COMPLEX && B::KERNEL == Some(DType::Bool),
+        f32_source: A::F32_VALUES,
         ..Flags::default()
     };
     let body = n / 8 * 8;

@@ -44,6 +44,12 @@ pub(crate) trait MlType: bytemuck::Pod + Send + Sync + 'static {
     /// `x` rounded once into the type (floats: round to nearest even, ml_dtypes'
     /// overflow; integers: NumPy's cast, truncation then wrapping).
     fn from_f64(x: f64) -> Self;
+    /// `x` rounded into the type as ml_dtypes rounds a float32 (the same as
+    /// [`MlType::from_f64`] but for float8_e8m0fnu, whose float32 rule rounds
+    /// subnormals in (2^-127, 1.5·2^-127) up to 2^-126).
+    fn from_f32(x: f32) -> Self {
+        Self::from_f64(x as f64)
+    }
     /// From a pair (the imaginary part is dropped by real types).
     fn from_pair(re: f64, im: f64) -> Self {
         let _ = im;
@@ -94,6 +100,9 @@ macro_rules! float_type {
             }
             fn from_f64(x: f64) -> Self {
                 MiniFloat::from_f64(x)
+            }
+            fn from_f32(x: f32) -> Self {
+                MiniFloat::from_f32(x)
             }
             fn is_nan(self) -> bool {
                 MiniFloat::to_f32(self).is_nan()
