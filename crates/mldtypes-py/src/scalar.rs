@@ -21,6 +21,7 @@ use pyo3::ffi;
 use crate::npapi::{self, np_type, set_error, type_check};
 use crate::registry;
 use crate::types::{ComplexType, Family, FloatType, IntType, MlType};
+use crate::ufuncs::complex::{self, ArithOp};
 
 /// A scalar object: the Python object header followed by the value, the
 /// layout NumPy assumes for user-defined scalars (`PyArray_Scalar` copies
@@ -871,112 +872,6 @@ macro_rules! int_arith {
     )*};
 }
 
-/// C99 Annex G complex multiplication in float32 (`__mulsc3`): the
-/// textbook product, with infinities recovered where it gives NaN + NaN·i.
-fn mul_c(a: f32, b: f32, c: f32, d: f32) -> (f32, f32) {
-    let (ac, bd, ad, bc) = (a * c, b * d, a * d, b * c);
-    let (x, y) = (ac - bd, ad + bc);
-    if !(x.is_nan() && y.is_nan()) {
-        return (x, y);
-    }
-    let (mut a, mut b, mut c, mut d) = (a, b, c, d);
-    let boxed = |v: f32| (if v.is_infinite() { 1f32 } else { 0f32 }).copysign(v);
-    let zero_nan = |v: f32| if v.is_nan() { 0f32.copysign(v) } else { v };
-    let mut recalc = false;
-    if a.is_infinite() || b.is_infinite() {
-        a = boxed(a);
-        b = boxed(b);
-        c = zero_nan(c);
-        d = zero_nan(d);
-        recalc = true;
-    }
-    if c.is_infinite() || d.is_infinite() {
-        c = boxed(c);
-        d = boxed(d);
-        a = zero_nan(a);
-        b = zero_nan(b);
-        recalc = true;
-    }
-    if !recalc && (ac.is_infinite() || bd.is_infinite() || ad.is_infinite() || bc.is_infinite()) {
-        a = zero_nan(a);
-        b = zero_nan(b);
-        c = zero_nan(c);
-        d = zero_nan(d);
-        recalc = true;
-    }
-    if recalc {
-        (
-            f32::INFINITY * (a * c - b * d),
-            f32::INFINITY * (a * d + b * c),
-        )
-    } else {
-        (x, y)
-    }
-}
-
-/// `logb` of a float32: the unbiased exponent (subnormals normalized),
-/// −inf for zero, +inf for infinities, NaN for NaN.
-fn logb(x: f32) -> f32 {
-    let x = x.abs();
-    if x.is_nan() {
-        return x;
-    }
-    if x.is_infinite() {
-        return f32::INFINITY;
-    }
-    if x == 0.0 {
-        return f32::NEG_INFINITY;
-    }
-    let bits = x.to_bits();
-    let e = (bits >> 23) as i32;
-    if e == 0 {
-        (-127 - (bits.leading_zeros() as i32 - 9)) as f32
-    } else {
-        (e - 127) as f32
-    }
-}
-
-/// `x · 2^n` in float32, correctly rounded (through float64, exact for
-/// every float32 and |n| small enough here).
-fn scalbn(x: f32, n: i32) -> f32 {
-    (x as f64 * 2f64.powi(n)) as f32
-}
-
-/// C99 Annex G complex division in float32 (`__divsc3`): scaled by the
-/// divisor's exponent, with infinities and zeros recovered where the
-/// formula gives NaN + NaN·i.
-fn div_c(a: f32, b: f32, c: f32, d: f32) -> (f32, f32) {
-    let logbw = logb(c.abs().max(d.abs()));
-    let mut ilogbw = 0;
-    let (mut c, mut d) = (c, d);
-    if logbw.is_finite() {
-        ilogbw = logbw as i32;
-        c = scalbn(c, -ilogbw);
-        d = scalbn(d, -ilogbw);
-    }
-    let denom = c * c + d * d;
-    let mut x = scalbn((a * c + b * d) / denom, -ilogbw);
-    let mut y = scalbn((b * c - a * d) / denom, -ilogbw);
-    if x.is_nan() && y.is_nan() {
-        let (mut a, mut b) = (a, b);
-        if denom == 0.0 && (!a.is_nan() || !b.is_nan()) {
-            x = f32::INFINITY.copysign(c) * a;
-            y = f32::INFINITY.copysign(c) * b;
-        } else if (a.is_infinite() || b.is_infinite()) && c.is_finite() && d.is_finite() {
-            a = (if a.is_infinite() { 1f32 } else { 0f32 }).copysign(a);
-            b = (if b.is_infinite() { 1f32 } else { 0f32 }).copysign(b);
-            x = f32::INFINITY * (a * c + b * d);
-            y = f32::INFINITY * (b * c - a * d);
-        } else if logbw.is_infinite() && logbw > 0.0 && a.is_finite() && b.is_finite() {
-            c = (if c.is_infinite() { 1f32 } else { 0f32 }).copysign(c);
-            d = (if d.is_infinite() { 1f32 } else { 0f32 }).copysign(d);
-            x = 0.0 * (a * c + b * d);
-            y = 0.0 * (b * c - a * d);
-        }
-    }
-    (x, y)
-}
-
 macro_rules! complex_arith {
     ($($t:ident),*) => {$(
         impl Arith for mldtypes::$t {
@@ -984,16 +879,16 @@ macro_rules! complex_arith {
                 -self
             }
             fn binop(self, o: Self, op: Op) -> Option<Result<Self, &'static str>> {
-                let ((a, b), (c, d)) = (self.to_f32_pair(), o.to_f32_pair());
-                let (x, y) = match op {
-                    Op::Add => return Some(Ok(self + o)),
-                    Op::Sub => return Some(Ok(self - o)),
-                    // std::complex<float> semantics, as ml_dtypes computes
-                    Op::Mul => mul_c(a, b, c, d),
-                    Op::TrueDiv => div_c(a, b, c, d),
+                // std::complex<float> semantics, as ml_dtypes computes
+                // them: the same arithmetic as the ufunc loops.
+                let op = match op {
+                    Op::Add => ArithOp::Add,
+                    Op::Sub => ArithOp::Subtract,
+                    Op::Mul => ArithOp::Multiply,
+                    Op::TrueDiv => ArithOp::Divide,
                     _ => return None,
                 };
-                Some(Ok(<Self as MlType>::from_pair(x as f64, y as f64)))
+                Some(Ok(complex::arith(self, o, op)))
             }
         }
     )*};

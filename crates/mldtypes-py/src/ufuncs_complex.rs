@@ -468,6 +468,34 @@ cbinary! {
     Power = |x, y| clib::cpowf(x, y);
 }
 
+/// The four arithmetic operators of the complex types.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArithOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+}
+
+/// `x op y` for one pair of values of `C`, bit for bit as the `add`,
+/// `subtract`, `multiply` and `true_divide` loops compute an element
+/// (decoded exactly to float32, C99 arithmetic, each part rounded once).
+/// The scalar types' operators call this, so scalars and arrays agree.
+pub(crate) fn arith<C: Complex>(x: C, y: C, op: ArithOp) -> C {
+    let part = |v: C| {
+        let [re, im]: [u16; 2] = bytemuck::cast(v);
+        c(C::part_to_f32(re), C::part_to_f32(im))
+    };
+    let (x, y) = (part(x), part(y));
+    let z = match op {
+        ArithOp::Add => Add::f(x, y),
+        ArithOp::Subtract => Subtract::f(x, y),
+        ArithOp::Multiply => Multiply::f(x, y),
+        ArithOp::Divide => Divide::f(x, y),
+    };
+    bytemuck::cast([C::part_from_f32(z.re), C::part_from_f32(z.im)])
+}
+
 /// NumPy's complex sign as ml_dtypes computes it: `z / hypot(x, y)`; NaN
 /// for a NaN magnitude or two infinite parts, `±1` / `±i` for one
 /// infinite part, 0 for 0.

@@ -844,6 +844,35 @@ fn is_reduction(a: Operand, o: Operand, block: usize) -> bool {
     block == 1 && a.at(0) == o.at(0) && a.at(1) == a.at(0) && o.at(1) == o.at(0)
 }
 
+/// The exact float32 value of a code of `T`, as a function cheap enough
+/// for a per-element loop: bfloat16 widens by a shift (payload and sign
+/// kept, as [`decode`]); for a loop of `n` elements worth it, a one-byte
+/// format looks its 256 codes up in a table the slice kernels decode once;
+/// anything else takes the library's scalar decode.
+#[inline(always)]
+fn widener<T: Float>(n: usize) -> impl Fn(u32) -> f32 {
+    let mut table = [0f32; 256];
+    let one_byte = size_of::<T>() == 1 && n >= 1024;
+    if one_byte {
+        let codes: [u8; 256] = std::array::from_fn(|k| k as u8 & T::FORMAT.code_mask() as u8);
+        convert(
+            &codes,
+            T::DTYPE,
+            bytemuck::cast_slice_mut(&mut table),
+            DType::Float32,
+        );
+    }
+    move |code: u32| {
+        if eigen_float::<T>() {
+            f32::from_bits(code << 16)
+        } else if one_byte {
+            table[(code & 0xff) as usize]
+        } else {
+            T::from_code(code).to_f32()
+        }
+    }
+}
+
 /// A reduction `acc = f(acc, b[k])` over `n` elements, rounding into `T`
 /// after every step as ml_dtypes' element-by-element loop does; the
 /// accumulator stays in a register, `b` is decoded in blocks. Returns
@@ -859,6 +888,7 @@ unsafe fn reduce<T: Float, O: Binary>(
     let mut x = T::from_code(code).to_f32();
     let mut seen = false;
     let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+    let widen = widener::<T>(n);
     blocks(n, BLOCK, |start, len| {
         let y = &mut y[..len];
         decode::<T>(b, start, buf, y);
@@ -868,11 +898,12 @@ unsafe fn reduce<T: Float, O: Binary>(
             if O::NONNEGATIVE && eigen_float::<T>() && r.is_nan() {
                 r = f32::NAN;
             }
-            // The library's scalar conversions, bit-identical to the
-            // kernels: integer code and exact widening, so they raise no
-            // floating-point flags of their own.
+            // The library's scalar rounding (bit-identical to the slice
+            // kernels; one element through the kernels costs more), then
+            // the exact widening: integer code operations, so they raise
+            // no floating-point flags of their own.
             code = T::from_f32(r).code();
-            x = T::from_code(code).to_f32();
+            x = widen(code);
         }
     });
     if let Some(flags) = quiet {
@@ -1109,7 +1140,7 @@ struct Maximum;
 impl Select for Maximum {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
-        x.is_nan() || x > y
+        x.is_nan() | (x > y)
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
@@ -1122,7 +1153,7 @@ struct Minimum;
 impl Select for Minimum {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
-        x.is_nan() || x < y
+        x.is_nan() | (x < y)
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
@@ -1135,7 +1166,7 @@ struct Fmax;
 impl Select for Fmax {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
-        y.is_nan() || x > y
+        y.is_nan() | (x > y)
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
@@ -1148,11 +1179,38 @@ struct Fmin;
 impl Select for Fmin {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
-        y.is_nan() || x < y
+        y.is_nan() | (x < y)
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
         x.is_nan() & !y.is_nan()
+    }
+}
+
+/// `out[k] = pick_x(x[k], y[k]) ? ca[k] : cb[k]` on codes of `N` bytes
+/// (little-endian, masked to the format's `code_mask`), branch-free: the
+/// picks of random data are unpredictable.
+#[inline(always)]
+fn choose_codes<O: Select, const N: usize>(
+    x: &[f32],
+    y: &[f32],
+    ca: &[u8],
+    cb: &[u8],
+    out: &mut [u8],
+    code_mask: u32,
+) {
+    let chunks = out
+        .chunks_exact_mut(N)
+        .zip(ca.chunks_exact(N).zip(cb.chunks_exact(N)));
+    for ((d, (p, q)), (u, v)) in chunks.zip(x.iter().zip(y.iter())) {
+        let code = |c: &[u8]| {
+            let mut w = [0u8; 4];
+            w[..N].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        };
+        let mask = (O::pick_x(*u, *v) as u32).wrapping_neg() & code_mask;
+        let r = (code(p) & mask) | (code(q) & !mask & code_mask);
+        d.copy_from_slice(&r.to_le_bytes()[..N]);
     }
 }
 
@@ -1167,6 +1225,8 @@ unsafe extern "C" fn select<T: Float, O: Select>(
     let b = Operand::of(args, steps, 1);
     let o = Operand::of(args, steps, 2);
     let mut buf = [0u8; BLOCK_BYTES];
+    let (mut buf_a, mut buf_b, mut buf_o) =
+        ([0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES]);
     let mut x = [0f32; BLOCK];
     let mut y = [0f32; BLOCK];
     let mut signals = false;
@@ -1212,14 +1272,22 @@ unsafe extern "C" fn select<T: Float, O: Select>(
                     .zip(y.iter())
                     .fold(false, |acc, (u, v)| acc | O::signals(*u, *v));
             }
-            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-                // Branch-free choice: the picks of random data are
-                // unpredictable.
-                let mask = (O::pick_x(*u, *v) as u32).wrapping_neg();
-                let (ca, cb) = (load::<T>(a, start + k), load::<T>(b, start + k));
-                store::<T>(o, start + k, (ca & mask) | (cb & !mask));
+            // The operands' codes as byte slices (borrowed when
+            // contiguous), the choice written to a local block and copied
+            // out once: slice loops the compiler vectorises, and no
+            // overlap of `o` with `a` or `b` while reading.
+            let size = size_of::<T>();
+            let ca = a.bytes(start, len, size, &mut buf_a);
+            let cb = b.bytes(start, len, size, &mut buf_b);
+            let out = &mut buf_o[..len * size];
+            let code_mask = T::FORMAT.code_mask();
+            if size == 1 {
+                choose_codes::<O, 1>(x, y, ca, cb, out, code_mask);
+            } else {
+                choose_codes::<O, 2>(x, y, ca, cb, out, code_mask);
             }
             flags.restore_if_changed();
+            o.put_bytes(start, out, size);
         });
     }
     if signals && eigen_float::<T>() {

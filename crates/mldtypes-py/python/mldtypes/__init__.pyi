@@ -18,7 +18,8 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 """
 
 import os
-from typing import Any, Literal, SupportsIndex
+from types import TracebackType
+from typing import Any, Literal, SupportsIndex, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -113,3 +114,156 @@ def convert_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str],
 def inspect_checkpoint(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Per-tensor file, name, dtype tag, shape, min/max/mean/nan_count of a safetensors
     checkpoint, as ``mldtypes inspect --json`` (CheckpointError, OSError)."""
+
+# ---------------------------------------------------------------------------
+# JAX's type promotion (jax 0.10.2): the lattice, weak types, strict mode, x64.
+
+_DTypeSpec = npt.DTypeLike | type[int] | type[float] | type[complex]
+
+class TypePromotionError(ValueError):
+    """No implicit promotion path between the input dtypes (jax 0.10.2's
+    ``jax.errors.TypePromotionError``, a ``ValueError``); the message is JAX's text."""
+
+class weak:
+    """A weakly typed value of the given dtype (JAX's ``weak_type=True``), for ``result_type``.
+
+    It joins the lattice as the weak type of its kind (``i*``, ``f*`` or ``c*``; a weak bool
+    is a bool), as a JAX array created from a Python scalar does:
+    ``result_type(weak("int32"), "int8")`` is int8. ``dtype`` is anything ``numpy.dtype``
+    accepts. Raises TypeError for a dtype JAX arrays cannot have (strings, objects,
+    float128, ...). Instances compare equal and hash alike when their dtypes are equal.
+    """
+    def __init__(self, dtype: npt.DTypeLike) -> None: ...
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The value's dtype (a ``numpy.dtype``)."""
+    @property
+    def weak_type(self) -> Literal[True]:
+        """Always True: the value is weakly typed."""
+
+class _PromotionSetting:
+    """A context manager setting JAX's promotion mode or x64 flag for the current thread
+    until the ``with`` block ends (returned by ``numpy_dtype_promotion`` and ``enable_x64``).
+    Blocks nest; other threads and the process-wide default (``config.update``) are
+    unaffected."""
+    def __enter__(self) -> _PromotionSetting: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool: ...
+
+class Config:
+    """The process-wide promotion settings, as ``jax.config``.
+
+    ``config.update("jax_numpy_dtype_promotion", "standard" | "strict")`` and
+    ``config.update("jax_enable_x64", bool)`` set the defaults; the attributes of the same
+    names give the values in effect on the calling thread (context managers included). The
+    defaults are JAX's: standard promotion, x64 disabled.
+    """
+    def update(self, name: Literal["jax_numpy_dtype_promotion", "jax_enable_x64"],
+               value: str | bool) -> None:
+        """Sets a process-wide default: ``"jax_numpy_dtype_promotion"`` to ``"standard"`` or
+        ``"strict"``, or ``"jax_enable_x64"`` to a bool. Threads inside a
+        ``numpy_dtype_promotion`` / ``enable_x64`` block keep that block's setting.
+        Raises ValueError for an unknown name or value."""
+    @property
+    def jax_numpy_dtype_promotion(self) -> Literal["standard", "strict"]:
+        """The promotion mode in effect on this thread."""
+    @property
+    def jax_enable_x64(self) -> bool:
+        """Whether 64-bit types are enabled on this thread."""
+
+config: Config
+"""The process-wide promotion settings (see ``Config``)."""
+
+def promote_types(a: _DTypeSpec, b: _DTypeSpec) -> np.dtype[Any]:
+    """The dtype a binary operation on ``a`` and ``b`` promotes to under JAX's type promotion
+    (``jax.numpy.promote_types``, jax 0.10.2): the join of ``a`` and ``b`` on JAX's lattice
+    for the current ``numpy_dtype_promotion`` mode and x64 setting.
+
+    ``a`` and ``b`` are dtype specifiers (``numpy.dtype``s, names such as ``"bfloat16"`` or
+    ``"f4"``, scalar types such as ``numpy.int8`` or ``mldtypes.bfloat16``); the Python types
+    ``int``, ``float`` and ``complex`` are the weak types ``i*``, ``f*``, ``c*``. Inputs are
+    not canonicalized for x64, and a weak result is returned as int64 / float64 / complex128,
+    as JAX does. Returns a ``numpy.dtype``.
+
+    Raises ``TypePromotionError`` (a ValueError, with JAX's message) when the lattice has no
+    join (e.g. two float8 formats, or different types in strict mode); ValueError for a dtype
+    outside the lattice (complex32, float128, strings, ...); NumPy's TypeError for something
+    that is not a dtype.
+    """
+
+@overload
+def result_type(*args: Any, return_weak_type_flag: Literal[False] = ...) -> np.dtype[Any]: ...
+@overload
+def result_type(*args: Any, return_weak_type_flag: Literal[True]) -> tuple[np.dtype[Any], bool]: ...
+def result_type(*args: Any, return_weak_type_flag: bool = False
+                ) -> np.dtype[Any] | tuple[np.dtype[Any], bool]:
+    """The dtype JAX gives an operation on ``args`` (``jax.dtypes.result_type``, jax 0.10.2),
+    under the current ``numpy_dtype_promotion`` mode and x64 setting.
+
+    Each argument is a ``numpy.dtype``, a dtype name or alias, a scalar type (``numpy.int8``,
+    ``mldtypes.bfloat16``), a NumPy array or scalar (all strongly typed), a Python ``bool``
+    (strong), a Python ``int`` / ``float`` / ``complex`` value or one of those types (weakly
+    typed), ``None`` (the default float), or ``weak(dtype)``. With x64 disabled (JAX's
+    default), 64-bit inputs count as 32-bit and results are canonicalized as JAX does (a weak
+    float result is float32, and so on). Returns a ``numpy.dtype``, or
+    ``(numpy.dtype, weak_type)`` when ``return_weak_type_flag`` is true.
+
+    Raises ``TypePromotionError`` (a ValueError, with JAX's message) when the inputs have no
+    promotion path; TypeError for an argument whose dtype JAX arrays cannot have (complex32,
+    strings, objects, ...) or whose dtype cannot be determined; ValueError when called with no
+    arguments. Deviation: where jax 0.10.2 raises ``KeyError: 'V'`` (a weak sub-byte integer
+    result) the default int / uint is returned, as the Rust library does.
+    """
+
+def numpy_dtype_promotion(mode: Literal["standard", "strict"]) -> _PromotionSetting:
+    """A context manager selecting JAX's type promotion mode for the current thread inside a
+    ``with`` block, as ``jax.numpy_dtype_promotion``: ``"standard"`` (JAX's default lattice)
+    or ``"strict"`` (only weakly typed values promote implicitly; anything else raises
+    ``TypePromotionError``). Blocks nest and are thread-local; the process-wide default is set
+    with ``config.update("jax_numpy_dtype_promotion", mode)``. Raises ValueError for any
+    other mode."""
+
+def enable_x64(new_val: bool = True) -> _PromotionSetting:
+    """A context manager enabling (or disabling) 64-bit types for the current thread inside a
+    ``with`` block, as ``jax.enable_x64``. With x64 disabled (JAX's default), strongly typed
+    64-bit inputs count as their 32-bit counterparts (int64 -> int32, uint64 -> uint32,
+    float64 -> float32, complex128 -> complex64) and weak results take 32-bit defaults.
+    Blocks nest and are thread-local; the process-wide default is set with
+    ``config.update("jax_enable_x64", flag)``."""
+
+# ---------------------------------------------------------------------------
+# Opt-in: NumPy's own promotion between mldtypes' dtypes and NumPy's.
+
+class _NumpyPromotion:
+    """A context manager for ``set_numpy_promotion(mode)`` within a ``with`` block; the
+    previous mode is restored on exit. Process-wide (NumPy's dtype slots and ufunc dispatch
+    caches are shared by all threads), not thread-local."""
+    def __enter__(self) -> _NumpyPromotion: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool: ...
+
+def set_numpy_promotion(mode: Literal["numpy", "jax"]) -> None:
+    """Chooses how NumPy itself promotes between mldtypes' dtypes and NumPy's, process-wide.
+
+    ``"numpy"`` (the default) promotes exactly as ml_dtypes 0.6.0; ``"jax"`` makes
+    ``np.result_type``, ``np.promote_types``, ``np.concatenate`` and binary ufuncs
+    (arithmetic, comparisons, logical, maximum/minimum, ...) follow JAX's standard type
+    promotion lattice with 64-bit types enabled: bfloat16 with float16 gives float32,
+    ``bf16_array + 1.0`` and ``bf16_array + int32_array`` stay bfloat16, and two different
+    float8 formats raise ``TypePromotionError`` (also a
+    ``numpy.exceptions.DTypePromotionError``) with JAX's text. Promotions among NumPy's own
+    dtypes, and with complex32 / bcomplex32, are unchanged. Switching back to ``"numpy"``
+    restores NumPy's defaults exactly.
+
+    Raises ValueError for another mode; RuntimeError if this NumPy's internals do not have the
+    layout the switch needs (nothing is changed).
+    """
+
+def get_numpy_promotion() -> Literal["numpy", "jax"]:
+    """The current NumPy promotion mode: ``"numpy"`` (the default) or ``"jax"``."""
+
+def numpy_promotion(mode: Literal["numpy", "jax"] = "jax") -> _NumpyPromotion:
+    """A context manager: ``with mldtypes.numpy_promotion("jax"): ...`` switches NumPy's own
+    promotion to JAX's for the block (see ``set_numpy_promotion``) and restores the previous
+    mode afterwards. The switch is process-wide, not thread-local. Raises ValueError for a
+    mode other than ``"jax"`` / ``"numpy"``."""
