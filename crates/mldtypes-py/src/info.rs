@@ -78,20 +78,7 @@ pub(crate) fn _finfo_fields<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<
             )*
         };
     }
-    dispatch!(
-        bfloat16,
-        float8_e3m4,
-        float8_e4m3,
-        float8_e4m3b11fnuz,
-        float8_e4m3fn,
-        float8_e4m3fnuz,
-        float8_e5m2,
-        float8_e5m2fnuz,
-        float8_e8m0fnu,
-        float6_e2m3fn,
-        float6_e3m2fn,
-        float4_e2m1fn
-    );
+    crate::float_types!(dispatch);
     Err(PyValueError::new_err(format!(
         "{name} is not an mldtypes float format"
     )))

@@ -596,22 +596,9 @@ macro_rules! complex_family {
     )*};
 }
 
-float_family!(
-    bfloat16,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float4_e2m1fn,
-    float8_e8m0fnu
-);
-int_family!(int1, uint1, int2, uint2, int4, uint4);
-complex_family!(bcomplex32, complex32);
+crate::float_types!(float_family);
+crate::int_types!(int_family);
+crate::complex_types!(complex_family);
 
 // ---------------------------------------------------------------------------
 // Slots.
