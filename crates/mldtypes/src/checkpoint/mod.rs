@@ -315,7 +315,9 @@ pub struct TensorReport {
     /// The tensor's name in the input (for quantization, the prefix of the
     /// output names).
     pub name: String,
-    /// The shard file it is in.
+    /// The shard file it is in, by its file name in the input (a sharded
+    /// output keeps the same names; a single-file conversion reports the
+    /// input's file name).
     pub file: String,
     /// Its logical shape.
     pub shape: Vec<usize>,
@@ -336,7 +338,9 @@ pub struct TensorReport {
 pub struct Summary {
     /// The target's name.
     pub target: String,
-    /// The files written (names within the output).
+    /// The shard files written, by their file names in the input (a sharded
+    /// output directory mirrors them; for a single-file conversion this is
+    /// the input's file name, whatever the output path is).
     pub files: Vec<String>,
     /// The converted tensors, by file then name.
     pub tensors: Vec<TensorReport>,
