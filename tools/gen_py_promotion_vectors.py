@@ -44,18 +44,13 @@ import subprocess
 import sys
 import warnings
 
-PINS = {"jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.4.6", "ml_dtypes": "0.6.0"}
+# The pins, the lattice's 32 dtypes (in JAX's enumeration order) and the version check
+# are the promotion-vector generator's, beside this script.
+import gen_promotion_vectors as base
 
-LATTICE = [
-    "bool",
-    "uint1", "uint2", "uint4", "uint8", "uint16", "uint32", "uint64",
-    "int1", "int2", "int4", "int8", "int16", "int32", "int64",
-    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
-    "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
-    "float8_e5m2", "float8_e5m2fnuz", "bfloat16",
-    "float16", "float32", "float64",
-    "complex64", "complex128",
-]
+PINS = base.PINS
+LATTICE = base.DTYPES
+check_versions = base.check_versions
 OUTSIDE = ["complex32", "bcomplex32"]
 ALL = LATTICE + OUTSIDE
 FORMS = ["dtype", "str", "type", "array", "scalar", "weak"]
@@ -74,18 +69,6 @@ INVALID_STR = ["longdouble", "g", "G", "U3", "S2", "V4", "O", "object", "datetim
 PY_VALUES = [True, False, 0, 1, -7, 2 ** 40, 2 ** 70, 0.5, -1e300, float("inf"),
              {"complex": [0.0, 1.0]}, {"complex": [2.5, -1.0]}]
 N_MIXED = 600
-
-
-def check_versions():
-    import jax
-    import jaxlib
-    import ml_dtypes
-    import numpy
-    got = {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
-           "numpy": numpy.__version__, "ml_dtypes": ml_dtypes.__version__}
-    if got != PINS:
-        sys.exit(f"version mismatch: need {PINS}, have {got}")
-    return got
 
 
 def make_cases():
