@@ -3,7 +3,7 @@
 //! (each must be a message naming the tensor and exit code 2, never a panic),
 //! safe writes, sharded model directories, MX / NVFP4 round trips.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -90,13 +90,20 @@ fn write_sample(path: &Path) {
     std::fs::write(path, safetensors::serialize(views, Some(meta)).unwrap()).unwrap();
 }
 
-#[test]
-fn convert_to_float16_value_by_value() {
+/// A temporary directory with the paths `in.safetensors` and
+/// `out.safetensors` in it (neither written yet).
+fn in_out() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let (inp, out) = (
         dir.path().join("in.safetensors"),
         dir.path().join("out.safetensors"),
     );
+    (dir, inp, out)
+}
+
+#[test]
+fn convert_to_float16_value_by_value() {
+    let (_dir, inp, out) = in_out();
     write_sample(&inp);
     let report = mldtypes()
         .arg("convert")
@@ -168,11 +175,7 @@ fn convert_to_float16_value_by_value() {
 
 #[test]
 fn convert_to_bfloat16_table_and_glob() {
-    let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (
-        dir.path().join("in.safetensors"),
-        dir.path().join("out.safetensors"),
-    );
+    let (_dir, inp, out) = in_out();
     write_sample(&inp);
     let text = mldtypes()
         .arg("convert")
@@ -340,11 +343,7 @@ fn inspect_reports_statistics() {
 
 /// Converts the sample file to `to` and returns the output tensor `layer.weight`.
 fn convert_sample(to: &str, extra: &[&str]) -> (Dtype, Vec<usize>, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (
-        dir.path().join("in.safetensors"),
-        dir.path().join("out.safetensors"),
-    );
+    let (_dir, inp, out) = in_out();
     write_sample(&inp);
     mldtypes()
         .arg("convert")
@@ -456,11 +455,7 @@ fn convert_to_packed_float4_and_float6() {
 /// Runs `inspect` and `convert` on a raw file; both must fail with exit 2 and
 /// a message containing `needle`, leaving no output.
 fn rejects(header: &str, data: &[u8], needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (
-        dir.path().join("in.safetensors"),
-        dir.path().join("out.safetensors"),
-    );
+    let (dir, inp, out) = in_out();
     raw_file(&inp, header, data);
     for cmd in [vec!["inspect"], vec!["convert"]] {
         let mut c = mldtypes();
@@ -539,11 +534,7 @@ fn directory_inputs_are_explained() {
 
 #[test]
 fn tensor_names_of_65536_characters_and_more() {
-    let dir = tempfile::tempdir().unwrap();
-    let (inp, out) = (
-        dir.path().join("in.safetensors"),
-        dir.path().join("out.safetensors"),
-    );
+    let (_dir, inp, out) = in_out();
     let name = "n".repeat(70_000);
     let b: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
     let views = vec![(
