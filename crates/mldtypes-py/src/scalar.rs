@@ -936,42 +936,26 @@ unsafe fn binary<T: Family_ + Arith>(
     }
 }
 
-unsafe extern "C" fn nb_add<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::Add) }
+/// The number-protocol slots of the binary operators: each forwards to
+/// [`binary`] with its operator.
+macro_rules! nb_binary {
+    ($($slot:ident => $op:ident),* $(,)?) => {$(
+        unsafe extern "C" fn $slot<T: Family_ + Arith>(
+            a: *mut ffi::PyObject,
+            b: *mut ffi::PyObject,
+        ) -> *mut ffi::PyObject {
+            unsafe { binary::<T>(a, b, Op::$op) }
+        }
+    )*};
 }
-unsafe extern "C" fn nb_subtract<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::Sub) }
-}
-unsafe extern "C" fn nb_multiply<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::Mul) }
-}
-unsafe extern "C" fn nb_true_divide<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::TrueDiv) }
-}
-unsafe extern "C" fn nb_floor_divide<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::FloorDiv) }
-}
-unsafe extern "C" fn nb_remainder<T: Family_ + Arith>(
-    a: *mut ffi::PyObject,
-    b: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    unsafe { binary::<T>(a, b, Op::Rem) }
-}
+nb_binary!(
+    nb_add => Add,
+    nb_subtract => Sub,
+    nb_multiply => Mul,
+    nb_true_divide => TrueDiv,
+    nb_floor_divide => FloorDiv,
+    nb_remainder => Rem,
+);
 
 unsafe extern "C" fn format_method<T: Family_>(
     o: *mut ffi::PyObject,
