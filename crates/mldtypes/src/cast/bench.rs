@@ -124,6 +124,25 @@ pub fn generate(from: DType, to: DType, n: usize) -> Vec<u8> {
     }
 }
 
+/// A zeroed buffer of `len` bytes, backed by transparent huge pages where
+/// the system allows it (as NumPy backs arrays of 4 MiB and more on Linux),
+/// so that measurements do not depend on how the allocator happened to map
+/// the pages.
+fn buffer(len: usize) -> memmap2::MmapMut {
+    let m =
+        memmap2::MmapMut::map_anon(len.max(1)).expect("anonymous memory for a benchmark buffer");
+    #[cfg(target_os = "linux")]
+    let _ = m.advise(memmap2::Advice::HugePage);
+    m
+}
+
+/// [`buffer`] holding a copy of `data`.
+fn buffer_from(data: &[u8]) -> memmap2::MmapMut {
+    let mut m = buffer(data.len());
+    m[..data.len()].copy_from_slice(data);
+    m
+}
+
 /// Best wall time of `reps` runs of `f` (at least one).
 fn best(reps: usize, mut f: impl FnMut()) -> Duration {
     (0..reps.max(1))
@@ -152,8 +171,8 @@ fn reps_for(n: usize) -> usize {
 /// ```
 pub fn measure(from: DType, to: DType, n: usize) -> BenchRow {
     let n = n.max(1);
-    let src = generate(from, to, n);
-    let mut dst = vec![0u8; n * to.itemsize()];
+    let src = buffer_from(&generate(from, to, n));
+    let mut dst = buffer(n * to.itemsize());
     let path = dispatch::path();
     let reps = reps_for(n);
     let t = best(reps, || {
@@ -162,8 +181,8 @@ pub fn measure(from: DType, to: DType, n: usize) -> BenchRow {
         std::hint::black_box(&mut dst);
     });
     let bytes = n * from.itemsize().max(to.itemsize());
-    let a = vec![1u8; bytes];
-    let mut b = vec![0u8; bytes];
+    let a = buffer_from(&vec![1u8; bytes]);
+    let mut b = buffer(bytes);
     let m = best(reps, || {
         b.copy_from_slice(std::hint::black_box(&a));
         std::hint::black_box(&mut b);
