@@ -233,6 +233,18 @@ fn convert_target_without_tag_fails_before_any_work() {
         .args(["--to", "int8"])
         .assert()
         .code(2);
+    // safetensors bytes are little-endian: a big-endian NumPy code is refused.
+    mldtypes()
+        .arg("convert")
+        .arg(dir.path().join("missing.safetensors"))
+        .arg(&out)
+        .args(["--to", ">f2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "\">f2\" is big-endian float16; mldtypes reads and writes little-endian bytes only",
+        ));
+    assert!(!out.exists());
 }
 
 /// A safetensors file with `header` as its JSON header and `data` after it.

@@ -249,6 +249,48 @@ impl std::fmt::Display for DType {
     }
 }
 
+/// serde (feature `serde`): a dtype is its canonical name, a string
+/// (`"bfloat16"`, `"float8_e4m3fn"`, `"int4"`). Deserialization reads
+/// every spelling [`DType::from_str`](std::str::FromStr) reads (NumPy codes
+/// such as `"<f4"`, aliases such as `"bf16"`), and fails with the
+/// [`ParseDTypeError`] text for anything else (a big-endian `">f4"`
+/// included).
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// assert_eq!(serde_json::to_string(&DType::Float8E4M3FN).unwrap(), "\"float8_e4m3fn\"");
+/// let d: Vec<DType> = serde_json::from_str(r#"["bfloat16", "bf16", "<f4"]"#).unwrap();
+/// assert_eq!(d, [DType::BFloat16, DType::BFloat16, DType::Float32]);
+/// let e = serde_json::from_str::<DType>(r#"">f4""#).unwrap_err();
+/// assert!(e.to_string().contains("big-endian float32"));
+/// ```
+#[cfg(feature = "serde")]
+impl serde::Serialize for DType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// See the [`Serialize`](serde::Serialize) implementation.
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for DType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = DType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a dtype name such as \"bfloat16\" or \"<f4\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DType, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
+
 /// Which family of short dtype codes to read or print.
 ///
 /// The seed documents use three incompatible short namings; the same string can
@@ -282,6 +324,11 @@ pub struct ParseDTypeError {
     /// For a short code whose meaning depends on the table (`i8`, `c8`, …):
     /// each naming that has it and the dtype it means there.
     pub readings: Vec<(Naming, DType)>,
+    /// For a NumPy type code of a multi-byte dtype with a big-endian byte
+    /// order (`">f4"`, or `"=f4"` on a big-endian host): the dtype it names.
+    /// mldtypes reads and writes little-endian bytes only, so such a code is
+    /// refused rather than read as its little-endian twin.
+    pub big_endian: Option<DType>,
 }
 
 /// Inputs longer than this many characters get no "did you mean" suggestions
@@ -314,6 +361,16 @@ pub fn echo(s: &str) -> String {
 
 impl std::fmt::Display for ParseDTypeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(d) = self.big_endian {
+            return write!(
+                f,
+                "{} is big-endian {d}; mldtypes reads and writes little-endian bytes only: \
+                 write {:?} or {:?}",
+                echo(&self.input),
+                format!("<{}", d.short_code()),
+                d.name()
+            );
+        }
         if !self.readings.is_empty() {
             let meanings: Vec<String> = self
                 .readings
@@ -698,8 +755,9 @@ impl DType {
     /// # Errors
     ///
     /// [`ParseDTypeError`] with the code's readings for a bare seed-table code,
-    /// otherwise with suggestions (none for inputs longer than
-    /// [`MAX_SUGGESTION_INPUT`] characters).
+    /// with [`ParseDTypeError::big_endian`] set for a big-endian NumPy code of
+    /// a multi-byte dtype (`">f4"`), otherwise with suggestions (none for
+    /// inputs longer than [`MAX_SUGGESTION_INPUT`] characters).
     ///
     /// # Examples
     ///
@@ -708,6 +766,12 @@ impl DType {
     /// assert_eq!(DType::parse_name("bfloat16"), Ok(DType::BFloat16));
     /// assert_eq!(DType::parse_name("f32"), Ok(DType::Float32));
     /// assert_eq!(DType::parse_name("<i8"), Ok(DType::Int64));
+    /// // Bytes are little-endian everywhere: a big-endian code is refused.
+    /// let e = DType::parse_name(">f4").unwrap_err();
+    /// assert_eq!(e.big_endian, Some(DType::Float32));
+    /// assert_eq!(e.to_string(), "\">f4\" is big-endian float32; mldtypes reads and writes \
+    ///     little-endian bytes only: write \"<f4\" or \"float32\"");
+    /// assert_eq!(DType::parse_name(">i1"), Ok(DType::Int8)); // one byte: no byte order
     /// assert_eq!(DType::parse_name("Half"), Ok(DType::Float16));
     /// let e = DType::parse_name("i8").unwrap_err();
     /// assert_eq!(e.readings, vec![(Naming::Bytes, DType::Int64), (Naming::Bits, DType::Int8), (Naming::Legacy2020, DType::Int64)]);
@@ -718,10 +782,8 @@ impl DType {
         if let Some(sp) = vocabulary_word(t) {
             return Ok(sp.dtype);
         }
-        if let Some(code) = t.strip_prefix(['<', '>', '=', '|']) {
-            if let Some(d) = numpy_code(code) {
-                return Ok(d);
-            }
+        if let Some(r) = prefixed_code(t, numpy_code) {
+            return r;
         }
         let readings: Vec<(Naming, DType)> = Naming::ALL
             .iter()
@@ -737,6 +799,7 @@ impl DType {
                 input: t.to_string(),
                 suggestions: Vec::new(),
                 readings,
+                big_endian: None,
             });
         }
         let words: Vec<&'static str> = DType::vocabulary()
@@ -853,6 +916,33 @@ fn numpy_code(code: &str) -> Option<DType> {
         .map(|(_, d)| *d)
 }
 
+/// A NumPy type code after a byte-order prefix (`<f4`, `|b1`, `=i2`,
+/// `>f8`), looked up by `code_of`: `None` if `t` has no prefix or the rest is
+/// no code; an error for a multi-byte dtype in big-endian order (`>`, or `=`
+/// on a big-endian host), since every byte buffer here is little-endian.
+/// One-byte dtypes have no byte order and are accepted with any prefix.
+fn prefixed_code(
+    t: &str,
+    code_of: impl Fn(&str) -> Option<DType>,
+) -> Option<Result<DType, ParseDTypeError>> {
+    let order = t.chars().next()?;
+    if !matches!(order, '<' | '>' | '=' | '|') {
+        return None;
+    }
+    let d = code_of(&t[1..])?;
+    let big = order == '>' || (order == '=' && cfg!(target_endian = "big"));
+    Some(if big && d.itemsize() > 1 {
+        Err(ParseDTypeError {
+            input: t.to_string(),
+            suggestions: Vec::new(),
+            readings: Vec::new(),
+            big_endian: Some(d),
+        })
+    } else {
+        Ok(d)
+    })
+}
+
 fn suggest(input: &str, candidates: &[&'static str]) -> ParseDTypeError {
     let n = input.chars().count();
     let suggestions = if n > MAX_SUGGESTION_INPUT {
@@ -877,6 +967,7 @@ fn suggest(input: &str, candidates: &[&'static str]) -> ParseDTypeError {
         input: input.to_string(),
         suggestions,
         readings: Vec::new(),
+        big_endian: None,
     }
 }
 
@@ -893,13 +984,16 @@ impl std::str::FromStr for DType {
     ///
     /// # Errors
     ///
-    /// [`ParseDTypeError`], carrying the closest valid names.
+    /// [`ParseDTypeError`], carrying the closest valid names, or
+    /// [`ParseDTypeError::big_endian`] for a big-endian NumPy code of a
+    /// multi-byte dtype (`">f4"`).
     ///
     /// # Examples
     ///
     /// ```
     /// use mldtypes::dtype::DType;
     /// assert_eq!("<f4".parse::<DType>(), Ok(DType::Float32));
+    /// assert_eq!(">f4".parse::<DType>().unwrap_err().big_endian, Some(DType::Float32));
     /// assert_eq!("c8".parse::<DType>(), Ok(DType::Complex64));
     /// assert_eq!("bf16".parse::<DType>(), Ok(DType::BFloat16));
     /// assert_eq!("?".parse::<DType>(), Ok(DType::Bool));
@@ -911,19 +1005,24 @@ impl std::str::FromStr for DType {
         if let Some(d) = DType::ALL.iter().find(|d| d.name() == t) {
             return Ok(*d);
         }
-        // NumPy byte-order prefix: only meaningful before a type code.
-        let code = t.strip_prefix(['<', '>', '=', '|']).unwrap_or(t);
-        let mut chars = code.chars();
-        if let (Some(c), None) = (chars.next(), chars.next()) {
-            if let Some((_, d)) = NUMPY_CHARS.iter().find(|(k, _)| *k == c) {
-                return Ok(*d);
+        let code_of = |code: &str| {
+            let mut chars = code.chars();
+            if let (Some(c), None) = (chars.next(), chars.next()) {
+                if let Some((_, d)) = NUMPY_CHARS.iter().find(|(k, _)| *k == c) {
+                    return Some(*d);
+                }
             }
+            if code == "bool8" {
+                return Some(DType::Bool);
+            }
+            BYTE_CODES.iter().find(|(k, _)| *k == code).map(|(_, d)| *d)
+        };
+        // NumPy byte-order prefix: only meaningful before a type code.
+        if let Some(r) = prefixed_code(t, code_of) {
+            return r;
         }
-        if let Some((_, d)) = BYTE_CODES.iter().find(|(k, _)| *k == code) {
-            return Ok(*d);
-        }
-        if code == "bool8" {
-            return Ok(DType::Bool);
+        if let Some(d) = code_of(t) {
+            return Ok(d);
         }
         let lower = t.to_ascii_lowercase();
         if let Some(d) = DType::ALL.iter().find(|d| d.name() == lower) {
@@ -959,7 +1058,8 @@ mod parse_tests {
             ("i1", DType::Int8),
             ("u2", DType::UInt16),
             ("<f4", DType::Float32),
-            (">f8", DType::Float64),
+            (">i1", DType::Int8),
+            (">b1", DType::Bool),
             ("=i8", DType::Int64),
             ("f8", DType::Float64),
             ("c8", DType::Complex64),
@@ -983,6 +1083,20 @@ mod parse_tests {
         }
         for bad in ["s2", "c4", "f16", "<bf16x", "", "<"] {
             assert!(bad.parse::<DType>().is_err(), "{bad}");
+        }
+        // Multi-byte dtypes in big-endian order are refused by both parsers.
+        for (s, d) in [
+            (">f8", DType::Float64),
+            (">f4", DType::Float32),
+            (">i2", DType::Int16),
+        ] {
+            let e = s.parse::<DType>().unwrap_err();
+            assert_eq!(e.big_endian, Some(d), "{s}");
+            assert_eq!(
+                DType::parse_name(s).map_err(|e| e.big_endian),
+                Err(Some(d)),
+                "{s}"
+            );
         }
     }
 
