@@ -663,8 +663,8 @@ pub fn convert(
             summary.total.merge(s);
             if s.overflow_to_nonfinite > 0 && matches!(opts.target, Target::Float(_)) {
                 summary.warnings.push(format!(
-                    "tensor {}: {} finite value(s) overflowed to inf/NaN in {}; --saturate clamps \
-                     them to ±max instead",
+                    "tensor {}: {} finite value(s) overflowed to inf/NaN in {}; the saturating \
+                     conversion (`--saturate`, Python `saturate=True`) clamps them to ±max instead",
                     quoted(&r.name),
                     s.overflow_to_nonfinite,
                     r.to

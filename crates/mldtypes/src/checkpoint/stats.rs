@@ -21,7 +21,7 @@ pub struct Stats {
     /// Finite values beyond the target's range: saturated to ±max, or turned
     /// into inf / NaN.
     pub clipped: u64,
-    /// Finite values that became inf / NaN (without `--saturate`).
+    /// Finite values that became inf / NaN (non-saturating conversion).
     pub overflow_to_nonfinite: u64,
     /// Non-zero finite values that became zero.
     pub flushed: u64,
