@@ -28,11 +28,47 @@ use std::arch::x86_64::*;
 
 use super::kernels::{self, F16};
 
-/// float16 NaN of NumPy for a float32 NaN with bits `u`: sign, top ten
-/// payload bits as they are, 1 if they are all zero.
+/// Lanes per step of every kernel here.
+const STEP: usize = 64;
+
+/// The loop of every kernel: `step(s, d)` converts the [`STEP`] lanes
+/// from `s` into `d` (pointers into `src` and `dst`, called for every whole
+/// step) and tells whether any of them is rare (a NaN that the instructions
+/// convert otherwise than the element conversion does); `element` converts
+/// one lane, and is applied to every lane of such a step and to the
+/// remainder shorter than a step.
 #[inline(always)]
-fn f16_nan(u: u32) -> u16 {
-    (((u >> 16) & 0x8000) | 0x7c00 | ((u & 0x7f_ffff) >> 13).max(1)) as u16
+fn by_steps<S: Copy, D>(
+    src: &[S],
+    dst: &mut [D],
+    element: impl Fn(S) -> D,
+    mut step: impl FnMut(*const S, *mut D) -> bool,
+) {
+    let n = src.len().min(dst.len());
+    let body = n - n % STEP;
+    let mut i = 0;
+    while i < body {
+        if step(src[i..].as_ptr(), dst[i..].as_mut_ptr()) {
+            for j in i..i + STEP {
+                dst[j] = element(src[j]);
+            }
+        }
+        i += STEP;
+    }
+    for j in body..n {
+        dst[j] = element(src[j]);
+    }
+}
+
+/// The element conversions, on the types the kernels store.
+fn enc_bf16(x: f32) -> u16 {
+    kernels::enc_bf16::<false>(x.to_bits()) as u16
+}
+fn enc_f16(x: f32) -> u16 {
+    kernels::enc_f32::<F16, false>(x.to_bits()) as u16
+}
+fn dec_f16(c: u16) -> f32 {
+    f32::from_bits(kernels::dec_f32::<F16>(c as u32))
 }
 
 /// float32 → float16 (non-saturating), 64 lanes per step on F16C.
@@ -43,41 +79,29 @@ fn f16_nan(u: u32) -> u16 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 pub(crate) unsafe fn f32_to_f16_avx2(src: &[f32], dst: &mut [u16]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
     let mag = _mm256_set1_epi16(0x7fff);
     let inf = _mm256_set1_epi16(0x7c00);
-    while i < body {
-        // Four pairs of vectors per step; NaN outputs (exactly the NaN
-        // inputs) are looked for among all 64 lanes at once.
+    by_steps(src, dst, enc_f16, |s, d| {
+        // Four pairs of vectors; NaN outputs (exactly the NaN inputs) are
+        // looked for among all 64 lanes at once.
         let mut nan = _mm256_setzero_si256();
         for k in 0..4 {
-            let j = i + 16 * k;
-            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
-            let lo = _mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm256_loadu_ps(
-                src.as_ptr().add(j),
-            ));
-            let hi = _mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm256_loadu_ps(
-                src.as_ptr().add(j + 8),
-            ));
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let (x0, x1) = unsafe {
+                (
+                    _mm256_loadu_ps(s.add(16 * k)),
+                    _mm256_loadu_ps(s.add(16 * k + 8)),
+                )
+            };
+            let lo = _mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(x0);
+            let hi = _mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(x1);
             let h = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
-            _mm256_storeu_si256(dst.as_mut_ptr().add(j) as *mut __m256i, h);
+            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, h) };
             nan = _mm256_or_si256(nan, _mm256_cmpgt_epi16(_mm256_and_si256(h, mag), inf));
         }
-        if _mm256_testz_si256(nan, nan) == 0 {
-            for j in i..i + 64 {
-                let u = src[j].to_bits();
-                if u & 0x7fff_ffff > 0x7f80_0000 {
-                    dst[j] = f16_nan(u);
-                }
-            }
-        }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = kernels::enc_f32::<F16, false>(src[j].to_bits()) as u16;
-    }
+        _mm256_testz_si256(nan, nan) == 0
+    })
 }
 
 /// float16 → float32, 64 lanes per step on F16C.
@@ -88,24 +112,23 @@ pub(crate) unsafe fn f32_to_f16_avx2(src: &[f32], dst: &mut [u16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
 pub(crate) unsafe fn f16_to_f32_avx2(src: &[u16], dst: &mut [f32]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
     let exp_quiet = _mm256_set1_epi16(0x7e00);
     let inf = _mm256_set1_epi16(0x7c00);
     let quiet_hi = _mm256_set1_epi16(0x0040);
     let zero = _mm256_setzero_si256();
-    while i < body {
+    by_steps(src, dst, dec_f16, |s, d| {
         for k in 0..4 {
-            let j = i + 16 * k;
-            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
-            let c = _mm256_loadu_si256(src.as_ptr().add(j) as *const __m256i);
-            let lo = _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(
-                src.as_ptr().add(j) as *const __m128i
-            )));
-            let hi = _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(
-                src.as_ptr().add(j + 8) as *const __m128i
-            )));
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let (c, c0, c1) = unsafe {
+                (
+                    _mm256_loadu_si256(s.add(16 * k) as *const __m256i),
+                    _mm_loadu_si128(s.add(16 * k) as *const __m128i),
+                    _mm_loadu_si128(s.add(16 * k + 8) as *const __m128i),
+                )
+            };
+            let lo = _mm256_castps_si256(_mm256_cvtph_ps(c0));
+            let hi = _mm256_castps_si256(_mm256_cvtph_ps(c1));
             // Signalling NaNs (exponent all ones, quiet bit clear): the
             // conversion set their quiet bit (bit 22, bit 6 of the high
             // half), which is cleared again; infinities match the same test
@@ -116,14 +139,13 @@ pub(crate) unsafe fn f16_to_f32_avx2(src: &[u16], dst: &mut [f32]) {
             let f = _mm256_and_si256(_mm256_cmpeq_epi16(t, inf), quiet_hi);
             let lo = _mm256_andnot_si256(_mm256_unpacklo_epi16(zero, f), lo);
             let hi = _mm256_andnot_si256(_mm256_unpackhi_epi16(zero, f), hi);
-            _mm256_storeu_si256(dst.as_mut_ptr().add(j) as *mut __m256i, lo);
-            _mm256_storeu_si256(dst.as_mut_ptr().add(j + 8) as *mut __m256i, hi);
+            unsafe {
+                _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, lo);
+                _mm256_storeu_si256(d.add(16 * k + 8) as *mut __m256i, hi);
+            }
         }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = f32::from_bits(kernels::dec_f32::<F16>(src[j] as u32));
-    }
+        false
+    })
 }
 
 /// float32 → bfloat16 (non-saturating), round to nearest even on the
@@ -136,9 +158,6 @@ pub(crate) unsafe fn f16_to_f32_avx2(src: &[u16], dst: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn f32_to_bf16_avx2(src: &[f32], dst: &mut [u16]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
     let half = _mm256_set1_epi32(0x7fff);
     let one = _mm256_set1_epi32(1);
     let round = |u: __m256i| {
@@ -149,34 +168,30 @@ pub(crate) unsafe fn f32_to_bf16_avx2(src: &[f32], dst: &mut [u16]) {
         let x = _mm256_castsi256_ps(u);
         _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)
     };
-    while i < body {
+    by_steps(src, dst, enc_bf16, |s, d| {
         let mut nan = _mm256_setzero_ps();
         for k in 0..4 {
-            let j = i + 16 * k;
-            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
-            let u0 = _mm256_loadu_si256(src.as_ptr().add(j) as *const __m256i);
-            let u1 = _mm256_loadu_si256(src.as_ptr().add(j + 8) as *const __m256i);
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let (u0, u1) = unsafe {
+                (
+                    _mm256_loadu_si256(s.add(16 * k) as *const __m256i),
+                    _mm256_loadu_si256(s.add(16 * k + 8) as *const __m256i),
+                )
+            };
             // Both halves hold values below 2^16: the unsigned saturating
             // pack is exact; it interleaves 128-bit lanes, which the
             // permute undoes.
             let p = _mm256_packus_epi32(round(u0), round(u1));
             let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(p);
-            _mm256_storeu_si256(dst.as_mut_ptr().add(j) as *mut __m256i, p);
+            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, p) };
             nan = _mm256_or_ps(nan, _mm256_or_ps(unordered(u0), unordered(u1)));
         }
-        if _mm256_testz_ps(nan, nan) == 0 {
-            for j in i..i + 64 {
-                dst[j] = kernels::enc_bf16::<false>(src[j].to_bits()) as u16;
-            }
-        }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = kernels::enc_bf16::<false>(src[j].to_bits()) as u16;
-    }
+        _mm256_testz_ps(nan, nan) == 0
+    })
 }
 
-/// float32 → float16 (non-saturating), 16 lanes at a time on AVX-512.
+/// float32 → float16 (non-saturating), 64 lanes per step on AVX-512.
 ///
 /// # Safety
 ///
@@ -184,37 +199,22 @@ pub(crate) unsafe fn f32_to_bf16_avx2(src: &[f32], dst: &mut [u16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(crate) unsafe fn f32_to_f16_avx512(src: &[f32], dst: &mut [u16]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
-    let abs = _mm512_set1_epi32(0x7fff_ffff);
-    let inf = _mm512_set1_epi32(0x7f80_0000);
-    while i < body {
-        // Four vectors per step; then one check for NaNs among all 64 lanes.
+    by_steps(src, dst, enc_f16, |s, d| {
+        // Four vectors; then one check for NaNs among all 64 lanes.
         let mut nan = 0u64;
         for k in 0..4 {
-            // SAFETY: i + 64 <= n for both slices; unaligned loads and stores.
-            let x = _mm512_loadu_ps(src.as_ptr().add(i + 16 * k));
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let x = unsafe { _mm512_loadu_ps(s.add(16 * k)) };
             let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
-            _mm256_storeu_si256(dst.as_mut_ptr().add(i + 16 * k) as *mut __m256i, h);
-            let a = _mm512_and_si512(_mm512_castps_si512(x), abs);
-            nan |= (_mm512_cmpgt_epi32_mask(a, inf) as u64) << (16 * k);
+            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, h) };
+            nan |= (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x) as u64) << (16 * k);
         }
-        if nan != 0 {
-            for l in 0..64 {
-                if nan & (1 << l) != 0 {
-                    dst[i + l] = f16_nan(src[i + l].to_bits());
-                }
-            }
-        }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = kernels::enc_f32::<F16, false>(src[j].to_bits()) as u16;
-    }
+        nan != 0
+    })
 }
 
-/// float16 → float32, 16 lanes at a time on AVX-512.
+/// float16 → float32, 64 lanes per step on AVX-512.
 ///
 /// # Safety
 ///
@@ -222,31 +222,25 @@ pub(crate) unsafe fn f32_to_f16_avx512(src: &[f32], dst: &mut [u16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(crate) unsafe fn f16_to_f32_avx512(src: &[u16], dst: &mut [f32]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
     let mag = _mm256_set1_epi16(0x7fff);
     let inf = _mm256_set1_epi16(0x7c00);
     let quiet16 = _mm256_set1_epi16(0x0200);
     let quiet = _mm512_set1_epi32(0x0040_0000);
-    while i < body {
+    by_steps(src, dst, dec_f16, |s, d| {
         for k in 0..4 {
-            let j = i + 16 * k;
-            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
-            let c = _mm256_loadu_si256(src.as_ptr().add(j) as *const __m256i);
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let c = unsafe { _mm256_loadu_si256(s.add(16 * k) as *const __m256i) };
             let v = _mm512_castps_si512(_mm512_cvtph_ps(c));
             // Signalling NaNs (quiet bit 9 clear), found on the 16-bit codes:
             // the conversion set float32's quiet bit, which is cleared again.
             let nan = _mm256_cmpgt_epi16_mask(_mm256_and_si256(c, mag), inf);
             let snan = nan & !_mm256_test_epi16_mask(c, quiet16);
             let r = _mm512_mask_xor_epi32(v, snan, v, quiet);
-            _mm512_storeu_si512(dst.as_mut_ptr().add(j) as *mut __m512i, r);
+            unsafe { _mm512_storeu_si512(d.add(16 * k) as *mut __m512i, r) };
         }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = f32::from_bits(kernels::dec_f32::<F16>(src[j] as u32));
-    }
+        false
+    })
 }
 
 /// float32 → bfloat16 (non-saturating), as [`f32_to_bf16_avx2`], 64 lanes
@@ -258,36 +252,22 @@ pub(crate) unsafe fn f16_to_f32_avx512(src: &[u16], dst: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 pub(crate) unsafe fn f32_to_bf16_avx512(src: &[f32], dst: &mut [u16]) {
-    let n = src.len().min(dst.len());
-    let body = n - n % 64;
-    let mut i = 0;
     let half = _mm512_set1_epi32(0x7fff);
     let one = _mm512_set1_epi32(1);
-    while i < body {
+    by_steps(src, dst, enc_bf16, |s, d| {
         let mut nan = 0u64;
         for k in 0..4 {
-            let j = i + 16 * k;
-            // SAFETY: j + 16 <= n for both slices; unaligned loads and stores.
-            let u = _mm512_loadu_si512(src.as_ptr().add(j) as *const __m512i);
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let u = unsafe { _mm512_loadu_si512(s.add(16 * k) as *const __m512i) };
             let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(u), one);
             let r = _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_add_epi32(u, half), lsb));
-            _mm256_storeu_si256(
-                dst.as_mut_ptr().add(j) as *mut __m256i,
-                _mm512_cvtepi32_epi16(r),
-            );
+            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, _mm512_cvtepi32_epi16(r)) };
             let x = _mm512_castsi512_ps(u);
             nan |= (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x) as u64) << (16 * k);
         }
-        if nan != 0 {
-            for j in i..i + 64 {
-                dst[j] = kernels::enc_bf16::<false>(src[j].to_bits()) as u16;
-            }
-        }
-        i += 64;
-    }
-    for j in body..n {
-        dst[j] = kernels::enc_bf16::<false>(src[j].to_bits()) as u16;
-    }
+        nan != 0
+    })
 }
 
 /// Copies `src` into `dst` (same length, `dst` 64-byte aligned) with
