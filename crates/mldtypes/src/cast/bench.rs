@@ -181,7 +181,8 @@ pub fn measure(from: DType, to: DType, n: usize) -> BenchRow {
         std::hint::black_box(&mut dst);
     });
     let bytes = n * from.itemsize().max(to.itemsize());
-    let a = buffer_from(&vec![1u8; bytes]);
+    let mut a = buffer(bytes);
+    a.fill(1);
     let mut b = buffer(bytes);
     let m = best(reps, || {
         b.copy_from_slice(std::hint::black_box(&a));
