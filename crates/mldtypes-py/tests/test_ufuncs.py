@@ -136,10 +136,36 @@ def test_ufunc_nan_bits(name, ufunc):
         return
     res, keys, _ = _run(name, ufunc)
     for k, r in enumerate(res):
+        dn = rec["out_dtypes"][k]
         want = expected(name, ufunc, k)
-        got = result_bits(rec["out_dtypes"][k], r).ravel()
+        got = result_bits(dn, r).ravel()
+        if dn not in OURS and got.shape == want.shape:
+            want = _builtin_nan_bits(name, ufunc, k, dn, want)
         if got.shape == want.shape and not np.array_equal(want, got):
             pytest.fail(_report(name, ufunc, k, keys, want, got, rec["nin"]))
+
+
+def _builtin_nan_bits(name, ufunc, k, dn, want):
+    """`want` with each NaN replaced by the NaN that NumPy's own `dn` loop gives on this machine.
+
+    A NaN in an output of a NumPy builtin dtype (e.g. float16 for the sub-byte integers'
+    transcendental ufuncs) is computed by NumPy's loop for that dtype, whose NaN sign depends on
+    the SIMD kernels NumPy dispatches to (its AVX-512 and AVX2 float16 `log10` give NaNs of
+    opposite sign). The reference for those bits is therefore NumPy itself, on the inputs
+    converted to `dn`, as ml_dtypes' loops convert them.
+    """
+    if not nan_mask(dn, want).any():
+        return want
+    args, _ = inputs(name, ufunc)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = getattr(np, ufunc)(*(a.astype(dn) for a in args))
+    local = local if isinstance(local, tuple) else (local,)
+    local_bits = result_bits(dn, local[k]).ravel()
+    if local_bits.shape != want.shape:
+        return want
+    swap = nan_mask(dn, want) & nan_mask(dn, local_bits)
+    return np.where(swap, local_bits, want)
 
 
 @pytest.mark.parametrize("name,ufunc", CASES, ids=[f"{t}-{u}" for t, u in CASES])
