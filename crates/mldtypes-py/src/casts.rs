@@ -24,7 +24,9 @@
 //!   the remainder through the 64-bit one).
 //!
 //! Deliberate differences: float64 (and longdouble) → our float formats
-//! round once (ml_dtypes rounds to float32 first); bcomplex32 ↔ complex32
+//! round once (ml_dtypes rounds to float32 first), and so do int32, int64,
+//! uint32 and uint64 → bfloat16, bcomplex32 and float8_e8m0fnu (ml_dtypes
+//! goes through float32; the other formats agree); bcomplex32 ↔ complex32
 //! keep the imaginary part (ml_dtypes 0.6.0 drops it); float casts never
 //! raise RuntimeWarning (ml_dtypes reports overflow when a float64 beyond
 //! float32's range goes through float32).
