@@ -148,6 +148,7 @@ def test_real_ml_dtypes_imported_first_raises(libdir, tmp_path_factory):
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.strip().splitlines()
     assert first.startswith("MlDtypesAlreadyImportedError | "), first
+    assert issubclass(mldtypes.MlDtypesAlreadyImportedError, ImportError)
     assert "already imported" in first and "MLDTYPES_AS_ML_DTYPES" in first
     assert second == "True"  # the real module is left in place
 

@@ -79,6 +79,7 @@ __all__ = [
     "iinfo",
     "imag",
     "install_as_ml_dtypes",
+    "MlDtypesAlreadyImportedError",
     "int1",
     "int2",
     "int4",
@@ -89,7 +90,7 @@ __all__ = [
 ]
 
 from mldtypes._info import finfo, iinfo  # noqa: E402
-from mldtypes._as_ml_dtypes import install_as_ml_dtypes  # noqa: E402
+from mldtypes._as_ml_dtypes import MlDtypesAlreadyImportedError, install_as_ml_dtypes  # noqa: E402
 
 # Everything else the extension module defines (type promotion: promote_types,
 # result_type, TypePromotionError, config, ...) is part of the package too.

@@ -269,6 +269,10 @@ def numpy_promotion(mode: Literal["numpy", "jax"] = "jax") -> _NumpyPromotion:
     mode afterwards. The switch is process-wide, not thread-local. Raises ValueError for a
     mode other than ``"jax"`` / ``"numpy"``."""
 
+class MlDtypesAlreadyImportedError(ImportError):
+    """Raised by ``install_as_ml_dtypes()`` when the real ml_dtypes is already imported (its
+    types are registered with NumPy; two registrations of ``bfloat16`` cannot be merged)."""
+
 def install_as_ml_dtypes() -> types.ModuleType:
     """Makes ``import ml_dtypes`` anywhere in the process return a module with ml_dtypes
     0.6.0's public API backed by mldtypes (``__version__ == "0.6.0"``, the ml_dtypes API
