@@ -1136,12 +1136,164 @@ def beyond():
     save_json("beyond", out)
 
 
+# ---------------------------------------------------------------------------------------------
+# 10. compat: NumPy's type codes, warnings as errors, np.errstate, info of arrays, int rounding
+# ---------------------------------------------------------------------------------------------
+# NumPy's builtin type codes (np.typecodes["All"] on NumPy 2.4: '?bhilqnpBHILQNPefdgFDGSUVOMm').
+# The flexible and time codes are given as the dtype NumPy makes of the bare code.
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def int_probes(src):
+    """Integers of `src` (int32/int64/uint32/uint64) around the ties of bfloat16 and
+    float8_e8m0fnu: where a rounding through float32 can differ from one rounding."""
+    info = np.iinfo(src)
+    xs = set()
+    for e in range(8, info.bits):
+        for base in (1 << e, 3 << (e - 1)):  # a power of two; 1.5 times one (e8m0's tie)
+            for unit_shift in range(0, e):
+                half = 1 << unit_shift
+                for d in (-1, 0, 1):
+                    for v in (base + half + d, base - half + d, base + d):
+                        for sgn in (1, -1):
+                            x = sgn * v
+                            if info.min <= x <= info.max:
+                                xs.add(x)
+    xs.update([info.min, info.max, 0, 1])
+    xs = sorted(xs)
+    rng = np.random.default_rng(16)
+    if len(xs) > 4000:
+        keep = set(rng.choice(len(xs), size=4000, replace=False).tolist())
+        xs = [x for i, x in enumerate(xs) if i in keep]
+    return xs
+
+
+def outcome_strict(fn):
+    """`outcome` of fn run with every warning an error (as pytest's `filterwarnings = error`):
+    an error records the exception class and, if any, the class of its `__cause__`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return describe(fn())
+        except Exception as e:  # noqa: BLE001 - recording the reference's exception class
+            d = {"error": exc_name(e)}
+            if e.__cause__ is not None:
+                d["cause"] = exc_name(e.__cause__)
+            return d
+
+
+def compat():
+    out = {}
+    codes = sorted(set(np.typecodes["All"]), key=np.typecodes["All"].index)
+    out["type_codes"] = codes
+    # can_cast both ways and promote_types both orders, ours against every builtin code
+    cc = {}
+    pt = {}
+    for name in OURS:
+        d = np.dtype(T(name))
+        for c in codes:
+            b = np.dtype(c)
+            for casting in CASTINGS:
+                cc[f"{name}__{c}__{casting}"] = [int(np.can_cast(d, b, casting=casting)),
+                                                  int(np.can_cast(b, d, casting=casting))]
+            for key, args in ((f"{name}__{c}", (d, b)), (f"{c}__{name}", (b, d))):
+                kind, v, _ = call(lambda: np.promote_types(*args))
+                pt[key] = {"error": v} if kind == "err" else str(v)
+    out["can_cast_codes"] = cc
+    out["promote_types_codes"] = pt
+    # warnings turned into errors: casts from every complex source to every real destination
+    # (ours or NumPy's, one of them ours), and an invalid float -> int8 cast (NaN), run under
+    # warnings.simplefilter("error"); outcome = result codes/repr or the exception class
+    wae = {}
+    real_dst = [n for n in ALL if n not in COMPLEX and n not in ("complex64", "complex128",
+                                                                  "clongdouble")]
+    # (not complex32/bcomplex32 -> real: ml_dtypes warns there from inside its cast loop, and a
+    # warning made an error leaves its output uninitialised: nothing reproducible to record)
+    for src in ["complex64", "complex128", "clongdouble"]:
+        a = np.array([1 + 2j, -0.5 + 0j, 3 - 4j], dtype=np.complex128).astype(T(src))
+        for dst in real_dst:
+            if src not in OURS and dst not in OURS:
+                continue
+            wae[f"{src}__{dst}"] = outcome_strict(lambda: a.astype(T(dst)))
+    for src in FLOATS:
+        if src == "float8_e8m0fnu" or src.startswith("float4") or src.startswith("float6"):
+            continue  # float4/float6 have no NaN; float8_e8m0fnu is tested by the NaN of others
+        a = np.array([np.nan, 1, 2, 3], dtype=np.float32).astype(T(src))
+        for dst in ("int8", "int32", "uint8"):
+            wae[f"{src}__{dst}__nan"] = outcome_strict(lambda: a.astype(T(dst)))
+            wae[f"{src}__{dst}__nan_strided"] = outcome_strict(lambda: a[::2].astype(T(dst)))
+    out["warnings_as_errors"] = wae
+    # np.errstate(all="raise"): the same invalid casts, and a float32 loop writing into an
+    # out= array of our type (0/0), and our own divide loop
+    es = {}
+    for src in FLOATS:
+        if src in ("float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"):
+            continue
+        a = np.array([np.nan, 1, 2, 3], dtype=np.float32).astype(T(src))
+        with np.errstate(all="raise"):
+            es[f"{src}__int8__nan"] = outcome(lambda: a.astype(np.int8))
+            es[f"{src}__int8__nan_strided"] = outcome(lambda: a[::2].astype(np.int8))
+    for dst in FLOATS:
+        z = np.zeros(4, np.float32)
+        with np.errstate(all="raise"):
+            es[f"divide_float32_out__{dst}"] = outcome(
+                lambda: np.divide(z, z, out=np.zeros(4, T(dst))))
+            zz = np.zeros(4, T(dst))
+            es[f"divide__{dst}"] = outcome(lambda: np.divide(zz, zz))
+    out["errstate_raise"] = es
+    # finfo / iinfo of arrays (ours and builtins), of builtin dtypes, types and names
+    info = {}
+    for name in OURS + BUILTINS:
+        t = T(name)
+        arr = np.zeros(2, dtype=t)
+        for label, arg in (("array", arr), ("dtype", np.dtype(t)), ("type", t),
+                           ("name", np.dtype(t).name)):
+            for fname, fn in (("finfo", ml_dtypes.finfo), ("iinfo", ml_dtypes.iinfo)):
+                kind, v, _ = call(lambda: fn(arg))
+                key = f"{fname}__{name}__{label}"
+                if kind == "err":
+                    info[key] = {"error": v}
+                elif fname == "iinfo":
+                    info[key] = {"dtype": str(v.dtype), "kind": v.kind, "bits": int(v.bits),
+                                 "min": int(v.min), "max": int(v.max)}
+                else:
+                    info[key] = {"dtype": str(v.dtype), "bits": int(v.bits),
+                                 "eps": fl(float(v.eps)), "max": fl(float(v.max)),
+                                 "tiny": fl(float(v.smallest_normal))}
+    out["info_args"] = info
+    # integer -> bfloat16 / bcomplex32 / float8_e8m0fnu: ml_dtypes rounds through float32;
+    # ours is the one rounding of the exact integer (the oracle)
+    ir = {}
+    for src in ("int32", "int64", "uint32", "uint64"):
+        xs = int_probes(src)
+        a = np.array(xs, dtype=src)
+        rec = {"in": [str(x) for x in xs]}
+        for dst in ("bfloat16", "bcomplex32", "float8_e8m0fnu", "float8_e4m3fn", "float8_e5m2"):
+            ml = to_codes(dst, a.astype(T(dst))).tolist()
+            if dst in COMPLEX:
+                ours = [exact_complex_code(dst, Fraction(x), Fraction(0)) for x in xs]
+            else:
+                ours = [exact_code(dst, Fraction(x)) for x in xs]
+            differ = [i for i, (m, o) in enumerate(zip(ml, ours)) if m != o]
+            rec[dst] = {"ml_dtypes": ml, "ours": ours, "differ": len(differ)}
+            print("int rounding", src, dst, len(differ), "of", len(xs), flush=True)
+        ir[src] = rec
+    out["int_rounding"] = ir
+    out["int64_example"] = {
+        "value": str(2**60 + 2**52 + 1),
+        "ml_dtypes": to_codes("bfloat16", np.array([2**60 + 2**52 + 1], np.int64)
+                              .astype(ml_dtypes.bfloat16)).tolist()[0],
+        "ours": exact_code("bfloat16", Fraction(2**60 + 2**52 + 1))}
+    save_json("compat", out)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     only = os.environ.get("ONLY", "")
     steps = [("surface", surface), ("scalars", scalars), ("construction", construction),
              ("casts", casts), ("info", infos), ("ufuncs", ufuncs),
-             ("scalar_arith", scalar_arith), ("arrays", arrays_section), ("beyond", beyond)]
+             ("scalar_arith", scalar_arith), ("arrays", arrays_section), ("beyond", beyond),
+             ("compat", compat)]
     for label, fn in steps:
         if only and label not in only.split(","):
             continue

@@ -12,8 +12,9 @@
 //!   conversion does on x86-64 (NaN and out-of-range values give the
 //!   "integer indefinite" pattern, and NumPy reports "invalid value
 //!   encountered in cast" as for its own casts);
-//! - complex → real: the real part, with NumPy's `ComplexWarning` (which
-//!   ml_dtypes 0.6.0 gives only for its own complex types);
+//! - complex → real: the real part; `ComplexWarning` only from our complex
+//!   types, as ml_dtypes 0.6.0 (NumPy's complex types cast into ours
+//!   without a warning there);
 //! - anything → bool: non-zero (NaN is true), except from complex32 /
 //!   bcomplex32, where ml_dtypes stores the real part converted to `uint8`
 //!   (so `bool` elements other than 0 and 1 appear); this is reproduced
@@ -23,7 +24,9 @@
 //!   the remainder through the 64-bit one).
 //!
 //! Deliberate differences: float64 (and longdouble) → our float formats
-//! round once (ml_dtypes rounds to float32 first); bcomplex32 ↔ complex32
+//! round once (ml_dtypes rounds to float32 first), and so do int32, int64,
+//! uint32 and uint64 → bfloat16, bcomplex32 and float8_e8m0fnu (ml_dtypes
+//! goes through float32; the other formats agree); bcomplex32 ↔ complex32
 //! keep the imaginary part (ml_dtypes 0.6.0 drops it); float casts never
 //! raise RuntimeWarning (ml_dtypes reports overflow when a float64 beyond
 //! float32's range goes through float32).
@@ -39,6 +42,7 @@ use pyo3::prelude::*;
 use crate::npapi;
 use crate::registry;
 use crate::types::{Family, MlType};
+use crate::ufuncs::FpFlags;
 
 /// A value in flight between two dtypes.
 #[derive(Clone, Copy)]
@@ -81,7 +85,8 @@ pub(crate) trait End: 'static {
     const SIZE: usize;
     /// Our complex types and NumPy's complex types.
     const COMPLEX: bool;
-    /// Our types (warn `ComplexWarning` when they lose an imaginary part).
+    /// Our types (ml_dtypes converts their values through float32 and warns
+    /// `ComplexWarning` when its complex types lose an imaginary part).
     const OURS: bool;
     /// float8/float6/float4 types (their integer conversion saturates).
     const FLOAT8: bool = false;
@@ -579,7 +584,7 @@ impl<T: MlType> End for Ours<T> {
                 };
                 T::from_f64(v as f64)
             }
-            (_, Val::Int(i)) => T::from_f64(i as f64),
+            (_, Val::Int(i)) => T::from_f64(int_to_f64_odd(i)),
             (Family::Float, Val::Float(a, _)) if _flags.f32_source => T::from_f32(a as f32),
             (_, Val::Float(a, b)) => T::from_pair(a, b),
         };
@@ -587,24 +592,35 @@ impl<T: MlType> End for Ours<T> {
     }
 }
 
-/// Clears the SSE floating-point exception flags a kernel may have raised
-/// (NumPy turns them into RuntimeWarnings after a cast; ml_dtypes' casts
-/// between float formats raise none).
-fn clear_fp_flags() {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[allow(deprecated)]
-        // SAFETY: reading and writing MXCSR only changes the sticky
-        // exception flags (bits 0-5), not the rounding mode or masks.
-        unsafe {
-            use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-            _mm_setcsr(_mm_getcsr() & !0x3f);
-        }
+/// `i` as `f64`, rounded to odd when it has more than 53 significant bits
+/// (truncated, with the lowest kept bit set if any dropped bit was set): a
+/// later rounding to a format of at most 51 significant bits then gives the
+/// correctly rounded result, as if rounded once from `i` (a plain `i as f64`
+/// rounds to nearest, and a second rounding of that can land on the wrong
+/// side of a tie, e.g. int64 `2^60 + 2^52 + 1` → bfloat16).
+fn int_to_f64_odd(i: i128) -> f64 {
+    let m = i.unsigned_abs();
+    let bits = 128 - m.leading_zeros();
+    if bits <= 53 {
+        return i as f64;
+    }
+    let drop = bits - 53;
+    let mut q = m >> drop;
+    if m & ((1u128 << drop) - 1) != 0 {
+        q |= 1;
+    }
+    // q < 2^53 and the scale a power of two: exact
+    let v = q as f64 * 2f64.powi(drop as i32);
+    if i < 0 {
+        -v
+    } else {
+        v
     }
 }
 
 /// Raises the "invalid" floating-point flag, which NumPy reports as
-/// "RuntimeWarning: invalid value encountered in cast" after the cast.
+/// "RuntimeWarning: invalid value encountered in cast" after the cast (or
+/// raises as `FloatingPointError` under `np.errstate(invalid="raise")`).
 fn raise_invalid() {
     let (z, w) = (std::hint::black_box(0.0f64), std::hint::black_box(0.0f64));
     std::hint::black_box(z / w);
@@ -621,6 +637,13 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
 ) {
     let n = n.max(0) as usize;
     let (src, dst) = (from as *const u8, to as *mut u8);
+    // The floating-point flags raised before this call (by the ufunc loop
+    // whose output this cast converts, or by the previous chunk of a
+    // strided cast, which NumPy converts one element per call) stay raised
+    // for NumPy to report; the flags our conversions raise are dropped
+    // (ml_dtypes' conversions between float formats raise none), and an
+    // invalid float → integer conversion raises "invalid" afterwards.
+    let saved = FpFlags::save();
     if let (Some(fa), Some(fb)) = (A::KERNEL, B::KERNEL) {
         if cast::is_supported(fa, fb) && kernel_semantics_match(fa, fb) {
             // SAFETY: NumPy hands us n elements of each side.
@@ -631,18 +654,20 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
                 )
             };
             if cast::cast_bytes_on(cast::path(), s, fa, d, fb, Overflow::NonSaturating).is_ok() {
-                clear_fp_flags();
+                saved.restore_if_changed();
                 return;
             }
         }
     }
-    if A::COMPLEX && !B::COMPLEX {
-        // SAFETY: NumPy calls legacy casts with the GIL released only for
-        // dtypes that do not need the Python API; we take it to warn.
-        let failed = Python::attach(|_| unsafe { npapi::complex_warning() } < 0);
-        if failed {
-            return;
-        }
+    if A::OURS && A::COMPLEX && !B::COMPLEX {
+        // ml_dtypes warns `ComplexWarning` when its own complex types lose
+        // their imaginary part (not for NumPy's complex types). NumPy calls
+        // legacy casts with the GIL released for large arrays; take it.
+        // A warning turned into an error cannot be reported through this
+        // legacy cast protocol (NumPy checks for a Python error only after
+        // casts of dtypes flagged NPY_NEEDS_PYAPI): it stays set, and the
+        // output is still written in full.
+        Python::attach(|_| unsafe { npapi::complex_warning() });
     }
     let mut flags = Flags {
         float8_source: A::FLOAT8,
@@ -676,7 +701,7 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
             B::write(dst.add(i * B::SIZE), v, &mut flags);
         }
     }
-    clear_fp_flags();
+    saved.restore_if_changed();
     if flags.invalid {
         raise_invalid();
     }
@@ -778,6 +803,21 @@ pub(crate) unsafe fn register_builtin_casts<T: MlType>(py: Python<'_>) -> PyResu
         both_ways::<T, C128>(py, n(NPY_CDOUBLE))?;
 
         let me = registry::typenum(T::DTYPE).expect("registered");
+        // ml_dtypes declares the sub-byte integers safely castable to NumPy's
+        // sized integer types (`NPY_INT32`, `NPY_INT64`, ...): one type number
+        // per width, so `np.longlong` (a second 64-bit type number on LP64
+        // platforms) and `np.ulonglong` are not safe targets, as there.
+        let long64 = std::mem::size_of::<c_long>() == 8;
+        let (int32, uint32) = if long64 {
+            (NPY_INT, NPY_UINT)
+        } else {
+            (NPY_LONG, NPY_ULONG)
+        };
+        let (int64, uint64) = if long64 {
+            (NPY_LONG, NPY_ULONG)
+        } else {
+            (NPY_LONGLONG, NPY_ULONGLONG)
+        };
         let (to, from): (&[NPY_TYPES], &[NPY_TYPES]) = match T::FAMILY {
             Family::Float => (
                 &[
@@ -801,9 +841,8 @@ pub(crate) unsafe fn register_builtin_casts<T: MlType>(py: Python<'_>) -> PyResu
                         &[
                             NPY_BYTE,
                             NPY_SHORT,
-                            NPY_INT,
-                            NPY_LONGLONG,
-                            NPY_LONG,
+                            int32,
+                            int64,
                             NPY_HALF,
                             NPY_FLOAT,
                             NPY_DOUBLE,
@@ -819,14 +858,12 @@ pub(crate) unsafe fn register_builtin_casts<T: MlType>(py: Python<'_>) -> PyResu
                         &[
                             NPY_BYTE,
                             NPY_SHORT,
-                            NPY_INT,
-                            NPY_LONGLONG,
-                            NPY_LONG,
+                            int32,
+                            int64,
                             NPY_UBYTE,
                             NPY_USHORT,
-                            NPY_UINT,
-                            NPY_ULONGLONG,
-                            NPY_ULONG,
+                            uint32,
+                            uint64,
                             NPY_HALF,
                             NPY_FLOAT,
                             NPY_DOUBLE,

@@ -16,6 +16,11 @@ value per byte, in the low bits). Complex: ``complex32`` (two float16),
 Beyond ml_dtypes: ``sum``, ``mean`` and ``dot`` accumulate in float32 and
 round once; ``pack``/``unpack`` store sub-byte values packed in the bit
 layout of safetensors' F4/F6 tags.
+
+``__version__`` is mldtypes' own version. ``install_as_ml_dtypes()`` (or the
+environment variable ``MLDTYPES_AS_ML_DTYPES=1`` at start-up) makes
+``import ml_dtypes`` return ml_dtypes 0.6.0's API backed by mldtypes, for
+libraries such as jax that import ml_dtypes by name.
 """
 
 from mldtypes import _core
@@ -73,6 +78,8 @@ __all__ = [
     "finfo",
     "iinfo",
     "imag",
+    "install_as_ml_dtypes",
+    "MlDtypesAlreadyImportedError",
     "int1",
     "int2",
     "int4",
@@ -83,6 +90,7 @@ __all__ = [
 ]
 
 from mldtypes._info import finfo, iinfo  # noqa: E402
+from mldtypes._as_ml_dtypes import MlDtypesAlreadyImportedError, install_as_ml_dtypes  # noqa: E402
 
 # Everything else the extension module defines (type promotion: promote_types,
 # result_type, TypePromotionError, config, ...) is part of the package too.

@@ -18,6 +18,7 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 """
 
 import os
+import types
 from types import TracebackType
 from typing import Any, Literal, SupportsIndex, overload
 
@@ -267,3 +268,15 @@ def numpy_promotion(mode: Literal["numpy", "jax"] = "jax") -> _NumpyPromotion:
     promotion to JAX's for the block (see ``set_numpy_promotion``) and restores the previous
     mode afterwards. The switch is process-wide, not thread-local. Raises ValueError for a
     mode other than ``"jax"`` / ``"numpy"``."""
+
+class MlDtypesAlreadyImportedError(ImportError):
+    """Raised by ``install_as_ml_dtypes()`` when the real ml_dtypes is already imported (its
+    types are registered with NumPy; two registrations of ``bfloat16`` cannot be merged)."""
+
+def install_as_ml_dtypes() -> types.ModuleType:
+    """Makes ``import ml_dtypes`` anywhere in the process return a module with ml_dtypes
+    0.6.0's public API backed by mldtypes (``__version__ == "0.6.0"``, the ml_dtypes API
+    version; ``mldtypes.__version__`` is unchanged). Returns that module; calling it again is
+    harmless. ``MLDTYPES_AS_ML_DTYPES=1`` does the same at interpreter start-up. Raises
+    ``ImportError`` (``MlDtypesAlreadyImportedError``) if the real ml_dtypes is already
+    imported."""

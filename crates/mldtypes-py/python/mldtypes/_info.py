@@ -44,6 +44,14 @@ def _our_name(obj):
     return None
 
 
+def _dtype_of_array(x):
+    """``x.dtype`` for an array (or anything with a NumPy ``dtype`` attribute, as the Python
+    array API standard asks of ``finfo``/``iinfo``), else ``x`` unchanged: ml_dtypes' ``finfo``
+    and ``iinfo`` accept arrays of NumPy's builtin types, which ``numpy.iinfo`` refuses."""
+    d = getattr(x, "dtype", None)
+    return d if isinstance(d, np.dtype) and not isinstance(x, (type, np.dtype)) else x
+
+
 class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     """Machine limits of a floating-point type, as ``numpy.finfo`` and ml_dtypes' ``finfo``.
 
@@ -63,6 +71,7 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     _mldtypes_cache = {}
 
     def __new__(cls, dtype):
+        dtype = _dtype_of_array(dtype)
         try:
             hit = cls._mldtypes_cache.get(dtype)
         except TypeError:
@@ -116,6 +125,7 @@ class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
     """
 
     def __new__(cls, int_type):
+        int_type = _dtype_of_array(int_type)
         name = _our_name(int_type)
         if name is None:
             return np.iinfo(int_type)
