@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod arrfuncs;
 mod casts;
 mod checkpoint;
+mod dlpack;
 mod fmt;
 mod info;
 mod npapi;
@@ -178,5 +179,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ufuncs::register(py)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
+    dlpack::register(m)?;
     Ok(())
 }
