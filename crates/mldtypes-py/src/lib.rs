@@ -18,6 +18,7 @@ mod promotion;
 mod reduce;
 mod registry;
 mod scalar;
+mod twins;
 mod types;
 mod ufuncs;
 
@@ -180,5 +181,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     promotion::register(m)?;
     checkpoint::register(m)?;
     dlpack::register(m)?;
+    twins::register(m)?;
     Ok(())
 }

@@ -123,3 +123,9 @@ def _part(x, i):
         if x.dtype.type is complex32:
             return x[..., None].view(np.float16)[..., i]
     return x.imag if i else x.real
+
+
+from mldtypes import _twins  # noqa: E402
+
+# Casts to and from ml_dtypes' dtypes of the same names, now or when it loads.
+_twins.install()
