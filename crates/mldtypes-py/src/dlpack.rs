@@ -446,6 +446,17 @@ fn layout<'py>(
     })
 }
 
+/// The number of elements of `shape`, `None` on overflow.
+fn count(shape: &[i64]) -> Option<i64> {
+    shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d))
+}
+
+fn too_big(shape: &[i64]) -> PyErr {
+    PyBufferError::new_err(format!(
+        "from_dlpack: shape {shape:?} has more elements than fit in 64 bits"
+    ))
+}
+
 /// C-contiguous strides in elements for `shape`.
 fn c_strides(shape: &[i64]) -> Vec<i64> {
     let mut s = vec![1i64; shape.len()];
@@ -646,6 +657,12 @@ impl DLPackExport {
                     device_name(t)
                 )));
             }
+        }
+        if self.packed && copy == Some(false) {
+            return Err(PyBufferError::new_err(format!(
+                "__dlpack__: copy=False, but a packed export of mldtypes.{} is a packed copy",
+                dt.name()
+            )));
         }
         let minor = wanted_minor(max_version.as_ref())?;
         make_capsule(
@@ -909,7 +926,7 @@ fn view<'py>(
             bstrides.push(b as npy_intp);
         }
     }
-    let n: i64 = shape.iter().product();
+    let n = count(shape).ok_or_else(|| too_big(shape))?;
     let mut data = tensor.data as *mut u8;
     if data.is_null() {
         if n != 0 {
@@ -999,7 +1016,10 @@ fn unpack_to<'py>(
             std::slice::from_raw_parts_mut(npapi::array_data(out.as_ptr()) as *mut u8, n),
         )
     };
-    let need = (n * bits as usize).div_ceil(8);
+    let need = n
+        .checked_mul(bits as usize)
+        .ok_or_else(|| PyBufferError::new_err("from_dlpack: packed tensor too large"))?
+        .div_ceil(8);
     if len < need {
         return Err(PyBufferError::new_err(format!(
             "from_dlpack: {n} packed {bits}-bit values need {need} bytes, the tensor has {len}"
@@ -1171,15 +1191,16 @@ pub(crate) fn from_dlpack<'py>(
         )
     } else if ty.lanes == 1 {
         if let Some(s) = &strides {
-            if *s != c_strides(&shape) && shape.iter().product::<i64>() > 1 {
+            if *s != c_strides(&shape) && count(&shape).is_none_or(|n| n > 1) {
                 return Err(PyBufferError::new_err(format!(
                     "from_dlpack: a strided packed {bits}-bit tensor (strides {s:?}) cannot be \
                      read; make it contiguous first"
                 )));
             }
         }
-        let n: i64 = shape.iter().product();
-        let nbytes = (n * bits as i64 + 7) / 8;
+        let n = count(&shape).ok_or_else(|| too_big(&shape))?;
+        let nbits = n.checked_mul(bits as i64).ok_or_else(|| too_big(&shape))?;
+        let nbytes = nbits / 8 + i64::from(nbits % 8 != 0);
         (view(&cap, &t, u8descr, 1, &[nbytes], None)?, shape.clone())
     } else {
         return Err(unknown());

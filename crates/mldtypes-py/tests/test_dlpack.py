@@ -198,6 +198,8 @@ def test_packed_export(name, shape):
     np.testing.assert_array_equal(u.astype(np.float32), a.astype(np.float32))
     with pytest.raises(BufferError, match="packed=True"):
         mldtypes.from_dlpack(e, copy=False)
+    with pytest.raises(BufferError, match="packed copy"):
+        e.__dlpack__(max_version=(1, 3), copy=False)
 
 
 @pytest.mark.parametrize("name", ["float4_e2m1fn", "int4", "uint4"])
