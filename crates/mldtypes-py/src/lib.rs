@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod arrfuncs;
 mod casts;
 mod checkpoint;
+mod dlpack;
 mod fmt;
 mod info;
 mod npapi;
@@ -17,6 +18,7 @@ mod promotion;
 mod reduce;
 mod registry;
 mod scalar;
+mod twins;
 mod types;
 mod ufuncs;
 
@@ -178,5 +180,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ufuncs::register(py)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
+    dlpack::register(m)?;
+    twins::register(m)?;
     Ok(())
 }

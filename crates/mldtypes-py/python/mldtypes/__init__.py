@@ -76,6 +76,7 @@ __all__ = [
     "float8_e5m2fnuz",
     "float8_e8m0fnu",
     "finfo",
+    "from_dlpack",
     "iinfo",
     "imag",
     "install_as_ml_dtypes",
@@ -84,6 +85,7 @@ __all__ = [
     "int2",
     "int4",
     "real",
+    "to_dlpack",
     "uint1",
     "uint2",
     "uint4",
@@ -129,3 +131,9 @@ def _part(x, i):
         if x.dtype.type is complex32:
             return x[..., None].view(np.float16)[..., i]
     return x.imag if i else x.real
+
+
+from mldtypes import _twins  # noqa: E402
+
+# Casts to and from ml_dtypes' dtypes of the same names, now or when it loads.
+_twins.install()

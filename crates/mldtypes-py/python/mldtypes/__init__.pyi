@@ -117,6 +117,33 @@ def inspect_checkpoint(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     checkpoint, as ``mldtypes inspect --json`` (CheckpointError, OSError)."""
 
 # ---------------------------------------------------------------------------
+# DLPack (CPU, DLPack 0.8 and 1.x capsules) and the ml_dtypes twin casts.
+
+class DLPackExport:
+    """An array exported through DLPack (``to_dlpack``'s result), with the array-API
+    protocol; holds the array until the consumer's view is gone."""
+    def __dlpack__(self, *, stream: None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A ``"dltensor"`` (max_version None) or ``"dltensor_versioned"`` capsule
+        (BufferError: read-only or padded sub-byte data in an unversioned capsule, a
+        device other than the CPU; ValueError: a stream)."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(1, 0)``: kDLCPU."""
+def from_dlpack(obj: Any, /, *, copy: bool | None = None, packed: bool = False
+                ) -> npt.NDArray[Any]:
+    """A NumPy array viewing a DLPack producer's CPU tensor with the mldtypes (or NumPy)
+    dtype of its DLPack 1.1 type code; packed sub-byte tensors are unpacked into a copy
+    unless ``packed=True`` (a ``uint8`` view of the packed bytes). BufferError: device
+    other than the CPU, copy=False for what cannot be viewed; TypeError: type code
+    without a dtype."""
+def to_dlpack(array: npt.NDArray[Any], /, *, packed: bool = False, lanes: int = 1
+              ) -> DLPackExport:
+    """Exports an array for ``torch.from_dlpack`` / ``jax.numpy.from_dlpack`` / NumPy with
+    the DLPack 1.1 type code of its dtype; ``packed=True``: a packed copy of a 2-, 4- or
+    6-bit type (``lanes=2``: two 4-bit values per element, PyTorch's float4_e2m1fn_x2).
+    TypeError: bcomplex32 (no DLPack code), not an array; ValueError: bad packed/lanes."""
+
+# ---------------------------------------------------------------------------
 # JAX's type promotion (jax 0.10.2): the lattice, weak types, strict mode, x64.
 
 _DTypeSpec = npt.DTypeLike | type[int] | type[float] | type[complex]
