@@ -11,6 +11,7 @@ mod arrfuncs;
 mod casts;
 mod checkpoint;
 mod fmt;
+mod guard;
 mod info;
 mod npapi;
 mod promotion;
@@ -153,6 +154,11 @@ fn register_all(py: Python<'_>) -> PyResult<()> {
 /// promotion. Import `mldtypes`, not this module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    guard::run(|| init(m))
+}
+
+/// The body of `_core`, run under the panic guard.
+fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     register_all(py)?;
     macro_rules! export {
@@ -178,5 +184,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ufuncs::register(py)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
+    guard::register(m)?;
     Ok(())
 }
