@@ -225,6 +225,25 @@ fn reduction<'py>(
         Some(d) if !d.is_none() => Some(result_dtype(&np, name, d)?),
         _ => None,
     };
+    if let (Some(t), Some(d)) = (&target, ours) {
+        if t.getattr("kind")?.extract::<String>()? == "b" {
+            // NumPy's meaning of a bool result: every element converted to
+            // bool (nonzero, NaN included), then reduced in bool (a logical
+            // or). Complex values go through complex64, whose conversion to
+            // bool looks at both parts (the complex32 → bool cast, as
+            // ml_dtypes', looks at the real part only).
+            let src = if matches!(d, DType::Complex32 | DType::BComplex32) {
+                arr.call_method1("astype", (np.getattr("complex64")?,))?
+            } else {
+                arr.clone()
+            };
+            let kw = PyDict::new(py);
+            kw.set_item("axis", axis)?;
+            kw.set_item("dtype", t)?;
+            let b = src.call_method1("astype", (np.getattr("bool_")?,))?;
+            return np.getattr(name)?.call((b,), Some(&kw));
+        }
+    }
     let real = ours.filter(|d| !matches!(d, DType::Complex32 | DType::BComplex32));
     let Some(dt) = real else {
         // NumPy's own reduction for other dtypes and for the complex types
@@ -283,8 +302,9 @@ fn reduction<'py>(
 /// `axis`: int, tuple of ints or None, as NumPy's. `dtype`: the dtype of the
 /// result (default: the array's), a number type (bool, integer, float,
 /// complex, an mldtypes format) or object; the float32 accumulator is
-/// converted to it once. Complex arrays accumulate in complex64. Source:
-/// `mldtypes::cast::reduce`.
+/// converted to it once. Complex arrays accumulate in complex64. A bool
+/// `dtype` means what it means to NumPy: the elements converted to bool,
+/// then combined with logical or. Source: `mldtypes::cast::reduce`.
 ///
 /// Raises numpy.exceptions.AxisError for an axis out of range; TypeError for
 /// unsupported array dtypes and for a string, bytes, void, datetime64 or

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mldtypes
-from conftest import T, assert_same, from_codes, load_json, load_npz, to_codes
+from conftest import COMPLEX, T, assert_same, from_codes, load_json, load_npz, to_codes
 
 B = load_json("beyond")
 ARR = load_npz("beyond")
@@ -306,3 +306,19 @@ def test_unpack_says_what_is_wrong_with_the_shape(shape, exc, message):
         mldtypes.unpack(b"\x21\xf3", mldtypes.float4_e2m1fn, shape)
     assert "mldtypes.unpack" in str(e.value)
     assert "extract" not in str(e.value)
+
+
+def test_bool_result_dtype_means_what_it_means_to_numpy():
+    # NumPy converts every element to bool (nonzero, NaN included), then reduces with logical
+    # or: 1 + -1 is True; a purely imaginary value is nonzero
+    for name in ["bfloat16", "float8_e4m3fn", "complex32", "bcomplex32"]:
+        last = 2j if name in COMPLEX else 0.5
+        v = np.array([[1, -1, 0], [0, 0, 0], [np.nan, 0, 0], [0, last, 0]])
+        a = v.astype(T(name))
+        for fn in ["sum", "mean"]:
+            want = getattr(np, fn)(v, axis=1, dtype=bool)
+            assert want.tolist() == [True, False, True, True]
+            got = getattr(mldtypes, fn)(a, axis=1, dtype=bool)
+            assert got.dtype == np.bool_ and got.tolist() == want.tolist(), (name, fn)
+            assert getattr(mldtypes, fn)(a[:2], dtype=bool) == np.True_
+            assert getattr(mldtypes, fn)(a[1], dtype=bool) == np.False_
