@@ -156,7 +156,7 @@ pub struct CastArgs {
     #[arg(
         value_name = "VALUE",
         required_unless_present = "stdin",
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     values: Vec<String>,
 }

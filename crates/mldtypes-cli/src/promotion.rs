@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use mldtypes::dtype::{DType, Naming};
@@ -54,7 +55,7 @@ pub struct PromoteArgs {
     #[arg(
         value_name = "OPERAND",
         required_unless_present = "stdin",
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     operands: Vec<String>,
 }
@@ -151,8 +152,10 @@ fn echo_word(w: &str) -> String {
     }
 }
 
-/// `mldtypes promote`.
-pub fn promote(a: PromoteArgs) -> Result<()> {
+/// `mldtypes promote`. Returns the exit code of a run whose outcome was
+/// reported in full on standard output (`--stdin`: 2 if a line had invalid
+/// operands, else 1 if a promotion failed, else 0).
+pub fn promote(a: PromoteArgs) -> Result<ExitCode> {
     let cfg = config(a.strict, a.x32);
     if !a.stdin {
         let o = query(&a.operands, cfg, a.explain);
@@ -164,19 +167,57 @@ pub fn promote(a: PromoteArgs) -> Result<()> {
                 if a.json {
                     output::print_json(&render_json(&a.operands, &o))?;
                 } else {
-                    use std::io::Write;
                     let _ = writeln!(std::io::stderr(), "{}", render_text(&a.operands, &o));
                 }
                 Err(CliError::Promotion("type promotion failed".into()))
             }
-        };
+        }
+        .map(|()| ExitCode::SUCCESS);
     }
     let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
     let (mut failed, mut bad) = (0usize, 0usize);
-    for line in stdin.lock().lines() {
-        let line = line.map_err(|e| usage!("cannot read standard input: {e}"))?;
-        let words: Vec<String> = line
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => number += 1,
+            Err(e) => {
+                // The answers so far stand. Under --json the failure is one
+                // more JSON line, so that the output stays JSON Lines.
+                let message = format!("cannot read standard input after line {number}: {e}");
+                if !a.json {
+                    out.flush().map_err(output::stdout_error)?;
+                    return Err(CliError::Usage(message));
+                }
+                let v = output::error_json("ReadError", &message);
+                writeln!(out, "{v}")
+                    .and_then(|()| out.flush())
+                    .map_err(output::stdout_error)?;
+                return Ok(ExitCode::from(2));
+            }
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            bad += 1;
+            let o = Outcome::Usage(format!("line {number} is not valid UTF-8"));
+            let answer = if a.json {
+                render_json(&[], &o).to_string()
+            } else {
+                render_text(&[], &o)
+            };
+            writeln!(out, "{answer}").map_err(output::stdout_error)?;
+            continue;
+        };
+        let words: Vec<String> = text
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|w| !w.is_empty())
             .map(String::from)
@@ -201,15 +242,21 @@ pub fn promote(a: PromoteArgs) -> Result<()> {
         writeln!(out, "{answer}").map_err(output::stdout_error)?;
     }
     out.flush().map_err(output::stdout_error)?;
-    if bad > 0 {
-        Err(CliError::Usage(format!(
-            "{bad} line(s) had invalid operands"
-        )))
-    } else if failed > 0 {
-        Err(CliError::Promotion(format!("{failed} promotion(s) failed")))
-    } else {
-        Ok(())
+    // Every failure was answered on its own line; in text mode a summary of
+    // invalid lines also goes to standard error.
+    if bad > 0 && !a.json {
+        let _ = writeln!(
+            std::io::stderr(),
+            "mldtypes: error: {bad} line(s) had invalid operands"
+        );
     }
+    Ok(ExitCode::from(if bad > 0 {
+        2
+    } else if failed > 0 {
+        1
+    } else {
+        0
+    }))
 }
 
 // ---------------------------------------------------------------------------

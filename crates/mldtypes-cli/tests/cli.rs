@@ -1454,3 +1454,276 @@ fn fuzz_corpus_replays_without_panics() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The command line as people type it: options after operands, negative
+// numbers, completions, man pages, JSON Lines, `-` paths
+// ---------------------------------------------------------------------------
+
+#[test]
+fn options_are_accepted_after_operands() {
+    // the same answers wherever the options stand
+    for args in [
+        &["promote", "--x32", "int64", "f*"][..],
+        &["promote", "int64", "f*", "--x32"],
+        &["promote", "int64", "--x32", "f*"],
+    ] {
+        assert_eq!(stdout_of(args), "float32 (weak)\n", "{args:?}");
+    }
+    assert_eq!(stdout_of(&["promote", "int64", "f*"]), "float64 (weak)\n");
+    assert_eq!(
+        stdout_of(&["promote", "int8", "bfloat16", "--x32"]),
+        "bfloat16\n"
+    );
+    assert_eq!(
+        json_of(&["promote", "uint8", "int8", "--json"]),
+        json!({"dtype": "int16", "weak": false})
+    );
+    let (code, out, _) = run_of(&["promote", "float32", "int32", "--strict", "--json"], "");
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["error"]["kind"], "TypePromotionError");
+    // cast: 464.01 is above the float8_e4m3fn overflow threshold (464): NaN (0x7f)
+    assert_eq!(
+        json_of(&["cast", "--to", "float8_e4m3fn", "464.01", "--json"]),
+        json!([{"input": "464.01", "bits": 0x7f, "value": "nan", "error": "nan"}])
+    );
+    let v = json_of(&[
+        "cast",
+        "1000",
+        "--saturate",
+        "--to",
+        "float8_e4m3fn",
+        "464",
+        "--json",
+    ]);
+    assert_eq!(v[0]["bits"], 0x7e);
+    assert_eq!(v[0]["value"], 448.0);
+    assert_eq!(v[1]["bits"], 0x7e);
+    assert_eq!(v[1]["input"], "464");
+}
+
+#[test]
+fn negative_numbers_stay_values() {
+    let v = json_of(&[
+        "cast", "--to", "float16", "-1.5", "-2e3", "-65520", "--json",
+    ]);
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    assert_eq!(
+        v[0],
+        json!({"input": "-1.5", "bits": half::f16::from_f64(-1.5).to_bits(), "value": -1.5,
+               "error": 0.0})
+    );
+    assert_eq!(v[1]["bits"], half::f16::from_f64(-2000.0).to_bits());
+    assert_eq!(v[1]["value"], -2000.0);
+    assert_eq!(v[2]["bits"], 0xfc00); // -65520 rounds past -65504: -inf
+                                      // a negative Python int literal is a weakly typed int operand
+    assert_eq!(
+        json_of(&["promote", "int8", "-1", "--json"]),
+        json!({"dtype": "int8", "weak": false})
+    );
+    assert_eq!(stdout_of(&["promote", "-1", "-2.5"]), "float64 (weak)\n");
+    // -inf, -nan and negative hex floats are values when no option follows them ...
+    let v = json_of(&["cast", "--json", "--to", "float16", "-inf", "-0x1p-3"]);
+    assert_eq!(v[0]["bits"], 0xfc00);
+    assert_eq!(v[1]["bits"], half::f16::from_f64(-0.125).to_bits());
+    // ... and after `--` anywhere
+    let v = json_of(&["cast", "--to", "float16", "--json", "--", "-inf", "-0x1p-3"]);
+    assert_eq!(v[0]["bits"], 0xfc00);
+    assert_eq!(v[1]["bits"], half::f16::from_f64(-0.125).to_bits());
+    // an option after such a value is an error that says so
+    let (code, out, err) = run_of(&["cast", "--to", "float16", "-inf", "--json"], "");
+    assert_eq!(code, 2);
+    assert!(err.is_empty(), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("-inf") && m.contains("--json") && m.contains("-- -inf"),
+        "{m}"
+    );
+    let (code, _, err) = run_of(&["cast", "--to", "float16", "-nan", "--saturate"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("-nan") && err.contains("--saturate"), "{err}");
+    // unknown options are still errors, before or after operands
+    for args in [
+        &["cast", "--to", "float16", "1", "--bogus"][..],
+        &["promote", "int8", "--bogus"],
+        &["promote", "--bogus", "int8"],
+    ] {
+        let (code, _, err) = run_of(args, "");
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("--bogus"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn shell_completions_for_four_shells() {
+    for (shell, marker) in [
+        ("bash", "_mldtypes()"),
+        ("zsh", "#compdef mldtypes"),
+        ("fish", "complete -c mldtypes"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(script.contains(marker), "{shell}: no {marker}");
+        // every command and a sample of options and choices are completed
+        for word in [
+            "promote",
+            "convert",
+            "inspect",
+            "completions",
+            "x32",
+            "mx-scale",
+        ] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    if Path::new("/bin/bash").exists() {
+        // the bash script is valid bash and registers the completion function
+        let script = stdout_of(&["completions", "bash"]);
+        let out = std::process::Command::new("/bin/bash")
+            .args(["-c", &format!("{script}\ncomplete -p mldtypes")])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("_mldtypes"));
+    }
+    let (code, _, err) = run_of(&["completions", "tcsh"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("bash") && err.contains("powershell"), "{err}");
+}
+
+#[test]
+fn man_pages_in_roff() {
+    let page = stdout_of(&["man"]);
+    assert!(page.contains(".TH mldtypes 1"), "{page}");
+    assert!(page.contains(&format!("\"mldtypes {}\"", env!("CARGO_PKG_VERSION"))));
+    assert!(page.contains(".SH NAME") && page.contains(".SH SYNOPSIS"));
+    for command in ["promote", "convert", "inspect", "completions", "man"] {
+        assert!(page.contains(command), "no {command}");
+    }
+    let page = stdout_of(&["man", "convert"]);
+    assert!(page.contains(".TH mldtypes-convert 1"), "{page}");
+    assert!(page.contains("\\-\\-threads") && page.contains("\\-\\-mx\\-scale"));
+    let (code, _, err) = run_of(&["man", "nope"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("\"nope\"") && err.contains("convert"), "{err}");
+}
+
+#[test]
+fn promote_stdin_json_stays_json_lines_when_lines_fail() {
+    let input: &[u8] = b"int8 int8\nint8 nosuchtype\n\xff\xfe\r\nfloat32 int32\n\nint8, bfloat16\n";
+    let out = mldtypes()
+        .args(["promote", "--stdin", "--strict", "--json"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    // a line with invalid operands: exit status 2, every line still answered
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert_eq!(lines[0], json!({"dtype": "int8", "weak": false}));
+    assert_eq!(lines[1]["error"]["kind"], "UsageError");
+    assert!(lines[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("nosuchtype"));
+    assert_eq!(
+        lines[2],
+        json!({"error": {"kind": "UsageError", "message": "line 3 is not valid UTF-8"}})
+    );
+    assert_eq!(lines[3]["error"]["kind"], "TypePromotionError");
+    assert_eq!(lines[4], Value::Null);
+    assert_eq!(lines[5]["error"]["kind"], "TypePromotionError");
+    // only promotion failures: 1; none: 0
+    let (code, out, _) = run_of(
+        &["promote", "--stdin", "--json", "--strict"],
+        "int8 int8\nint8 i*\n",
+    );
+    assert_eq!((code, out.lines().count()), (0, 2));
+    let (code, out, err) = run_of(
+        &["promote", "--stdin", "--json", "--strict"],
+        "int8 int16\nint8 i*\n",
+    );
+    assert_eq!((code, out.lines().count()), (1, 2));
+    assert!(err.is_empty(), "{err}");
+    // text mode: the same pairing, the summary on standard error
+    let (code, out, err) = run_of(
+        &["promote", "--stdin"],
+        "int8 uint8\nint8 nosuchtype\nbool i*\n",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(out.lines().count(), 3);
+    assert!(err.contains("1 line(s) had invalid operands"), "{err}");
+}
+
+#[test]
+fn dash_paths_are_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["inspect", "-"], "standard input"),
+        (
+            &["convert", "-", "out.safetensors", "--to", "bfloat16"],
+            "standard input",
+        ),
+        (
+            &["convert", "in.safetensors", "-", "--to", "bfloat16"],
+            "standard output",
+        ),
+    ];
+    for (args, which) in cases {
+        let out = mldtypes()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("`-`") && err.contains(which),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("./-"), "{args:?}: {err}");
+        // the same as JSON under --json
+        let mut json_args = args.to_vec();
+        json_args.push("--json");
+        let out = mldtypes()
+            .args(&json_args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{json_args:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["kind"], "UsageError");
+        assert!(v["error"]["message"].as_str().unwrap().contains(which));
+    }
+    // nothing was created, no file named `-` in particular
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn help_documents_promote_stdin_exit_codes_and_option_order() {
+    let help = stdout_of(&["--help"]);
+    assert!(
+        help.contains("`promote --stdin` answers every line, then exits 2"),
+        "{help}"
+    );
+    assert!(help.contains("Options may follow operands"), "{help}");
+    assert!(
+        help.contains("mldtypes cast --to bfloat16 -- -inf"),
+        "{help}"
+    );
+}

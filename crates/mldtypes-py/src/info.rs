@@ -68,20 +68,22 @@ fn finfo_dict<'py, T: MlType + scalar::Family_>(
 /// Raises ValueError for any other name.
 #[pyfunction]
 pub(crate) fn _finfo_fields<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
-    macro_rules! dispatch {
-        ($($t:ident),*) => {
-            $(
-                if name == stringify!($t) {
-                    let fi = Finfo::of(&<mldtypes::$t as mldtypes::float::MiniFloat>::FORMAT);
-                    return finfo_dict::<mldtypes::$t>(py, &fi);
-                }
-            )*
-        };
-    }
-    crate::float_types!(dispatch);
-    Err(PyValueError::new_err(format!(
-        "{name} is not an mldtypes float format"
-    )))
+    crate::guard::run(|| {
+        macro_rules! dispatch {
+            ($($t:ident),*) => {
+                $(
+                    if name == stringify!($t) {
+                        let fi = Finfo::of(&<mldtypes::$t as mldtypes::float::MiniFloat>::FORMAT);
+                        return finfo_dict::<mldtypes::$t>(py, &fi);
+                    }
+                )*
+            };
+        }
+        crate::float_types!(dispatch);
+        Err(PyValueError::new_err(format!(
+            "{name} is not an mldtypes float format"
+        )))
+    })
 }
 
 /// `_iinfo_fields(name)`: `(kind, bits, min, max)` of the sub-byte integer
@@ -91,21 +93,23 @@ pub(crate) fn _finfo_fields<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<
 /// Raises ValueError for any other name.
 #[pyfunction]
 pub(crate) fn _iinfo_fields(name: &str) -> PyResult<(String, u32, i64, i64)> {
-    use mldtypes::dtype::DType;
-    let dt = [
-        DType::Int1,
-        DType::Int2,
-        DType::Int4,
-        DType::UInt1,
-        DType::UInt2,
-        DType::UInt4,
-    ]
-    .into_iter()
-    .find(|d| d.name() == name)
-    .ok_or_else(|| PyValueError::new_err(format!("{name} is not an mldtypes integer type")))?;
-    let ii: Iinfo = dt
-        .iinfo()
-        .ok_or_else(|| PyValueError::new_err(format!("{name} has no iinfo")))?;
-    let kind = if ii.min < 0 { "i" } else { "u" };
-    Ok((kind.to_string(), ii.bits, ii.min as i64, ii.max as i64))
+    crate::guard::run(|| {
+        use mldtypes::dtype::DType;
+        let dt = [
+            DType::Int1,
+            DType::Int2,
+            DType::Int4,
+            DType::UInt1,
+            DType::UInt2,
+            DType::UInt4,
+        ]
+        .into_iter()
+        .find(|d| d.name() == name)
+        .ok_or_else(|| PyValueError::new_err(format!("{name} is not an mldtypes integer type")))?;
+        let ii: Iinfo = dt
+            .iinfo()
+            .ok_or_else(|| PyValueError::new_err(format!("{name} has no iinfo")))?;
+        let kind = if ii.min < 0 { "i" } else { "u" };
+        Ok((kind.to_string(), ii.bits, ii.min as i64, ii.max as i64))
+    })
 }

@@ -12,6 +12,7 @@ mod casts;
 mod checkpoint;
 mod dlpack;
 mod fmt;
+mod guard;
 mod info;
 mod npapi;
 mod promotion;
@@ -155,6 +156,11 @@ fn register_all(py: Python<'_>) -> PyResult<()> {
 /// promotion. Import `mldtypes`, not this module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    guard::run(|| init(m))
+}
+
+/// The body of `_core`, run under the panic guard.
+fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     register_all(py)?;
     macro_rules! export {
@@ -182,5 +188,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkpoint::register(m)?;
     dlpack::register(m)?;
     twins::register(m)?;
+    guard::register(m)?;
     Ok(())
 }

@@ -169,9 +169,11 @@ impl PromotionSetting {
 /// Raises ValueError for any other mode.
 #[pyfunction]
 fn numpy_dtype_promotion(mode: &Bound<'_, PyAny>) -> PyResult<PromotionSetting> {
-    Ok(PromotionSetting {
-        setting: Setting::Mode(parse_mode(mode)?),
-        saved: Mutex::new(Vec::new()),
+    crate::guard::run(|| {
+        Ok(PromotionSetting {
+            setting: Setting::Mode(parse_mode(mode)?),
+            saved: Mutex::new(Vec::new()),
+        })
     })
 }
 
@@ -184,11 +186,13 @@ fn numpy_dtype_promotion(mode: &Bound<'_, PyAny>) -> PyResult<PromotionSetting> 
 /// `mldtypes.config.update("jax_enable_x64", flag)`.
 #[pyfunction]
 #[pyo3(signature = (new_val = true))]
-fn enable_x64(new_val: bool) -> PromotionSetting {
-    PromotionSetting {
-        setting: Setting::X64(new_val),
-        saved: Mutex::new(Vec::new()),
-    }
+fn enable_x64(new_val: bool) -> PyResult<PromotionSetting> {
+    crate::guard::run(|| {
+        Ok(PromotionSetting {
+            setting: Setting::X64(new_val),
+            saved: Mutex::new(Vec::new()),
+        })
+    })
 }
 
 /// The process-wide promotion settings, as `jax.config`:
@@ -206,26 +210,28 @@ impl Config {
     /// Threads inside a `numpy_dtype_promotion` / `enable_x64` block keep
     /// that block's setting. Raises ValueError for an unknown name or value.
     fn update(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        match name {
-            "jax_numpy_dtype_promotion" => {
-                let mode = parse_mode(value)?;
-                set_process_default(|c| PromotionConfig { mode, ..c });
+        crate::guard::run(|| {
+            match name {
+                "jax_numpy_dtype_promotion" => {
+                    let mode = parse_mode(value)?;
+                    set_process_default(|c| PromotionConfig { mode, ..c });
+                }
+                "jax_enable_x64" => {
+                    let x64 = value.cast::<PyBool>().map_err(|_| {
+                        PyValueError::new_err("jax_enable_x64 must be True or False")
+                    })?;
+                    let x64 = x64.is_true();
+                    set_process_default(|c| PromotionConfig { x64, ..c });
+                }
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown promotion option {other:?}; expected \
+                         'jax_numpy_dtype_promotion' or 'jax_enable_x64'"
+                    )))
+                }
             }
-            "jax_enable_x64" => {
-                let x64 = value
-                    .cast::<PyBool>()
-                    .map_err(|_| PyValueError::new_err("jax_enable_x64 must be True or False"))?;
-                let x64 = x64.is_true();
-                set_process_default(|c| PromotionConfig { x64, ..c });
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown promotion option {other:?}; expected \
-                     'jax_numpy_dtype_promotion' or 'jax_enable_x64'"
-                )))
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The promotion mode in effect on this thread: "standard" or "strict".
@@ -377,17 +383,19 @@ pub(crate) struct Weak {
 impl Weak {
     #[new]
     fn new(dtype: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let dt = np_dtype(dtype)?;
-        match from_numpy(&dt)? {
-            Some(d) => Ok(Weak { dtype: d }),
-            None => Err(not_a_jax_type(dtype, &dt)),
-        }
+        crate::guard::run(|| {
+            let dt = np_dtype(dtype)?;
+            match from_numpy(&dt)? {
+                Some(d) => Ok(Weak { dtype: d }),
+                None => Err(not_a_jax_type(dtype, &dt)),
+            }
+        })
     }
 
     /// The value's dtype (a `numpy.dtype`).
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_numpy(py, self.dtype)
+        crate::guard::run(|| to_numpy(py, self.dtype))
     }
 
     /// Always True: the value is weakly typed.
@@ -556,9 +564,11 @@ fn read_type(x: &Bound<'_, PyAny>) -> PyResult<JaxType> {
 /// strings, ...); NumPy's TypeError for something that is not a dtype.
 #[pyfunction]
 fn promote_types<'py>(a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let (ta, tb) = (read_type(a)?, read_type(b)?);
-    let d = current_config().promote_types(ta, tb).map_err(engine_err)?;
-    to_numpy(a.py(), d)
+    crate::guard::run(|| {
+        let (ta, tb) = (read_type(a)?, read_type(b)?);
+        let d = current_config().promote_types(ta, tb).map_err(engine_err)?;
+        to_numpy(a.py(), d)
+    })
 }
 
 /// The dtype JAX gives an operation on `args` (`jax.dtypes.result_type`,
@@ -584,6 +594,15 @@ fn promote_types<'py>(a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<
 #[pyfunction]
 #[pyo3(signature = (*args, return_weak_type_flag = false))]
 fn result_type<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyTuple>,
+    return_weak_type_flag: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| result_type_body(py, args, return_weak_type_flag))
+}
+
+/// The body of `result_type`, run under the panic guard.
+fn result_type_body<'py>(
     py: Python<'py>,
     args: &Bound<'py, PyTuple>,
     return_weak_type_flag: bool,

@@ -806,7 +806,7 @@ fn set(py: Python<'_>, on: bool) -> PyResult<()> {
 /// internals do not have the layout the switch needs (nothing is changed).
 #[pyfunction]
 fn set_numpy_promotion(py: Python<'_>, mode: &str) -> PyResult<()> {
-    set(py, parse(mode)?)
+    crate::guard::run(|| set(py, parse(mode)?))
 }
 
 /// The current NumPy promotion mode: "numpy" (default) or "jax".
@@ -867,9 +867,11 @@ impl NumpyPromotion {
 #[pyfunction]
 #[pyo3(signature = (mode = "jax"))]
 fn numpy_promotion(mode: &str) -> PyResult<NumpyPromotion> {
-    Ok(NumpyPromotion {
-        on: parse(mode)?,
-        saved: Mutex::new(Vec::new()),
+    crate::guard::run(|| {
+        Ok(NumpyPromotion {
+            on: parse(mode)?,
+            saved: Mutex::new(Vec::new()),
+        })
     })
 }
 

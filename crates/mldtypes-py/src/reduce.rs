@@ -128,6 +128,87 @@ macro_rules! dispatch_real {
     }};
 }
 
+/// `numpy.dtype(dtype)` as the result dtype of `mldtypes.{name}`: a number
+/// type (bool, integer, floating-point, complex, one of ours) or object.
+/// Strings, bytes, structured/void and datetime/timedelta dtypes are refused
+/// with TypeError, as `numpy.sum` / `numpy.mean` refuse them.
+fn result_dtype<'py>(
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    dtype: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dt = np.call_method1("dtype", (dtype,))?;
+    if crate::promotion::from_numpy(&dt)?.is_some() {
+        return Ok(dt);
+    }
+    let kind: String = dt.getattr("kind")?.extract()?;
+    if matches!(kind.as_str(), "b" | "i" | "u" | "f" | "c" | "O") {
+        return Ok(dt);
+    }
+    Err(PyTypeError::new_err(format!(
+        "mldtypes.{name} cannot give a result of dtype {}: it must be a number type (bool, \
+         integer, floating-point or complex), as for numpy.{name}",
+        dt.repr()?
+    )))
+}
+
+/// The range of an integer result dtype (NumPy's integers and the sub-byte
+/// ones), `None` for any other dtype.
+fn int_range(np: &Bound<'_, PyModule>, dt: &Bound<'_, PyAny>) -> PyResult<Option<(i128, i128)>> {
+    if let Some(ii) = crate::promotion::from_numpy(dt)?.and_then(|d| d.iinfo()) {
+        return Ok(Some((ii.min, ii.max)));
+    }
+    let kind: String = dt.getattr("kind")?.extract()?;
+    if kind == "i" || kind == "u" {
+        let ii = np.call_method1("iinfo", (dt,))?;
+        return Ok(Some((
+            ii.getattr("min")?.extract()?,
+            ii.getattr("max")?.extract()?,
+        )));
+    }
+    Ok(None)
+}
+
+/// Refuses results that an integer result dtype cannot hold: NaN, ±inf and
+/// values whose integer part is outside `dt`'s range (the conversion would
+/// wrap them silently, as NumPy's integer accumulators do).
+fn check_fits(
+    np: &Bound<'_, PyModule>,
+    name: &str,
+    values: impl IntoIterator<Item = f64>,
+    dt: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let Some((lo, hi)) = int_range(np, dt)? else {
+        return Ok(());
+    };
+    for v in values {
+        if !v.is_finite() {
+            // Python's spelling: nan, inf, -inf
+            let text = if v.is_nan() {
+                "nan"
+            } else if v > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
+            return Err(PyValueError::new_err(format!(
+                "mldtypes.{name}: the result {text} cannot be converted to the integer dtype \
+                 of the result, {}",
+                dt.repr()?
+            )));
+        }
+        let t = v.trunc();
+        if t < lo as f64 || t > hi as f64 {
+            return Err(PyValueError::new_err(format!(
+                "mldtypes.{name}: the result {v} is out of bounds for {} ({lo} to {hi}) and \
+                 would wrap around; pass a wider dtype (e.g. dtype=numpy.int64)",
+                dt.repr()?
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Shared body of `sum` and `mean`.
 fn reduction<'py>(
     py: Python<'py>,
@@ -141,44 +222,71 @@ fn reduction<'py>(
     let name = if mean { "mean" } else { "sum" };
     let ours = our_dtype(&arr);
     let target = match dtype {
-        Some(d) if !d.is_none() => Some(np.call_method1("dtype", (d,))?),
+        Some(d) if !d.is_none() => Some(result_dtype(&np, name, d)?),
         _ => None,
     };
+    if let (Some(t), Some(d)) = (&target, ours) {
+        if t.getattr("kind")?.extract::<String>()? == "b" {
+            // NumPy's meaning of a bool result: every element converted to
+            // bool (nonzero, NaN included), then reduced in bool (a logical
+            // or). Complex values go through complex64, whose conversion to
+            // bool looks at both parts (the complex32 → bool cast, as
+            // ml_dtypes', looks at the real part only).
+            let src = if matches!(d, DType::Complex32 | DType::BComplex32) {
+                arr.call_method1("astype", (np.getattr("complex64")?,))?
+            } else {
+                arr.clone()
+            };
+            let kw = PyDict::new(py);
+            kw.set_item("axis", axis)?;
+            kw.set_item("dtype", t)?;
+            let b = src.call_method1("astype", (np.getattr("bool_")?,))?;
+            return np.getattr(name)?.call((b,), Some(&kw));
+        }
+    }
     let real = ours.filter(|d| !matches!(d, DType::Complex32 | DType::BComplex32));
     let Some(dt) = real else {
         // NumPy's own reduction for other dtypes and for the complex types
-        // (accumulated in complex64, or in the requested dtype)
+        // (accumulated in complex64, then converted once to the result dtype)
         let kw = PyDict::new(py);
         kw.set_item("axis", axis)?;
         let src = match (&target, ours) {
-            (Some(t), _) => arr.call_method1("astype", (t,))?,
-            (None, Some(_)) => arr.call_method1("astype", (np.getattr("complex64")?,))?,
+            (_, Some(_)) => arr.call_method1("astype", (np.getattr("complex64")?,))?,
+            (Some(t), None) => arr.call_method1("astype", (t,))?,
             (None, None) => arr.clone(),
         };
         let r = np.getattr(name)?.call((src,), Some(&kw))?;
-        return match (&target, ours) {
-            (None, Some(d)) => {
+        let Some(d) = ours else {
+            return Ok(r);
+        };
+        let out_dt = match target {
+            Some(t) => t,
+            None => {
                 let descr =
                     registry::descr(d).ok_or_else(|| PyTypeError::new_err("not registered"))?;
                 // SAFETY: a live dtype owned by NumPy's registry
-                let descr =
-                    unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
-                let out = np
-                    .call_method1("asarray", (r,))?
-                    .call_method1("astype", (descr,))?;
-                // a full reduction gives a scalar, as NumPy's
-                out.get_item(PyTuple::empty(py))
+                unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) }
             }
-            _ => Ok(r),
         };
+        let r = np.call_method1("asarray", (r,))?;
+        let reals: Vec<f64> = r
+            .getattr("real")?
+            .call_method1("astype", (np.getattr("float64")?,))?
+            .call_method0("ravel")?
+            .extract()?;
+        check_fits(&np, name, reals, &out_dt)?;
+        let out = r.call_method1("astype", (out_dt,))?;
+        // a full reduction gives a scalar, as NumPy's
+        return out.get_item(PyTuple::empty(py));
     };
     let (flat, dims, out_shape) = lanes(&np, &arr, axis)?;
     let sums = dispatch_real!(dt, rows_f32, &flat, dims[0], dims[1], mean)?;
-    let f32s = PyArray1::from_vec(py, sums);
     let descr = registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
     // SAFETY: a live dtype owned by NumPy's registry
     let descr = unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
     let target_descr = target.unwrap_or(descr);
+    check_fits(&np, name, sums.iter().map(|&v| f64::from(v)), &target_descr)?;
+    let f32s = PyArray1::from_vec(py, sums);
     let rounded = f32s.call_method1("astype", (target_descr,))?;
     match out_shape {
         None => rounded.get_item(0),
@@ -192,11 +300,18 @@ fn reduction<'py>(
 /// bfloat16 values: `numpy.sum` stalls at 256, `mldtypes.sum` gives 4992).
 ///
 /// `axis`: int, tuple of ints or None, as NumPy's. `dtype`: the dtype of the
-/// result (default: the array's); the float32 accumulator is converted to it.
-/// Complex arrays accumulate in complex64. Source: `mldtypes::cast::reduce`.
+/// result (default: the array's), a number type (bool, integer, float,
+/// complex, an mldtypes format) or object; the float32 accumulator is
+/// converted to it once. Complex arrays accumulate in complex64. A bool
+/// `dtype` means what it means to NumPy: the elements converted to bool,
+/// then combined with logical or. Source: `mldtypes::cast::reduce`.
 ///
-/// Raises numpy.exceptions.AxisError for an axis out of range, TypeError for
-/// unsupported dtypes.
+/// Raises numpy.exceptions.AxisError for an axis out of range; TypeError for
+/// unsupported array dtypes and for a string, bytes, void, datetime64 or
+/// timedelta64 `dtype` (as `numpy.sum`); ValueError when the result dtype is
+/// an integer type (int8 … uint64, int4 …, the array's own) that cannot hold
+/// a result (NaN, ±inf, or out of its range, which NumPy would wrap
+/// silently).
 #[pyfunction]
 #[pyo3(signature = (a, axis=None, dtype=None))]
 pub(crate) fn sum<'py>(
@@ -205,15 +320,16 @@ pub(crate) fn sum<'py>(
     axis: Option<&Bound<'py, PyAny>>,
     dtype: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    reduction(py, a, axis, dtype, false)
+    crate::guard::run(|| reduction(py, a, axis, dtype, false))
 }
 
 /// Mean of the elements of `a` over `axis`: the float32 sum of
 /// `mldtypes.sum` divided by the count in float32, rounded once into the
 /// array's dtype. `axis` and `dtype` as in `mldtypes.sum` / `numpy.mean`.
 ///
-/// Raises numpy.exceptions.AxisError for an axis out of range, TypeError for
-/// unsupported dtypes.
+/// Raises numpy.exceptions.AxisError for an axis out of range; TypeError for
+/// unsupported array dtypes and non-number `dtype`s; ValueError when an
+/// integer result dtype cannot hold a result (as `mldtypes.sum`).
 #[pyfunction]
 #[pyo3(signature = (a, axis=None, dtype=None))]
 pub(crate) fn mean<'py>(
@@ -222,7 +338,7 @@ pub(crate) fn mean<'py>(
     axis: Option<&Bound<'py, PyAny>>,
     dtype: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    reduction(py, a, axis, dtype, true)
+    crate::guard::run(|| reduction(py, a, axis, dtype, true))
 }
 
 /// Dot products of rows of `x` (m, k) with rows of `yt` (n, k).
@@ -261,6 +377,15 @@ fn dot_rows<T: Element>(
 /// TypeError for different or unsupported dtypes.
 #[pyfunction]
 pub(crate) fn dot<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| dot_body(py, x, y))
+}
+
+/// The body of `dot`, run under the panic guard.
+fn dot_body<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     y: &Bound<'py, PyAny>,
@@ -328,6 +453,11 @@ pub(crate) fn dot<'py>(
 /// Raises TypeError for other dtypes.
 #[pyfunction]
 pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| pack_body(py, array))
+}
+
+/// The body of `pack`, run under the panic guard.
+fn pack_body<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let arr = np.call_method1("ascontiguousarray", (array,))?;
     let dt = our_dtype(&arr).ok_or_else(|| {
@@ -348,10 +478,94 @@ pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<
 /// object with the buffer protocol) in the layout `mldtypes.pack` writes.
 /// Returns a new C-contiguous array of that dtype and shape.
 ///
+/// `shape` is an integer or a sequence of integers (anything with
+/// `__index__`, e.g. `numpy.int64`).
+///
 /// Raises ValueError if the buffer's length is not exactly the packed size
-/// of `shape`, TypeError for other dtypes.
+/// of `shape`, or for a negative or too large dimension; TypeError for other
+/// dtypes and for a shape or dimension that is not an integer (the message
+/// names it: `shape[1] must be an integer, not float (2.5)`).
 #[pyfunction]
 pub(crate) fn unpack<'py>(
+    py: Python<'py>,
+    buffer: &Bound<'py, PyAny>,
+    dtype: &Bound<'py, PyAny>,
+    shape: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| unpack_body(py, buffer, dtype, shape))
+}
+
+/// The dimensions of `unpack`'s `shape`: an integer (anything with
+/// `__index__`) or a sequence of them, each at least 0, their product
+/// representable. TypeError names the item that is not an integer;
+/// ValueError a negative or too large one.
+fn read_shape(py: Python<'_>, shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let index = py.import("operator")?.getattr("index")?;
+    let type_name = |x: &Bound<'_, PyAny>| {
+        x.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    let single = index.call1((shape,)).is_ok();
+    let items: Vec<Bound<'_, PyAny>> = if single {
+        vec![shape.clone()]
+    } else if shape.is_instance_of::<pyo3::types::PyString>()
+        || shape.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "mldtypes.unpack: shape must be an integer or a tuple of integers, not {}",
+            type_name(shape)
+        )));
+    } else {
+        match shape.try_iter() {
+            Ok(it) => it.collect::<PyResult<_>>()?,
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "mldtypes.unpack: shape must be an integer or a tuple of integers, not {}",
+                    type_name(shape)
+                )))
+            }
+        }
+    };
+    let mut dims = Vec::with_capacity(items.len());
+    for (k, item) in items.iter().enumerate() {
+        let what = if single {
+            "shape".to_string()
+        } else {
+            format!("shape[{k}]")
+        };
+        let i = index.call1((item,)).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "mldtypes.unpack: {what} must be an integer, not {} ({})",
+                type_name(item),
+                item.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let v: i128 = i.extract().map_err(|_| {
+            PyValueError::new_err(format!(
+                "mldtypes.unpack: {what} = {} is out of range",
+                i.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?;
+        if v < 0 {
+            return Err(PyValueError::new_err(format!(
+                "mldtypes.unpack: {what} = {v} is negative; dimensions must be 0 or more"
+            )));
+        }
+        let d = usize::try_from(v)
+            .ok()
+            .filter(|&d| d <= isize::MAX as usize)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("mldtypes.unpack: {what} = {v} is out of range"))
+            })?;
+        dims.push(d);
+    }
+    Ok(dims)
+}
+
+/// The body of `unpack`, run under the panic guard.
+fn unpack_body<'py>(
     py: Python<'py>,
     buffer: &Bound<'py, PyAny>,
     dtype: &Bound<'py, PyAny>,
@@ -372,21 +586,16 @@ pub(crate) fn unpack<'py>(
             })
         })
         .ok_or_else(|| PyTypeError::new_err("mldtypes.unpack needs a sub-byte mldtypes dtype"))?;
-    let shape: Vec<i64> = if let Ok(n) = shape.extract::<i64>() {
-        vec![n]
-    } else {
-        shape.extract()?
-    };
-    if shape.iter().any(|&d| d < 0) {
-        return Err(PyValueError::new_err(format!(
-            "negative dimensions are not allowed in shape {shape:?}"
-        )));
-    }
-    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
+    let shape = read_shape(py, shape)?;
     let n = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| PyValueError::new_err(format!("shape {shape:?} is too large")))?;
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "mldtypes.unpack: shape {shape:?} has more elements than an array can hold"
+            ))
+        })?;
     let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
     let bytes = np.call_method1("frombuffer", (buffer, np.getattr("uint8")?))?;
     let bytes = bytes.cast_into::<PyArray1<u8>>()?;
@@ -410,6 +619,6 @@ pub(crate) fn unpack<'py>(
 /// `_kernel_path()`: the name of the conversion kernels the Rust library
 /// selected for this CPU (e.g. `"avx512"`), for benchmark reports.
 #[pyfunction]
-pub(crate) fn _kernel_path() -> &'static str {
-    cast::path().name()
+pub(crate) fn _kernel_path() -> PyResult<&'static str> {
+    crate::guard::run(|| Ok(cast::path().name()))
 }

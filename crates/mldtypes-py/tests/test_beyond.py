@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mldtypes
-from conftest import T, assert_same, from_codes, load_json, load_npz, to_codes
+from conftest import COMPLEX, T, assert_same, from_codes, load_json, load_npz, to_codes
 
 B = load_json("beyond")
 ARR = load_npz("beyond")
@@ -185,3 +185,140 @@ def test_bad_input_raises_typed_error(case):
     pyo3_runtime.PanicException, a BaseException)."""
     with pytest.raises((TypeError, ValueError, IndexError)):
         BAD_CALLS[case]()
+
+
+# ---------------------------------------------------------------------------
+# Arguments: result dtypes NumPy refuses, integer results that would wrap, unpack's shape
+# ---------------------------------------------------------------------------
+
+NON_NUMBER_DTYPES = ["U3", "S3", "V4", "M8[s]", "m8[s]", "datetime64"]
+
+
+@pytest.mark.parametrize("fn", ["sum", "mean"])
+@pytest.mark.parametrize("dt", NON_NUMBER_DTYPES)
+def test_reduction_refuses_what_numpy_refuses(fn, dt):
+    # NumPy's own reduction refuses each of these result dtypes with a TypeError ...
+    with pytest.raises(TypeError):
+        getattr(np, fn)(np.ones(3, np.float32), dtype=dt)
+    # ... and so does ours, naming the dtype in words, for real and complex formats
+    for name in ["bfloat16", "float8_e4m3fn", "int4", "complex32"]:
+        a = np.ones(3, dtype=T(name))
+        with pytest.raises(TypeError) as e:
+            getattr(mldtypes, fn)(a, dtype=dt)
+        msg = str(e.value)
+        assert f"mldtypes.{fn}" in msg and repr(np.dtype(dt)) in msg, msg
+        assert "number type" in msg, msg
+
+
+def test_dot_has_no_dtype_argument():
+    x = np.ones(3, dtype=mldtypes.bfloat16)
+    with pytest.raises(TypeError):
+        mldtypes.dot(x, x, dtype="U3")
+
+
+def test_integer_results_that_would_wrap_are_refused():
+    a = np.array([100, 100, 100], dtype=mldtypes.bfloat16)
+    # NumPy's int8 accumulator wraps silently: 300 becomes 44
+    assert np.sum(a.astype(np.float32), dtype=np.int8) == 44
+    with pytest.raises(ValueError, match=r"300(\.0)? is out of bounds for dtype\('int8'\) "
+                                         r"\(-128 to 127\)"):
+        mldtypes.sum(a, dtype=np.int8)
+    r = mldtypes.sum(a, dtype=np.int16)
+    assert r.dtype == np.int16 and int(r) == 300
+    # the mean fits: 100
+    m = mldtypes.mean(a, dtype=np.int8)
+    assert m.dtype == np.int8 and int(m) == 100
+    # per-lane check: axis=0 of [[100, 1], [100, 1]] is [200, 2], 200 overflows int8 only
+    b = np.array([[100, 1], [100, 1]], dtype=mldtypes.bfloat16)
+    with pytest.raises(ValueError, match="out of bounds"):
+        mldtypes.sum(b, axis=0, dtype=np.int8)
+    assert mldtypes.sum(b, axis=0, dtype=np.uint8).tolist() == [200, 2]
+    # a negative sum into an unsigned dtype
+    with pytest.raises(ValueError, match=r"-3(\.0)? is out of bounds for dtype\('uint8'\)"):
+        mldtypes.sum(np.array([-1, -2], dtype=mldtypes.float8_e4m3fn), dtype=np.uint8)
+    # NaN and inf have no integer value
+    with pytest.raises(ValueError, match="nan cannot be converted"):
+        mldtypes.sum(np.array([1, np.nan], dtype=mldtypes.bfloat16), dtype=np.int32)
+    with pytest.raises(ValueError, match="inf cannot be converted"):
+        mldtypes.mean(np.array([1, np.inf], dtype=mldtypes.bfloat16), dtype=np.int64)
+
+
+def test_sub_byte_integer_sums_that_would_wrap_are_refused():
+    # the default result dtype of an int4 array is int4: 7 + 7 does not fit
+    a = np.array([7, 7], dtype=mldtypes.int4)
+    with pytest.raises(ValueError, match=r"14(\.0)? is out of bounds for dtype\(int4\) "
+                                         r"\(-8 to 7\)"):
+        mldtypes.sum(a)
+    r = mldtypes.sum(a, dtype=np.int8)
+    assert r.dtype == np.int8 and int(r) == 14
+    r = mldtypes.sum(np.array([3, 4], dtype=mldtypes.int4))
+    assert r.dtype == mldtypes.int4 and int(r) == 7
+    # a sub-byte integer as the result dtype of a float array
+    with pytest.raises(ValueError, match=r"dtype\(uint2\) \(0 to 3\)"):
+        mldtypes.sum(np.array([2, 2], dtype=mldtypes.bfloat16), dtype=mldtypes.uint2)
+    r = mldtypes.sum(np.array([1, 2], dtype=mldtypes.bfloat16), dtype=mldtypes.uint2)
+    assert r.dtype == mldtypes.uint2 and int(r) == 3
+
+
+def test_complex_sums_are_rounded_once_and_checked():
+    a = np.array([100 + 1j, 100 + 2j, 100 - 3j], dtype=mldtypes.complex32)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        r = mldtypes.sum(a, dtype=np.int16)
+    assert r.dtype == np.int16 and int(r) == 300
+    with pytest.raises(ValueError, match="out of bounds for dtype\\('int8'\\)"):
+        mldtypes.sum(a, dtype=np.int8)
+    # accumulated in complex64, converted once: 2049 is not a float16, 2048 + 1 + ... is
+    b = np.array([2048, 1, 1], dtype=mldtypes.complex32)
+    r = mldtypes.sum(b, dtype=np.complex64)
+    assert r.dtype == np.complex64 and r == 2050
+    r = mldtypes.sum(b)
+    assert r.dtype == mldtypes.complex32 and complex(r) == 2050
+
+
+def test_unpack_reads_integer_like_shapes():
+    buf = bytes([0x21, 0xF3])  # float4_e2m1fn codes 1, 2, 3, 0xF
+    want = [0.5, 1.0, 1.5, -6.0]
+    for shape in [4, np.int64(4), (4,), [4], (np.uint8(4),)]:
+        r = mldtypes.unpack(buf, mldtypes.float4_e2m1fn, shape)
+        assert r.shape == (4,) and r.astype(np.float32).tolist() == want, shape
+    r = mldtypes.unpack(buf, mldtypes.float4_e2m1fn, [np.int8(2), 2])
+    assert r.shape == (2, 2) and r.astype(np.float32).tolist() == [want[:2], want[2:]]
+
+
+UNPACK_SHAPE_ERRORS = [
+    ("ab", TypeError, "shape must be an integer or a tuple of integers, not str"),
+    (2.0, TypeError, "shape must be an integer or a tuple of integers, not float"),
+    (None, TypeError, "shape must be an integer or a tuple of integers, not NoneType"),
+    ((2.5,), TypeError, r"shape\[0\] must be an integer, not float \(2.5\)"),
+    ((2, "2"), TypeError, r"shape\[1\] must be an integer, not str \('2'\)"),
+    ((-2,), ValueError, r"shape\[0\] = -2 is negative"),
+    (-4, ValueError, r"shape = -4 is negative"),
+    ((10**30,), ValueError, rf"shape\[0\] = {10**30} is out of range"),
+    (10**40, ValueError, rf"shape = {10**40} is out of range"),
+    ((2**40, 2**40), ValueError, "has more elements than an array can hold"),
+]
+
+
+@pytest.mark.parametrize("shape,exc,message", UNPACK_SHAPE_ERRORS,
+                         ids=[repr(c[0])[:20] for c in UNPACK_SHAPE_ERRORS])
+def test_unpack_says_what_is_wrong_with_the_shape(shape, exc, message):
+    with pytest.raises(exc, match=message) as e:
+        mldtypes.unpack(b"\x21\xf3", mldtypes.float4_e2m1fn, shape)
+    assert "mldtypes.unpack" in str(e.value)
+    assert "extract" not in str(e.value)
+
+
+def test_bool_result_dtype_means_what_it_means_to_numpy():
+    # NumPy converts every element to bool (nonzero, NaN included), then reduces with logical
+    # or: 1 + -1 is True; a purely imaginary value is nonzero
+    for name in ["bfloat16", "float8_e4m3fn", "complex32", "bcomplex32"]:
+        last = 2j if name in COMPLEX else 0.5
+        v = np.array([[1, -1, 0], [0, 0, 0], [np.nan, 0, 0], [0, last, 0]])
+        a = v.astype(T(name))
+        for fn in ["sum", "mean"]:
+            want = getattr(np, fn)(v, axis=1, dtype=bool)
+            assert want.tolist() == [True, False, True, True]
+            got = getattr(mldtypes, fn)(a, axis=1, dtype=bool)
+            assert got.dtype == np.bool_ and got.tolist() == want.tolist(), (name, fn)
+            assert getattr(mldtypes, fn)(a[:2], dtype=bool) == np.True_
+            assert getattr(mldtypes, fn)(a[1], dtype=bool) == np.False_
