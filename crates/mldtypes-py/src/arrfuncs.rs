@@ -7,13 +7,13 @@ use std::ffi::c_void;
 use std::os::raw::{c_char, c_int, c_uchar};
 use std::ptr::null_mut;
 
-use numpy::npyffi::{
-    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_NSORTS, NPY_USE_SETITEM,
-    PY_ARRAY_API,
-};
 use mldtypes::dtype::Kind;
 use mldtypes::sort::{
     argsort_u16, argsort_u8, byte_keys, counting_sort_u8, int_key, radix_sort_u16, SortKey,
+};
+use numpy::npyffi::{
+    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_NSORTS, NPY_USE_SETITEM,
+    PY_ARRAY_API,
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -189,7 +189,11 @@ fn sort_plan<T: MlType>() -> SortPlan {
 /// with equal values in input order. Returns -1 (NumPy raises
 /// `MemoryError`) when scratch memory cannot be allocated. Called without
 /// the GIL on a contiguous, aligned buffer.
-unsafe extern "C" fn sort<T: MlType>(start: *mut c_void, num: npy_intp, _arr: *mut c_void) -> c_int {
+unsafe extern "C" fn sort<T: MlType>(
+    start: *mut c_void,
+    num: npy_intp,
+    _arr: *mut c_void,
+) -> c_int {
     let n = num.max(0) as usize;
     let r = std::panic::catch_unwind(|| match sort_plan::<T>() {
         SortPlan::Bytes(keys) => {

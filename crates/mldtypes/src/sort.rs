@@ -107,7 +107,11 @@ impl SortKey {
         let mag = code & !self.sign_mask;
         let neg = code & self.sign_mask != 0;
         // Unsigned formats: sign_mask 0, so the key is the code itself.
-        let base = if self.sign_mask == 0 { 0 } else { self.sign_mask - 1 };
+        let base = if self.sign_mask == 0 {
+            0
+        } else {
+            self.sign_mask - 1
+        };
         let k = if neg { base - mag } else { base + mag };
         if mag >= self.nan_mag || code == self.nan_code {
             self.code_mask
@@ -216,7 +220,10 @@ pub fn counting_sort_u8(data: &mut [u8], keys: &[u8; 256]) -> Result<(), TryRese
         }
         mixed_vals = vec![Vec::new(); 256];
         for &k in &mixed {
-            let n: usize = (0..256).filter(|&c| keys[c] as usize == k).map(|c| hist[c]).sum();
+            let n: usize = (0..256)
+                .filter(|&c| keys[c] as usize == k)
+                .map(|c| hist[c])
+                .sum();
             mixed_vals[k].try_reserve_exact(n)?;
         }
         for &b in data.iter() {
@@ -294,11 +301,7 @@ fn count_bytes(data: &[u8], hist: &mut [usize; 256]) {
 /// argsort_u8(&v, &mut idx, &byte_keys(|b| int_key(4, true, b as u8))).unwrap();
 /// assert_eq!(idx, [3, 1, 0, 2]);
 /// ```
-pub fn argsort_u8(
-    data: &[u8],
-    idx: &mut [isize],
-    keys: &[u8; 256],
-) -> Result<(), TryReserveError> {
+pub fn argsort_u8(data: &[u8], idx: &mut [isize], keys: &[u8; 256]) -> Result<(), TryReserveError> {
     if idx.len() < 2 {
         return Ok(());
     }
