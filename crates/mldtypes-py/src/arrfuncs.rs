@@ -165,6 +165,9 @@ unsafe extern "C" fn compare<T: MlType>(
 /// sort of its 16-bit codes, or (complex types) by NumPy's generic sorts
 /// over [`compare`], which give the same order (real part, then imaginary,
 /// NaN last).
+// The table is built on the stack per call and read in place; boxing it
+// would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 enum SortPlan {
     Bytes([u8; 256]),
     Halves(SortKey),
@@ -224,7 +227,7 @@ unsafe extern "C" fn argsort<T: MlType>(
 ) -> c_int {
     let n = num.max(0) as usize;
     let r = std::panic::catch_unwind(|| {
-        let idx = unsafe { std::slice::from_raw_parts_mut(tosort as *mut isize, n) };
+        let idx = unsafe { std::slice::from_raw_parts_mut(tosort, n) };
         if idx.iter().any(|&i| i < 0 || i as usize >= n) {
             return false;
         }

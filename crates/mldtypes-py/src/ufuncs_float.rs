@@ -965,9 +965,9 @@ const BF16_CHUNK: usize = 2048;
 /// Elements `start..start + buf.len()` of a bfloat16 operand as a slice:
 /// borrowed when contiguous and aligned, else gathered into `buf`.
 #[inline(always)]
-unsafe fn bf16_codes<'a>(x: Operand, start: usize, buf: &'a mut [u16]) -> &'a [u16] {
+unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[u16] {
     let len = buf.len();
-    if x.contiguous(2) && (x.at(start) as usize) % 2 == 0 {
+    if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
         return std::slice::from_raw_parts(x.at(start) as *const u16, len);
     }
     for (k, v) in buf.iter_mut().enumerate() {

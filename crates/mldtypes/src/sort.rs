@@ -310,7 +310,7 @@ pub fn argsort_u8(data: &[u8], idx: &mut [isize], keys: &[u8; 256]) -> Result<()
     kb.extend(idx.iter().map(|&i| keys[data[i as usize] as usize]));
     let mut hist = [0usize; 256];
     count_bytes(&kb, &mut hist);
-    if hist.iter().any(|&h| h == idx.len()) {
+    if hist.contains(&idx.len()) {
         return Ok(());
     }
     let mut src: Vec<isize> = Vec::new();
@@ -368,7 +368,7 @@ pub fn radix_sort_u16(data: &mut [u16], key: impl Fn(u16) -> u16) -> Result<(), 
     tmp.resize(n, 0);
     let mut in_data = true;
     for (pass, h) in hist.iter().enumerate() {
-        if h.iter().any(|&c| c == n) {
+        if h.contains(&n) {
             continue;
         }
         let shift = 8 * pass as u32;
@@ -449,7 +449,7 @@ pub fn argsort_u16(
     b.try_reserve_exact(n)?;
     b.resize(n, 0);
     for (pass, h) in hist.iter().enumerate() {
-        if h.iter().any(|&c| c == n) {
+        if h.contains(&n) {
             continue;
         }
         let shift = 48 + 8 * pass as u32;
