@@ -1,13 +1,19 @@
 //! The `PyArray_ArrFuncs` of our dtypes (element access, copying with byte
-//! swapping, comparison for sorting, argmax/argmin, nonzero, fill for
-//! `numpy.arange`, dot) and their registration as NumPy user dtypes.
+//! swapping, comparison for sorting, counting/radix `sort` and `argsort`,
+//! argmax/argmin, nonzero, fill for `numpy.arange`, dot) and their
+//! registration as NumPy user dtypes.
 
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int, c_uchar};
 use std::ptr::null_mut;
 
+use mldtypes::dtype::Kind;
+use mldtypes::sort::{
+    argsort_u16, argsort_u8, byte_keys, counting_sort_u8, int_key, radix_sort_u16, SortKey,
+};
 use numpy::npyffi::{
-    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_USE_SETITEM, PY_ARRAY_API,
+    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_NSORTS, NPY_USE_SETITEM,
+    PY_ARRAY_API,
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -153,6 +159,95 @@ unsafe extern "C" fn compare<T: MlType>(
     _arr: *mut c_void,
 ) -> c_int {
     unsafe { order(rd::<T>(a).to_pair(), rd::<T>(b).to_pair()) }
+}
+
+/// How `T` is sorted: by a key table over its one-byte codes, by a radix
+/// sort of its 16-bit codes, or (complex types) by NumPy's generic sorts
+/// over [`compare`], which give the same order (real part, then imaginary,
+/// NaN last).
+// The table is built on the stack per call and read in place; boxing it
+// would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+enum SortPlan {
+    Bytes([u8; 256]),
+    Halves(SortKey),
+    Compare,
+}
+
+fn sort_plan<T: MlType>() -> SortPlan {
+    let d = T::DTYPE;
+    match (std::mem::size_of::<T>(), T::FAMILY, d.format()) {
+        (1, Family::Float, Some(f)) => SortPlan::Bytes(byte_keys(|c| SortKey::new(&f).key(c))),
+        (1, Family::Int, _) => {
+            let signed = d.kind() == Kind::Signed;
+            SortPlan::Bytes(byte_keys(|b| int_key(d.bits(), signed, b as u8)))
+        }
+        (2, Family::Float, Some(f)) => SortPlan::Halves(SortKey::new(&f)),
+        _ => SortPlan::Compare,
+    }
+}
+
+/// The `sort` slot (every kind): a stable counting sort (one-byte types) or
+/// LSD radix sort (bfloat16) in NumPy's float order: NaN last, `-0 == +0`
+/// with equal values in input order. Returns -1 (NumPy raises
+/// `MemoryError`) when scratch memory cannot be allocated. Called without
+/// the GIL on a contiguous, aligned buffer.
+unsafe extern "C" fn sort<T: MlType>(
+    start: *mut c_void,
+    num: npy_intp,
+    _arr: *mut c_void,
+) -> c_int {
+    let n = num.max(0) as usize;
+    let r = std::panic::catch_unwind(|| match sort_plan::<T>() {
+        SortPlan::Bytes(keys) => {
+            let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, n) };
+            counting_sort_u8(v, &keys).is_ok()
+        }
+        SortPlan::Halves(f) => {
+            let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u16, n) };
+            radix_sort_u16(v, |c| f.key(c as u32) as u16).is_ok()
+        }
+        SortPlan::Compare => false,
+    });
+    if matches!(r, Ok(true)) {
+        0
+    } else {
+        -1
+    }
+}
+
+/// The `argsort` slot (every kind): sorts the indices in `tosort` (the
+/// identity, or the previous key's order in `numpy.lexsort`) stably by the
+/// values they point at, in the order of [`sort`].
+unsafe extern "C" fn argsort<T: MlType>(
+    v: *mut c_void,
+    tosort: *mut npy_intp,
+    num: npy_intp,
+    _arr: *mut c_void,
+) -> c_int {
+    let n = num.max(0) as usize;
+    let r = std::panic::catch_unwind(|| {
+        let idx = unsafe { std::slice::from_raw_parts_mut(tosort, n) };
+        if idx.iter().any(|&i| i < 0 || i as usize >= n) {
+            return false;
+        }
+        match sort_plan::<T>() {
+            SortPlan::Bytes(keys) => {
+                let d = unsafe { std::slice::from_raw_parts(v as *const u8, n) };
+                argsort_u8(d, idx, &keys).is_ok()
+            }
+            SortPlan::Halves(f) => {
+                let d = unsafe { std::slice::from_raw_parts(v as *const u16, n) };
+                argsort_u16(d, idx, |c| f.key(c as u32) as u16).is_ok()
+            }
+            SortPlan::Compare => false,
+        }
+    });
+    if matches!(r, Ok(true)) {
+        0
+    } else {
+        -1
+    }
 }
 
 /// ml_dtypes' argmax: the first maximum, or the first NaN.
@@ -329,6 +424,10 @@ pub(crate) unsafe fn register_dtype<T: Family_ + Arith>(py: Python<'_>) -> PyRes
         f.fill = Some(fill::<T>);
         f.fillwithscalar = Some(fillwithscalar::<T>);
         f.dotfunc = Some(dotfunc::<T>);
+        if !matches!(sort_plan::<T>(), SortPlan::Compare) {
+            f.sort = [Some(sort::<T>); NPY_NSORTS];
+            f.argsort = [Some(argsort::<T>); NPY_NSORTS];
+        }
 
         let descr_type = npapi::np_type(NpyTypes::PyArrayDescr_Type);
         let proto: &'static mut PyArray_DescrProto = Box::leak(Box::new(std::mem::zeroed()));

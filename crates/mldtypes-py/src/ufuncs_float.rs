@@ -22,6 +22,7 @@ use mldtypes::cast::Element;
 use mldtypes::dtype::DType;
 use mldtypes::float::MiniFloat;
 use mldtypes::format::{Format, NanEncoding, NonFinite};
+use mldtypes::sort::SortKey;
 use mldtypes::{
     bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
     float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
@@ -397,6 +398,9 @@ trait Binary {
     const NAN_BF16: NanRule = NanRule::Native;
     /// Which NaN operand a float8 result takes (see [`NanRule`]).
     const NAN_FLOAT8: NanRule = NanRule::Native;
+    /// Whether bfloat16 takes the one-pass loop [`simd::bf16_binary`]
+    /// (arithmetic the compiler vectorises; no libm call).
+    const CHEAP: bool = false;
     fn f(x: f32, y: f32) -> f32;
 }
 
@@ -527,13 +531,13 @@ unary_fns! {
 
 binary_fns! {
     Add [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x + y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true] = |x, y| x + y;
     Subtract [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] = |x, y| x - y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true] = |x, y| x - y;
     Multiply [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] = |x, y| x * y;
+        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] [CHEAP: bool = true] = |x, y| x * y;
     Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] = |x, y| x / y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] [CHEAP: bool = true] = |x, y| x / y;
     LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
     LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
     FloorDivide = |x, y| divmod_f32(x, y).0;
@@ -699,7 +703,12 @@ unsafe extern "C" fn unary<T: Float, O: Unary>(
 /// [`mldtypes::cast::Path`] (the compiler vectorises the arithmetic; the
 /// libm calls stay scalar).
 mod simd {
-    use super::{eigen_float, is_snan, nan_rule, positive_nans, Binary, Float, Unary};
+    use super::{
+        eigen_float, is_snan, nan_rule, positive_nans, round_bf16, widen_bf16, Binary, Compare,
+        Float, Select, Unary,
+    };
+    use mldtypes::bfloat16;
+    use mldtypes::sort::SortKey;
 
     /// `x[i] = f(x[i])`; whether a signalling NaN was read (bfloat16).
     #[inline(always)]
@@ -770,6 +779,146 @@ mod simd {
         unary::<T, O>(x)
     }
 
+    /// bfloat16 `o[i] = T(f(a[i], b[i]))` on codes in one pass (widening,
+    /// float32 `f`, the NaN rule and the rounding of [`super::round_bf16`]
+    /// in registers); whether a signalling NaN was read.
+    #[inline(always)]
+    fn bf16_binary<O: Binary>(a: &[u16], b: &[u16], o: &mut [u16]) -> bool {
+        let mut seen = false;
+        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
+            seen |= snan_code(p) | snan_code(q);
+            let (x, y) = (widen_bf16(p), widen_bf16(q));
+            let r = nan_rule::<bfloat16, O>(x, y, O::f(x, y));
+            *d = round_bf16(r.to_bits());
+        }
+        seen
+    }
+
+    /// bfloat16 selection (`maximum`, ...) on codes in one pass: the chosen
+    /// operand's code; (whether a signalling NaN was read, whether the
+    /// comparison ml_dtypes evaluates had a NaN operand).
+    #[inline(always)]
+    fn bf16_select<O: Select>(a: &[u16], b: &[u16], o: &mut [u16]) -> (bool, bool) {
+        let (mut seen, mut signals) = (false, false);
+        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
+            seen |= snan_code(p) | snan_code(q);
+            let (x, y) = (widen_bf16(p), widen_bf16(q));
+            signals |= O::signals(x, y);
+            *d = if O::pick_x(x, y) { p } else { q };
+        }
+        (seen, signals)
+    }
+
+    /// bfloat16 comparison on codes in one pass, one byte (0/1) per element;
+    /// (whether a signalling NaN was read, whether an operand was NaN).
+    #[inline(always)]
+    fn bf16_compare<O: Compare>(a: &[u16], b: &[u16], o: &mut [u8]) -> (bool, bool) {
+        let (mut seen, mut unordered) = (false, false);
+        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
+            seen |= snan_code(p) | snan_code(q);
+            let (x, y) = (widen_bf16(p), widen_bf16(q));
+            unordered |= x.is_nan() | y.is_nan();
+            *d = O::f(x, y) as u8;
+        }
+        (seen, unordered)
+    }
+
+    /// Whether a bfloat16 code is a signalling NaN (on the code: 16 lanes
+    /// per AVX2 operation).
+    #[inline(always)]
+    fn snan_code(c: u16) -> bool {
+        (c & 0x7fc0 == 0x7f80) & (c & 0x003f != 0)
+    }
+
+    macro_rules! dispatched {
+        ($(#[$doc:meta])* $name:ident, $inner:ident, $avx512:ident, $avx2:ident, $tr:ident, $out:ty, $ret:ty) => {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+            unsafe fn $avx512<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
+                $inner::<O>(a, b, o)
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            unsafe fn $avx2<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
+                $inner::<O>(a, b, o)
+            }
+
+            $(#[$doc])*
+            #[inline]
+            pub(super) fn $name<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    use mldtypes::cast::Path;
+                    match mldtypes::cast::path() {
+                        // SAFETY: as in `unary_block`.
+                        Path::Avx512 => return unsafe { $avx512::<O>(a, b, o) },
+                        Path::Avx2 => return unsafe { $avx2::<O>(a, b, o) },
+                        _ => {}
+                    }
+                }
+                $inner::<O>(a, b, o)
+            }
+        };
+    }
+
+    dispatched!(
+        /// [`bf16_binary`] on the best instruction set.
+        bf16_binary_block, bf16_binary, bf16_binary_avx512, bf16_binary_avx2, Binary, u16, bool
+    );
+    dispatched!(
+        /// [`bf16_select`] on the best instruction set.
+        bf16_select_block, bf16_select, bf16_select_avx512, bf16_select_avx2, Select, u16,
+        (bool, bool)
+    );
+    dispatched!(
+        /// [`bf16_compare`] on the best instruction set.
+        bf16_compare_block, bf16_compare, bf16_compare_avx512, bf16_compare_avx2, Compare, u8,
+        (bool, bool)
+    );
+
+    /// One-byte selection (`maximum`, ...) on codes in one pass, by the
+    /// codes' order keys (integer operations: no float32 decode, no flags);
+    /// the chosen operand's code, masked to the format's bits.
+    #[inline(always)]
+    fn byte_select<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+        // Only NaN has the largest key (the format's code mask).
+        let nan = key.code_mask();
+        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
+            let (kx, ky) = (key.key(p as u32), key.key(q as u32));
+            let pick = O::pick_key(kx, ky, kx == nan, ky == nan);
+            *d = (if pick { p } else { q }) & key.code_mask() as u8;
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn byte_select_avx512<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+        byte_select::<O>(key, a, b, o)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn byte_select_avx2<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+        byte_select::<O>(key, a, b, o)
+    }
+
+    /// [`byte_select`] on the best instruction set.
+    #[inline]
+    pub(super) fn byte_select_block<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use mldtypes::cast::Path;
+            match mldtypes::cast::path() {
+                // SAFETY: as in `unary_block`.
+                Path::Avx512 => return unsafe { byte_select_avx512::<O>(key, a, b, o) },
+                Path::Avx2 => return unsafe { byte_select_avx2::<O>(key, a, b, o) },
+                _ => {}
+            }
+        }
+        byte_select::<O>(key, a, b, o)
+    }
+
     /// [`binary`] on the best instruction set.
     #[inline]
     pub(super) fn binary_block<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
@@ -785,6 +934,90 @@ mod simd {
         }
         binary::<T, O>(x, y)
     }
+}
+
+/// A bfloat16 code as float32: a shift, payload and sign kept, as
+/// [`decode`].
+#[inline(always)]
+fn widen_bf16(c: u16) -> f32 {
+    f32::from_bits((c as u32) << 16)
+}
+
+/// float32 bits rounded to bfloat16 as the library's float32 → bfloat16
+/// kernels round (to nearest even on the integer bits, overflow to
+/// infinity, NaN `0x7fc0` with the sign kept), in integer operations that
+/// raise no floating-point flags.
+#[inline(always)]
+fn round_bf16(u: u32) -> u16 {
+    let r = (u.wrapping_add(0x7fff + ((u >> 16) & 1)) >> 16) as u16;
+    let nan = 0x7fc0 | ((u >> 16) as u16 & 0x8000);
+    if u & 0x7fff_ffff > 0x7f80_0000 {
+        nan
+    } else {
+        r
+    }
+}
+
+/// Elements per chunk of the one-pass bfloat16 loops (operands gathered
+/// into, and the result written from, stack buffers of this size).
+const BF16_CHUNK: usize = 2048;
+
+/// Elements `start..start + buf.len()` of a bfloat16 operand as a slice:
+/// borrowed when contiguous and aligned, else gathered into `buf`.
+#[inline(always)]
+unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[u16] {
+    let len = buf.len();
+    if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
+        return std::slice::from_raw_parts(x.at(start) as *const u16, len);
+    }
+    for (k, v) in buf.iter_mut().enumerate() {
+        *v = x.read::<u16>(start + k);
+    }
+    buf
+}
+
+/// Runs a one-pass bfloat16 block function over `n` elements of `a`, `b`
+/// into `o` (elements of `V`), chunk by chunk: operands borrowed when
+/// contiguous, gathered otherwise; the result of each chunk is built on
+/// the stack and written out once (so `o` may be `a` or `b` element for
+/// element; `block` is [`block_len`]'s answer).
+#[inline(always)]
+unsafe fn bf16_chunks<V: bytemuck::Pod + Default, R>(
+    (a, b, o): (Operand, Operand, Operand),
+    n: usize,
+    block: usize,
+    mut f: impl FnMut(&[u16], &[u16], &mut [V]) -> R,
+    mut fold: impl FnMut(R),
+) {
+    let (mut ga, mut gb) = ([0u16; BF16_CHUNK], [0u16; BF16_CHUNK]);
+    let mut out = [V::default(); BF16_CHUNK];
+    blocks(n, block.min(BF16_CHUNK), |start, len| {
+        let pa = bf16_codes(a, start, &mut ga[..len]);
+        let pb = bf16_codes(b, start, &mut gb[..len]);
+        let po = &mut out[..len];
+        fold(f(pa, pb, po));
+        o.put_bytes(start, bytemuck::cast_slice(po), size_of::<V>());
+    });
+}
+
+/// Runs a one-byte block function over `n` elements of `a`, `b` into `o`
+/// as [`bf16_chunks`] does.
+#[inline(always)]
+unsafe fn byte_chunks(
+    (a, b, o): (Operand, Operand, Operand),
+    n: usize,
+    block: usize,
+    mut f: impl FnMut(&[u8], &[u8], &mut [u8]),
+) {
+    let (mut ga, mut gb) = ([0u8; BF16_CHUNK], [0u8; BF16_CHUNK]);
+    let mut out = [0u8; BF16_CHUNK];
+    blocks(n, block.min(BF16_CHUNK), |start, len| {
+        let pa = a.bytes(start, len, 1, &mut ga);
+        let pb = b.bytes(start, len, 1, &mut gb);
+        let po = &mut out[..len];
+        f(pa, pb, po);
+        o.put_bytes(start, po, 1);
+    });
 }
 
 /// Replaces every NaN by `+NaN` (see [`Unary::NONNEGATIVE`]).
@@ -821,6 +1054,13 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
     );
     if is_reduction(a, o, block) {
         signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
+        return;
+    }
+    if eigen_float::<T>() && O::CHEAP && !O::NONNEGATIVE {
+        bf16_chunks((a, b, o), n, block, simd::bf16_binary_block::<O>, |s| {
+            snan |= s
+        });
+        signal_snan::<T>(snan);
         return;
     }
     blocks(n, block, |start, len| {
@@ -1105,6 +1345,27 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
     let mut snan = false;
     let n = count(dims);
     let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
+    if eigen_float::<T>() {
+        // The compiler may vectorise with signalling compares; the flags
+        // ml_dtypes raises are set explicitly below.
+        let flags = FpFlags::save();
+        bf16_chunks(
+            (a, b, o),
+            n,
+            block,
+            simd::bf16_compare_block::<O>,
+            |(s, u)| {
+                snan |= s;
+                unordered |= u;
+            },
+        );
+        flags.restore_if_changed();
+        if O::ORDERED && unordered {
+            raise_invalid();
+        }
+        signal_snan::<T>(snan);
+        return;
+    }
     blocks(n, block, |start, len| {
         let (x, y) = (&mut x[..len], &mut y[..len]);
         decode::<T>(a, start, &mut buf, x);
@@ -1132,6 +1393,10 @@ trait Select {
     /// Whether ml_dtypes evaluates an ordered float32 comparison with a NaN
     /// operand for these arguments (when comparing as float32).
     fn signals(x: f32, y: f32) -> bool;
+    /// [`Select::pick_x`] on the order keys of the codes
+    /// ([`mldtypes::sort::SortKey`]: value order, `-0 == +0`) and whether
+    /// each operand is NaN.
+    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool;
 }
 
 /// `maximum`: `isnan(a) || a > b ? a : b` (NaN propagates from either side;
@@ -1141,6 +1406,10 @@ impl Select for Maximum {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         x.is_nan() | (x > y)
+    }
+    #[inline(always)]
+    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
+        nan_x | (!nan_y & (kx > ky))
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
@@ -1156,6 +1425,10 @@ impl Select for Minimum {
         x.is_nan() | (x < y)
     }
     #[inline(always)]
+    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
+        nan_x | (!nan_y & (kx < ky))
+    }
+    #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
         !x.is_nan() & y.is_nan()
     }
@@ -1169,6 +1442,10 @@ impl Select for Fmax {
         y.is_nan() | (x > y)
     }
     #[inline(always)]
+    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
+        nan_y | (!nan_x & (kx > ky))
+    }
+    #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
         x.is_nan() & !y.is_nan()
     }
@@ -1180,6 +1457,10 @@ impl Select for Fmin {
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         y.is_nan() | (x < y)
+    }
+    #[inline(always)]
+    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
+        nan_y | (!nan_x & (kx < ky))
     }
     #[inline(always)]
     fn signals(x: f32, y: f32) -> bool {
@@ -1259,6 +1540,26 @@ unsafe extern "C" fn select<T: Float, O: Select>(
             flags.restore();
         });
         store::<T>(o, 0, code);
+    } else if eigen_float::<T>() {
+        let flags = FpFlags::save();
+        bf16_chunks(
+            (a, b, o),
+            n,
+            block,
+            simd::bf16_select_block::<O>,
+            |(s, g)| {
+                snan |= s;
+                signals |= g;
+            },
+        );
+        flags.restore_if_changed();
+    } else if size_of::<T>() == 1 {
+        // float8 and smaller: ml_dtypes compares bit patterns, raising no
+        // flags, and so do the order keys.
+        let key = SortKey::new(&T::FORMAT);
+        byte_chunks((a, b, o), n, block, |pa, pb, po| {
+            simd::byte_select_block::<O>(key, pa, pb, po)
+        });
     } else {
         blocks(n, block, |start, len| {
             let (x, y) = (&mut x[..len], &mut y[..len]);

@@ -14,6 +14,8 @@
 //! - [`cast`]: bulk slice conversion kernels with runtime CPU dispatch.
 //! - [`mx`]: the OCP MX block formats (MXFP8/6/4, MXINT8) and NVFP4: block
 //!   quantization and dequantization of slices.
+//! - [`sort`]: order-preserving keys of codes and counting/radix sorts (NumPy's
+//!   float order: NaN last, `-0 == +0`).
 //! - `checkpoint` (feature `safetensors`): conversion and inspection of
 //!   (sharded) safetensors checkpoints, streaming and parallel.
 //!
@@ -62,6 +64,7 @@ pub mod info;
 pub mod int;
 pub mod mx;
 pub mod promote;
+pub mod sort;
 
 pub use float::complex::{bcomplex32, complex32};
 pub use int::{int1, int2, int4, uint1, uint2, uint4};
