@@ -15,14 +15,17 @@
 //! float32's normal range, far below half the element format's smallest
 //! subnormal, where every candidate rounds to ±0 alike.
 //!
-//! NVFP4: the block scale is the float64 quotient `amax / (6 · s2)` rounded
-//! to odd at 53 bits (the exact residual of one fused multiply-add tells
-//! whether the division rounded and which way), then converted once to
-//! float8_e4m3fn: a single rounding of the exact quotient. Each element code
-//! is the number of float4_e2m1fn rounding boundaries `B` the exact quotient
-//! `|V| / d` (`d = scale · s2`) lies above (ties on the even side), found by
-//! comparing `|V|` with the products `B · d`, which are exact in float64: no
-//! division, no rounding.
+//! NVFP4: every rounding is decided by exact comparisons, with no division.
+//! For the call's tensor scale `s2`, the boundaries between adjacent
+//! float8_e4m3fn block scales (midpoints, at most 5 significant bits) times
+//! `6 · s2` (26 bits), and for each block scale `c` the float4_e2m1fn
+//! boundaries `B` (0.25, 0.75, … 5, and 7 where clipping starts) times
+//! `d = e4m3(c) · s2`, are products exact in float64, computed once per
+//! call. A block's scale code is the number of scale boundaries below its
+//! largest magnitude (a float64 estimate corrected by two comparisons);
+//! each element code is
+//! the number of element boundaries below `|V|`: the correctly rounded
+//! quotient, ties to even, as the reference computes it by exact division.
 
 use crate::cast::kernels::{self as ck, Fmt};
 
@@ -82,13 +85,13 @@ impl Elem for Int8Elem {
     const MAX_FRAC: u32 = 0x7e << 16;
     #[inline(always)]
     fn encode(q: u32) -> (u32, bool) {
-        // |q · 64| < 2^9: adding and subtracting 1.5 · 2^23 rounds it to an
-        // integer, ties to even (exact, in the default rounding mode).
+        // |q · 64| < 2^9: adding 1.5 · 2^23 rounds it to an integer, ties to
+        // even (in the default rounding mode), held in the low bits of the
+        // sum's pattern.
         const MAGIC: f32 = 12_582_912.0;
-        let x = f32::from_bits(q) * 64.0;
-        let r = (x + MAGIC) - MAGIC;
-        let c = r.clamp(-128.0, 127.0);
-        ((c as i32) as u32 & 0xff, c != r)
+        let n = ((f32::from_bits(q) * 64.0 + MAGIC).to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+        let c = n.clamp(-128, 127);
+        (c as u32 & 0xff, c != n)
     }
 }
 
@@ -129,23 +132,29 @@ fn inv_pow2(k: i32) -> f32 {
 
 /// Packs 32 element codes of `bits` bits, least-significant bit first.
 #[inline(always)]
-fn pack_block(codes: &[u8; MX_BLOCK], bits: u32, out: &mut [u8]) {
+fn pack_block(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
     match bits {
-        8 => out.copy_from_slice(codes),
-        6 => {
-            for (d, s) in out.chunks_exact_mut(3).zip(codes.chunks_exact(4)) {
-                let w = (s[0] & 0x3f) as u32
-                    | ((s[1] & 0x3f) as u32) << 6
-                    | ((s[2] & 0x3f) as u32) << 12
-                    | ((s[3] & 0x3f) as u32) << 18;
-                d[0] = w as u8;
-                d[1] = (w >> 8) as u8;
-                d[2] = (w >> 16) as u8;
+        8 => {
+            for (d, s) in out.iter_mut().zip(c) {
+                *d = *s as u8;
             }
         }
+        6 => {
+            // Four codes make 24 bits; eight such groups, three 64-bit words.
+            let mut g = [0u64; 8];
+            for (w, s) in g.iter_mut().zip(c.chunks_exact(4)) {
+                *w = (s[0] | s[1] << 6 | s[2] << 12 | s[3] << 18) as u64;
+            }
+            let w0 = g[0] | g[1] << 24 | g[2] << 48;
+            let w1 = g[2] >> 16 | g[3] << 8 | g[4] << 32 | g[5] << 56;
+            let w2 = g[5] >> 8 | g[6] << 16 | g[7] << 40;
+            out[..8].copy_from_slice(&w0.to_le_bytes());
+            out[8..16].copy_from_slice(&w1.to_le_bytes());
+            out[16..24].copy_from_slice(&w2.to_le_bytes());
+        }
         _ => {
-            for (d, s) in out.iter_mut().zip(codes.chunks_exact(2)) {
-                *d = (s[0] & 0xf) | (s[1] << 4);
+            for (d, s) in out.iter_mut().zip(c.chunks_exact(2)) {
+                *d = (s[0] | s[1] << 4) as u8;
             }
         }
     }
@@ -181,11 +190,12 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
         let k = scale_exp::<E, CEIL>(amax);
         *scale = (k + 127) as u8;
         let inv = inv_pow2(k);
-        let mut codes = [0u8; MX_BLOCK];
+        // 32-bit codes, as wide as the float32 lanes they come from.
+        let mut codes = [0u32; MX_BLOCK];
         let mut clipped = 0u32;
         for (c, v) in codes.iter_mut().zip(x) {
             let (code, clip) = E::encode((v * inv).to_bits());
-            *c = code as u8;
+            *c = code;
             clipped += clip as u32;
         }
         counts.clipped += clipped as u64;
@@ -196,20 +206,26 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
 
 /// A float type NVFP4 blocks are read from.
 pub(crate) trait Nv: Copy {
-    /// The magnitude's bit pattern (sign cleared), widened.
-    fn mag(self) -> u64;
-    /// [`Nv::mag`] of +inf: every larger-or-equal pattern is not finite.
+    /// The largest magnitude's bit pattern (signs cleared), widened.
+    fn block_amax(x: &[Self; NVFP4_BLOCK]) -> u64;
+    /// The magnitude pattern of +inf: every larger-or-equal pattern is not finite.
     const INF: u64;
     /// The value of a magnitude pattern, exactly.
     fn mag_f64(m: u64) -> f64;
-    /// The value, exactly.
-    fn f64(self) -> f64;
+    /// Packs the element codes of the block `x` under block scale code `sc`
+    /// into `out` (8 bytes, the first element in the low nibble); returns
+    /// the number of clipped elements.
+    fn elements(x: &[Self; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64;
 }
 
 impl Nv for f32 {
     #[inline(always)]
-    fn mag(self) -> u64 {
-        (self.to_bits() & 0x7fff_ffff) as u64
+    fn block_amax(x: &[f32; NVFP4_BLOCK]) -> u64 {
+        let mut m = 0u32;
+        for v in x {
+            m = m.max(v.to_bits() & 0x7fff_ffff);
+        }
+        m as u64
     }
     const INF: u64 = 0x7f80_0000;
     #[inline(always)]
@@ -217,15 +233,36 @@ impl Nv for f32 {
         f32::from_bits(m as u32) as f64
     }
     #[inline(always)]
-    fn f64(self) -> f64 {
-        self as f64
+    fn elements(x: &[f32; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+        // float32 lanes against the boundaries rounded down to float32:
+        // for a float32 `a`, `a > T` exactly when `a > RD32(T)`.
+        let t = &t.elem32[sc];
+        let mut codes = [0u32; NVFP4_BLOCK];
+        let mut clip = 0u32;
+        for (c, v) in codes.iter_mut().zip(x) {
+            let a = f32::from_bits(v.to_bits() & 0x7fff_ffff);
+            let mut m = 0u32;
+            for b in &t[..7] {
+                m += (a > *b) as u32;
+            }
+            clip += (a > t[7]) as u32;
+            *c = m | (v.to_bits() >> 31) << 3;
+        }
+        for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
+            *o = (p[0] | p[1] << 4) as u8;
+        }
+        clip as u64
     }
 }
 
 impl Nv for f64 {
     #[inline(always)]
-    fn mag(self) -> u64 {
-        self.to_bits() & 0x7fff_ffff_ffff_ffff
+    fn block_amax(x: &[f64; NVFP4_BLOCK]) -> u64 {
+        let mut m = 0u64;
+        for v in x {
+            m = m.max(v.to_bits() & 0x7fff_ffff_ffff_ffff);
+        }
+        m
     }
     const INF: u64 = 0x7ff0_0000_0000_0000;
     #[inline(always)]
@@ -233,40 +270,120 @@ impl Nv for f64 {
         f64::from_bits(m)
     }
     #[inline(always)]
-    fn f64(self) -> f64 {
-        self
+    fn elements(x: &[f64; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+        let t = &t.elem[sc];
+        // 64-bit codes and counts, as wide as the float64 lanes.
+        let mut codes = [0u64; NVFP4_BLOCK];
+        let mut clip = 0u64;
+        for (c, v) in codes.iter_mut().zip(x) {
+            let a = f64::from_bits(v.to_bits() & 0x7fff_ffff_ffff_ffff);
+            let mut m = 0u64;
+            for b in &t[..7] {
+                m += (a > *b) as u64;
+            }
+            clip += (a > t[7]) as u64;
+            *c = m | (v.to_bits() >> 63) << 3;
+        }
+        for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
+            *o = (p[0] | p[1] << 4) as u8;
+        }
+        clip
     }
 }
 
-/// The float8_e4m3fn block scale code of NVFP4: `amax / d6` (both positive
-/// finite, `d6 = 6 · s2`) correctly rounded, saturated to 448.
+/// The largest float32 at most `t` (+inf stays +inf).
 #[inline(always)]
-fn nv_block_scale(amax: f64, d6: f64) -> u32 {
-    let q = amax / d6;
-    // The residual of a correctly rounded quotient is exact unless it falls
-    // below float64's normal range (or the quotient overflows): those rare
-    // blocks take the exact integer division.
-    if !(amax >= f64::from_bits(0x0800_0000_0000_0000) && q < 1e300) {
-        return super::nvfp4_block_scale_exact(amax, d6);
+fn round_down_f32(t: f64) -> f32 {
+    let r = t as f32;
+    if r as f64 > t {
+        r.next_down()
+    } else {
+        r
     }
-    let r = (-q).mul_add(d6, amax);
-    // Round to odd: the truncated quotient with its last bit set if inexact.
-    let t = if r < 0.0 { q.next_down() } else { q };
-    let t = f64::from_bits(t.to_bits() | (r != 0.0) as u64);
-    ck::enc_f64::<ck::E4M3FN, true>(t.to_bits())
 }
 
-/// float4_e2m1fn rounding boundaries whose ties go down (to codes 0, 2, 4, 6)
-/// and up (to codes 2, 4, 6).
-const TIE_DOWN: [f64; 4] = [0.25, 1.25, 2.5, 5.0];
-const TIE_UP: [f64; 3] = [0.75, 1.75, 3.5];
+/// The NVFP4 boundaries of one call (one tensor scale `s2`), as products
+/// that are exact in float64 (see the module documentation), every "at
+/// least" comparison turned into "greater than" the next float64 down.
+pub(crate) struct NvTable {
+    /// `1 / (6 · s2)`, for a first estimate of the block scale code.
+    inv_d6: f64,
+    /// `scale[j + 1]`: the block maximum above which the block scale code
+    /// exceeds `j` (the midpoint between float8_e4m3fn codes `j` and `j + 1`
+    /// times `6 · s2`; ties go to the even code); `scale[0]` is −inf,
+    /// `scale[127]` and `scale[128]` are +inf (the code saturates at 126,
+    /// 448).
+    scale: [f64; 129],
+    /// `elem[c]`: for block scale code `c` with `d = e4m3(c) · s2`, the
+    /// float4_e2m1fn boundaries `B · d` (0.25, 0.75, 1.25, 1.75, 2.5, 3.5,
+    /// 5; ties to the even code) and the clipping bound `7 · d`; all +inf
+    /// when `d` is zero (such a block stores zeros).
+    elem: [[f64; 8]; 128],
+    /// `elem` rounded down to float32, for float32 inputs.
+    elem32: [[f32; 8]; 128],
+}
+
+impl NvTable {
+    #[inline(always)]
+    fn new(s2: f32) -> NvTable {
+        let s2 = s2 as f64;
+        let e4m3 = |c: u32| f32::from_bits(ck::dec_f32::<ck::E4M3FN>(c)) as f64;
+        let d6 = 6.0 * s2;
+        let mut scale = [f64::INFINITY; 129];
+        scale[0] = f64::NEG_INFINITY;
+        // Boundaries between codes 0 … 126 (448); larger values saturate.
+        for j in 0..126 {
+            // Midpoint: at most 5 significant bits; times 6 · s2: exact.
+            let m = (e4m3(j) + e4m3(j + 1)) / 2.0 * d6;
+            scale[j as usize + 1] = if j % 2 == 1 { m.next_down() } else { m };
+        }
+        let mut elem = [[f64::INFINITY; 8]; 128];
+        for (c, e) in elem.iter_mut().enumerate().take(127) {
+            let d = e4m3(c as u32) * s2;
+            if d == 0.0 {
+                continue;
+            }
+            // Ties at 0.25, 1.25, 2.5, 5 go down; at 0.75, 1.75, 3.5 up;
+            // 7 and beyond clip.
+            *e = [
+                0.25 * d,
+                (0.75 * d).next_down(),
+                1.25 * d,
+                (1.75 * d).next_down(),
+                2.5 * d,
+                (3.5 * d).next_down(),
+                5.0 * d,
+                (7.0 * d).next_down(),
+            ];
+        }
+        let elem32 = elem.map(|e| e.map(round_down_f32));
+        NvTable {
+            inv_d6: 1.0 / d6,
+            scale,
+            elem,
+            elem32,
+        }
+    }
+
+    /// The block scale code of a block of largest magnitude `amax` (finite):
+    /// the number of scale boundaries below it. The float64 estimate
+    /// `amax · (1 / (6 · s2))` is within a relative 2^−52 of the exact
+    /// quotient, so its saturating float8_e4m3fn conversion is the right
+    /// code or a neighbour; one comparison with each adjacent boundary
+    /// settles it.
+    #[inline(always)]
+    fn scale_code(&self, amax: f64) -> usize {
+        let c = ck::enc_f64::<ck::E4M3FN, true>((amax * self.inv_d6).to_bits()) as usize;
+        let c = c.min(126);
+        c + (amax > self.scale[c + 1]) as usize - (amax <= self.scale[c]) as usize
+    }
+}
 
 /// NVFP4 quantization of whole blocks of 16 (`packed` and `scales` sized for
 /// them); returns the number of clipped elements.
 #[inline(always)]
 fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -> u64 {
-    let s2 = s2 as f64;
-    let d6 = 6.0 * s2;
+    let table = NvTable::new(s2);
     let mut clipped = 0u64;
     for ((x, out), scale) in src
         .chunks_exact(NVFP4_BLOCK)
@@ -274,51 +391,15 @@ fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -
         .zip(scales.iter_mut())
     {
         let x: &[T; NVFP4_BLOCK] = x.try_into().expect("whole blocks");
-        let mut amax = 0u64;
-        for v in x {
-            amax = amax.max(v.mag());
-        }
+        let amax = T::block_amax(x);
         if amax >= T::INF {
             *scale = 0x7f;
             out.fill(0);
             continue;
         }
-        let sc = if amax == 0 {
-            0
-        } else {
-            nv_block_scale(T::mag_f64(amax), d6)
-        };
+        let sc = table.scale_code(T::mag_f64(amax));
         *scale = sc as u8;
-        // The block scale times s2: 4 × 24 significant bits, exact.
-        let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc)) as f64 * s2;
-        let mut codes = [0u8; NVFP4_BLOCK];
-        if d == 0.0 {
-            for (c, v) in codes.iter_mut().zip(x) {
-                *c = ((v.f64().is_sign_negative()) as u8) << 3;
-            }
-        } else {
-            let down = TIE_DOWN.map(|b| b * d);
-            let up = TIE_UP.map(|b| b * d);
-            let top = 7.0 * d;
-            let mut clip = 0u32;
-            for (c, v) in codes.iter_mut().zip(x) {
-                let y = v.f64();
-                let a = y.abs();
-                let mut m = 0u8;
-                for t in down {
-                    m += (a > t) as u8;
-                }
-                for t in up {
-                    m += (a >= t) as u8;
-                }
-                clip += (a >= top) as u32;
-                *c = m | ((y.is_sign_negative() as u8) << 3);
-            }
-            clipped += clip as u64;
-        }
-        for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
-            *o = p[0] | (p[1] << 4);
-        }
+        clipped += T::elements(x, &table, sc, out);
     }
     clipped
 }
