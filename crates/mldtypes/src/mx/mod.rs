@@ -65,6 +65,7 @@
 
 mod kernels;
 
+use crate::cast::kernels::E4M3FN as E4M3FnMarker;
 use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
 use crate::float::core::{decode_f64, encode_f64};
@@ -618,22 +619,39 @@ pub fn dequantize_f64(
     check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
     check_len("out", nb * MX_BLOCK, out.len())?;
     let table = elem_table(fmt);
-    let mut codes = [0u8; MX_BLOCK];
-    for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
-        let inb = &blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
-        if fmt.bits() < 8 {
-            let d = fmt.element().expect("packed formats are floats");
-            pack::unpack(inb, d, &mut codes).expect("a whole block unpacks");
-        } else {
-            codes.copy_from_slice(inb);
-        }
-        if scales[b] == E8M0_NAN {
+    let bb = fmt.block_bytes();
+    for ((o, inb), &sc) in out
+        .chunks_exact_mut(MX_BLOCK)
+        .zip(blocks.chunks_exact(bb))
+        .zip(scales)
+    {
+        if sc == E8M0_NAN {
             o.fill(f64::NAN);
             continue;
         }
-        let x = pow2(scales[b] as i32 - 127);
-        for (y, c) in o.iter_mut().zip(&codes) {
-            *y = table[*c as usize] * x;
+        let x = pow2(sc as i32 - 127);
+        // Codes unpacked in place, least-significant bits first.
+        match fmt.bits() {
+            8 => {
+                for (y, c) in o.iter_mut().zip(inb) {
+                    *y = table[*c as usize] * x;
+                }
+            }
+            6 => {
+                for (y, c) in o.chunks_exact_mut(4).zip(inb.chunks_exact(3)) {
+                    let w = c[0] as usize | (c[1] as usize) << 8 | (c[2] as usize) << 16;
+                    y[0] = table[w & 0x3f] * x;
+                    y[1] = table[(w >> 6) & 0x3f] * x;
+                    y[2] = table[(w >> 12) & 0x3f] * x;
+                    y[3] = table[w >> 18] * x;
+                }
+            }
+            _ => {
+                for (y, c) in o.chunks_exact_mut(2).zip(inb) {
+                    y[0] = table[(c & 0xf) as usize] * x;
+                    y[1] = table[(c >> 4) as usize] * x;
+                }
+            }
         }
     }
     Ok(())
@@ -978,13 +996,26 @@ pub fn nvfp4_dequantize_f64(
     }
     check_len("blocks", out.len() / 2, packed.len())?;
     check_len("scales", out.len() / NVFP4_BLOCK, scales.len())?;
-    for (b, o) in out.chunks_exact_mut(NVFP4_BLOCK).enumerate() {
-        let d = decode_f64(&FLOAT8_E4M3FN, scales[b] as u32) * s2 as f64;
-        for (i, y) in o.iter_mut().enumerate() {
-            let byte = packed[b * 8 + i / 2];
-            let code = if i % 2 == 0 { byte & 0xf } else { byte >> 4 };
-            let m = E2M1[(code & 7) as usize] * d;
-            *y = if code & 8 != 0 { -m } else { m };
+    // The float4_e2m1fn values of the 16 codes, signs included.
+    let signed: [f64; 16] = std::array::from_fn(|c| {
+        let m = E2M1[c & 7];
+        if c & 8 != 0 {
+            -m
+        } else {
+            m
+        }
+    });
+    let s2 = s2 as f64;
+    for ((o, p), &sc) in out
+        .chunks_exact_mut(NVFP4_BLOCK)
+        .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+        .zip(scales)
+    {
+        let bs = f32::from_bits(crate::cast::kernels::dec_f32::<E4M3FnMarker>(sc as u32));
+        let d = bs as f64 * s2;
+        for (y, c) in o.chunks_exact_mut(2).zip(p) {
+            y[0] = signed[(c & 0xf) as usize] * d;
+            y[1] = signed[(c >> 4) as usize] * d;
         }
     }
     Ok(())
