@@ -104,7 +104,9 @@ fn block(r: &mut Rng, class: usize, n: usize) -> Vec<f32> {
         // maximum fraction (1.5, 1.75, 1.875, 127/64) and every rounding
         // boundary beyond it.
         6 => {
-            let fracs: [u32; 6] = [0x40_0000, 0x60_0000, 0x70_0000, 0x7e_0000, 0x68_0000, 0x7f_0000];
+            let fracs: [u32; 6] = [
+                0x40_0000, 0x60_0000, 0x70_0000, 0x7e_0000, 0x68_0000, 0x7f_0000,
+            ];
             let e = 1 + r.below(253) as u32;
             for v in &mut x {
                 let f = fracs[r.below(6) as usize];
@@ -232,7 +234,8 @@ fn sweep_nvfp4(seed: u64, blocks: usize) -> u64 {
                 .filter(|v| v.is_finite())
                 .fold(0f64, |m, v| m.max(v.abs() as f64));
             let own = mx::nvfp4_tensor_scale(amax);
-            let random = f32::from_bits(((1 + r.below(253)) as u32) << 23 | r.next() as u32 & 0x7f_ffff);
+            let random =
+                f32::from_bits(((1 + r.below(253)) as u32) << 23 | r.next() as u32 & 0x7f_ffff);
             let tiny = f32::from_bits(1 + r.below(1 << 23) as u32);
             let wide: Vec<f64> = x.iter().map(|v| *v as f64).collect();
             for s2 in [own, random, tiny, 1.0] {
@@ -283,12 +286,7 @@ fn every_path_is_reported_and_refused_when_missing() {
     for s2 in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
         let (mut p, mut s) = ([0u8; 8], [0u8]);
         let r = mx::nvfp4_quantize(&[1.0f32; 16], s2, &mut p, &mut s);
-        assert_eq!(
-            r,
-            Err(mx::BlockError::TensorScale {
-                bits: s2.to_bits()
-            })
-        );
+        assert_eq!(r, Err(mx::BlockError::TensorScale { bits: s2.to_bits() }));
     }
 }
 

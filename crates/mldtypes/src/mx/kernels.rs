@@ -89,7 +89,8 @@ impl Elem for Int8Elem {
         // even (in the default rounding mode), held in the low bits of the
         // sum's pattern.
         const MAGIC: f32 = 12_582_912.0;
-        let n = ((f32::from_bits(q) * 64.0 + MAGIC).to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+        let n = ((f32::from_bits(q) * 64.0 + MAGIC).to_bits() as i32)
+            .wrapping_sub(MAGIC.to_bits() as i32);
         let c = n.clamp(-128, 127);
         (c as u32 & 0xff, c != n)
     }
