@@ -43,9 +43,22 @@
 //! an all-zero tensor), block scale `e4m3(block_amax / (6 · s2))` (saturated
 //! to 448), element `e2m1(V / (block_scale · s2))` saturated to ±6. Each of
 //! these is the correctly rounded result of the exact quotient (one rounding;
-//! no float32 intermediate), computed in integer arithmetic; a block whose
-//! scale rounds to zero stores zero elements (with their signs).
+//! no float32 intermediate); a block whose scale rounds to zero stores zero
+//! elements (with their signs).
 //! Dequantization is the exact product `e2m1 · e4m3 · s2` rounded once.
+//!
+//! # Kernels
+//!
+//! Quantization runs on the [`Path`] the cast kernels use (detected once at
+//! run time, or forced with [`crate::cast::set_path`]; [`quantize_on`] and
+//! [`nvfp4_quantize_on`] take one explicitly). The vector paths quantize MX
+//! blocks from float32 and NVFP4 blocks from float32 or float64 a block at a
+//! time: MX scales from the integer maximum of the magnitudes' bit patterns,
+//! elements by an exact power-of-two scaling and the saturating float32 →
+//! element conversion of [`crate::cast`]; NVFP4 by comparing every value with
+//! rounding boundaries whose products are exact in float64. [`Path::Scalar`]
+//! is the reference: each element in `f64`, the NVFP4 block scale by exact
+//! integer division. Every path gives the same bytes and counts.
 //!
 //! # Examples
 //!
