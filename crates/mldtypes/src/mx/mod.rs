@@ -43,9 +43,22 @@
 //! an all-zero tensor), block scale `e4m3(block_amax / (6 · s2))` (saturated
 //! to 448), element `e2m1(V / (block_scale · s2))` saturated to ±6. Each of
 //! these is the correctly rounded result of the exact quotient (one rounding;
-//! no float32 intermediate), computed in integer arithmetic; a block whose
-//! scale rounds to zero stores zero elements (with their signs).
+//! no float32 intermediate); a block whose scale rounds to zero stores zero
+//! elements (with their signs).
 //! Dequantization is the exact product `e2m1 · e4m3 · s2` rounded once.
+//!
+//! # Kernels
+//!
+//! Quantization runs on the [`Path`] the cast kernels use (detected once at
+//! run time, or forced with [`crate::cast::set_path`]; [`quantize_on`] and
+//! [`nvfp4_quantize_on`] take one explicitly). The vector paths quantize MX
+//! blocks from float32 and NVFP4 blocks from float32 or float64 a block at a
+//! time: MX scales from the integer maximum of the magnitudes' bit patterns,
+//! elements by an exact power-of-two scaling and the saturating float32 →
+//! element conversion of [`crate::cast`]; NVFP4 by comparing every value with
+//! rounding boundaries whose products are exact in float64. [`Path::Scalar`]
+//! is the reference: each element in `f64`, the NVFP4 block scale by exact
+//! integer division. Every path gives the same bytes and counts.
 //!
 //! # Examples
 //!
@@ -63,7 +76,10 @@
 //! assert_eq!(&y[..3], &[1.0, -0.5, 4.0]); // 5 rounds to 4 (ties to even), −0.3 to −0.5
 //! ```
 
-use crate::cast::pack;
+mod kernels;
+
+use crate::cast::kernels::E4M3FN as E4M3FnMarker;
+use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
 use crate::float::core::{decode_f64, encode_f64};
 use crate::format::{Format, Overflow, FLOAT8_E4M3FN};
@@ -226,6 +242,14 @@ pub enum BlockError {
         /// The length given.
         actual: usize,
     },
+    /// A forced [`Path`] needs instructions this CPU lacks.
+    PathUnavailable(Path),
+    /// The NVFP4 tensor scale `s2` is not a positive finite float32 (its
+    /// bits, as given).
+    TensorScale {
+        /// `s2.to_bits()`.
+        bits: u32,
+    },
 }
 
 impl std::fmt::Display for BlockError {
@@ -242,6 +266,14 @@ impl std::fmt::Display for BlockError {
             } => write!(
                 f,
                 "the {buffer} buffer holds {actual} bytes or elements, {expected} are needed"
+            ),
+            BlockError::PathUnavailable(p) => {
+                write!(f, "the {p} kernels need CPU features this machine lacks")
+            }
+            BlockError::TensorScale { bits } => write!(
+                f,
+                "the NVFP4 tensor scale {} is not a positive finite float32",
+                f32::from_bits(*bits)
             ),
         }
     }
@@ -350,6 +382,10 @@ pub trait BlockSource: Copy + Send + Sync {
     fn to_f64(self) -> f64;
     /// The slice as `f32`s, if it is one (the vectorized path).
     fn as_f32(s: &[Self]) -> Option<&[f32]>;
+    /// The slice as `f64`s, if it is one (the vectorized NVFP4 path).
+    fn as_f64(_: &[Self]) -> Option<&[f64]> {
+        None
+    }
 }
 
 impl BlockSource for f32 {
@@ -368,103 +404,53 @@ impl BlockSource for f64 {
     fn as_f32(_: &[f64]) -> Option<&[f32]> {
         None
     }
+    fn as_f64(s: &[f64]) -> Option<&[f64]> {
+        Some(s)
+    }
 }
 
-/// [`quantize`] of float32 input through the bulk conversion kernels: the
-/// scaled value `V · 2^−k` is exact in float32 (a power-of-two scaling that
-/// cannot overflow, and that only reaches float32's subnormal range for
-/// values far below half the element format's smallest subnormal, which
-/// round to ±0 either way), so one saturating float32 → element conversion
-/// rounds it exactly once.
-fn quantize_f32(
+/// [`quantize`] of whole blocks of float32 on a vector path: the block
+/// kernels of the `kernels` module, picked per format, scale rule and
+/// instruction set.
+fn quantize_f32_on(
+    path: Path,
     src: &[f32],
     fmt: MxFormat,
     rule: ScaleRule,
     blocks: &mut [u8],
     scales: &mut [u8],
 ) -> BlockCounts {
-    let mut counts = BlockCounts::default();
-    let mut scaled = vec![0f32; src.len()];
-    let (thr, tie) = match fmt.element_format() {
-        Some(f) => (
-            (f.max_finite() + pow2(f.max_exp() - f.man_bits as i32 - 1)) as f32,
-            f.max_code() & 1 == 1,
-        ),
-        None => (f32::INFINITY, false),
+    use kernels::{Int8Elem, E2M1, E2M3, E3M2, E4M3, E5M2};
+    type K = unsafe fn(&[f32], &mut [u8], &mut [u8]) -> BlockCounts;
+    macro_rules! pick {
+        ($m:ident) => {{
+            use kernels::$m as m;
+            let ceil = rule == ScaleRule::Ceil;
+            match (fmt, ceil) {
+                (MxFormat::Fp8E4M3, false) => m::mx_f32::<E4M3, false> as K,
+                (MxFormat::Fp8E4M3, true) => m::mx_f32::<E4M3, true>,
+                (MxFormat::Fp8E5M2, false) => m::mx_f32::<E5M2, false>,
+                (MxFormat::Fp8E5M2, true) => m::mx_f32::<E5M2, true>,
+                (MxFormat::Fp6E3M2, false) => m::mx_f32::<E3M2, false>,
+                (MxFormat::Fp6E3M2, true) => m::mx_f32::<E3M2, true>,
+                (MxFormat::Fp6E2M3, false) => m::mx_f32::<E2M3, false>,
+                (MxFormat::Fp6E2M3, true) => m::mx_f32::<E2M3, true>,
+                (MxFormat::Fp4, false) => m::mx_f32::<E2M1, false>,
+                (MxFormat::Fp4, true) => m::mx_f32::<E2M1, true>,
+                (MxFormat::Int8, false) => m::mx_f32::<Int8Elem, false>,
+                (MxFormat::Int8, true) => m::mx_f32::<Int8Elem, true>,
+            }
+        }};
+    }
+    let k: K = match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => pick!(avx2),
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx512 => pick!(avx512),
+        _ => pick!(portable),
     };
-    for ((block, out), scale) in src
-        .chunks_exact(MX_BLOCK)
-        .zip(scaled.chunks_exact_mut(MX_BLOCK))
-        .zip(scales.iter_mut())
-    {
-        let mut amax = 0f32;
-        let mut non_finite = false;
-        for v in block {
-            let a = v.abs();
-            non_finite |= !a.is_finite();
-            amax = if a > amax { a } else { amax };
-        }
-        if non_finite {
-            *scale = E8M0_NAN;
-            out.fill(0.0);
-            counts.nan_blocks += 1;
-            continue;
-        }
-        if amax == 0.0 {
-            *scale = 0;
-            out.copy_from_slice(block);
-            continue;
-        }
-        let k = mx_scale_exp(amax as f64, fmt, rule);
-        *scale = (k + 127) as u8;
-        let inv = pow2(-k) as f32;
-        let mut clipped = 0u64;
-        for (o, v) in out.iter_mut().zip(block) {
-            let q = v * inv;
-            *o = q;
-            let a = q.abs();
-            clipped += (a > thr || (a == thr && tie)) as u64;
-        }
-        counts.clipped += clipped;
-    }
-    match fmt.element() {
-        Some(d) => {
-            let mut codes = vec![0u8; src.len()];
-            crate::cast::cast_bytes_on(
-                crate::cast::path(),
-                bytemuck::cast_slice(&scaled),
-                DType::Float32,
-                &mut codes,
-                d,
-                Overflow::Saturating,
-            )
-            .expect("float32 converts to every element format");
-            if fmt.bits() < 8 {
-                pack::pack(&codes, d, blocks).expect("whole blocks pack");
-            } else {
-                blocks.copy_from_slice(&codes);
-            }
-        }
-        None => {
-            for ((b, q), scale) in blocks
-                .chunks_exact_mut(MX_BLOCK)
-                .zip(scaled.chunks_exact(MX_BLOCK))
-                .zip(scales.iter())
-            {
-                if *scale == E8M0_NAN {
-                    b.fill(0);
-                    continue;
-                }
-                for (c, v) in b.iter_mut().zip(q) {
-                    let r = (v * 64.0).round_ties_even();
-                    let r = r.clamp(-128.0, 127.0);
-                    counts.clipped += (r != (v * 64.0).round_ties_even()) as u64;
-                    *c = r as i8 as u8;
-                }
-            }
-        }
-    }
-    counts
+    // SAFETY: the caller checked that this CPU runs `path`.
+    unsafe { k(src, blocks, scales) }
 }
 
 /// The values of the 256 element codes of `fmt` (NaN for codes the format
@@ -511,6 +497,42 @@ pub fn quantize<T: BlockSource>(
     blocks: &mut [u8],
     scales: &mut [u8],
 ) -> Result<BlockCounts, BlockError> {
+    quantize_on(cast::path(), src, fmt, rule, blocks, scales)
+}
+
+/// [`quantize`] on a given [`Path`] (for tests and benchmarks).
+///
+/// float32 input runs the vectorised block kernels on every path but
+/// [`Path::Scalar`], which runs the reference: each element of the block
+/// widened to `f64`, scaled exactly and rounded by the scalar conversions of
+/// [`crate::float`] (float64 input always takes the reference). Every path
+/// gives the same bytes and counts.
+///
+/// # Errors
+///
+/// As [`quantize`], and [`BlockError::PathUnavailable`] if this CPU cannot
+/// run `path`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::Path;
+/// use mldtypes::mx::{self, MxFormat, ScaleRule};
+/// let x: Vec<f32> = (0..64).map(|i| i as f32 / 7.0 - 4.0).collect();
+/// let (mut b1, mut s1) = ([0u8; 48], [0u8; 2]);
+/// let (mut b2, mut s2) = ([0u8; 48], [0u8; 2]);
+/// mx::quantize_on(Path::Scalar, &x, MxFormat::Fp6E2M3, ScaleRule::Floor, &mut b1, &mut s1).unwrap();
+/// mx::quantize_on(Path::Portable, &x, MxFormat::Fp6E2M3, ScaleRule::Floor, &mut b2, &mut s2).unwrap();
+/// assert_eq!((b1, s1), (b2, s2));
+/// ```
+pub fn quantize_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> Result<BlockCounts, BlockError> {
     if !src.len().is_multiple_of(MX_BLOCK) {
         return Err(BlockError::NotWholeBlocks {
             len: src.len(),
@@ -520,9 +542,25 @@ pub fn quantize<T: BlockSource>(
     let nb = src.len() / MX_BLOCK;
     check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
     check_len("scales", nb, scales.len())?;
-    if let Some(x) = T::as_f32(src) {
-        return Ok(quantize_f32(x, fmt, rule, blocks, scales));
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
     }
+    if path != Path::Scalar {
+        if let Some(x) = T::as_f32(src) {
+            return Ok(quantize_f32_on(path, x, fmt, rule, blocks, scales));
+        }
+    }
+    Ok(quantize_scalar(src, fmt, rule, blocks, scales))
+}
+
+/// The reference block quantizer: one element at a time in `f64`.
+fn quantize_scalar<T: BlockSource>(
+    src: &[T],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> BlockCounts {
     let mut counts = BlockCounts::default();
     let mut codes = [0u8; MX_BLOCK];
     let packed = fmt.bits() < 8;
@@ -563,7 +601,7 @@ pub fn quantize<T: BlockSource>(
             out.copy_from_slice(&codes);
         }
     }
-    Ok(counts)
+    counts
 }
 
 /// Dequantizes MX blocks exactly into `f64` (`X · P_i`, OCP MX v1.0 §5.2;
@@ -594,22 +632,39 @@ pub fn dequantize_f64(
     check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
     check_len("out", nb * MX_BLOCK, out.len())?;
     let table = elem_table(fmt);
-    let mut codes = [0u8; MX_BLOCK];
-    for (b, o) in out.chunks_exact_mut(MX_BLOCK).enumerate() {
-        let inb = &blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
-        if fmt.bits() < 8 {
-            let d = fmt.element().expect("packed formats are floats");
-            pack::unpack(inb, d, &mut codes).expect("a whole block unpacks");
-        } else {
-            codes.copy_from_slice(inb);
-        }
-        if scales[b] == E8M0_NAN {
+    let bb = fmt.block_bytes();
+    for ((o, inb), &sc) in out
+        .chunks_exact_mut(MX_BLOCK)
+        .zip(blocks.chunks_exact(bb))
+        .zip(scales)
+    {
+        if sc == E8M0_NAN {
             o.fill(f64::NAN);
             continue;
         }
-        let x = pow2(scales[b] as i32 - 127);
-        for (y, c) in o.iter_mut().zip(&codes) {
-            *y = table[*c as usize] * x;
+        let x = pow2(sc as i32 - 127);
+        // Codes unpacked in place, least-significant bits first.
+        match fmt.bits() {
+            8 => {
+                for (y, c) in o.iter_mut().zip(inb) {
+                    *y = table[*c as usize] * x;
+                }
+            }
+            6 => {
+                for (y, c) in o.chunks_exact_mut(4).zip(inb.chunks_exact(3)) {
+                    let w = c[0] as usize | (c[1] as usize) << 8 | (c[2] as usize) << 16;
+                    y[0] = table[w & 0x3f] * x;
+                    y[1] = table[(w >> 6) & 0x3f] * x;
+                    y[2] = table[(w >> 12) & 0x3f] * x;
+                    y[3] = table[w >> 18] * x;
+                }
+            }
+            _ => {
+                for (y, c) in o.chunks_exact_mut(2).zip(inb) {
+                    y[0] = table[(c & 0xf) as usize] * x;
+                    y[1] = table[(c >> 4) as usize] * x;
+                }
+            }
         }
     }
     Ok(())
@@ -733,7 +788,8 @@ pub fn nvfp4_tensor_scale(amax: f64) -> f32 {
 /// # Errors
 ///
 /// [`BlockError::NotWholeBlocks`] if `src.len()` is not a multiple of 16;
-/// [`BlockError::BufferLength`] for a wrongly sized output.
+/// [`BlockError::BufferLength`] for a wrongly sized output;
+/// [`BlockError::TensorScale`] unless `s2` is positive and finite.
 ///
 /// # Examples
 ///
@@ -756,6 +812,39 @@ pub fn nvfp4_quantize<T: BlockSource>(
     packed: &mut [u8],
     scales: &mut [u8],
 ) -> Result<u64, BlockError> {
+    nvfp4_quantize_on(cast::path(), src, s2, packed, scales)
+}
+
+/// [`nvfp4_quantize`] on a given [`Path`] (for tests and benchmarks):
+/// [`Path::Scalar`] runs the reference (exact integer division for the block
+/// scale, one float64 division with an exact residual per element), every
+/// other path the vectorised block kernels (see the module documentation);
+/// the results are the same bits.
+///
+/// # Errors
+///
+/// As [`nvfp4_quantize`], and [`BlockError::PathUnavailable`] if this CPU
+/// cannot run `path`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::Path;
+/// use mldtypes::mx::nvfp4_quantize_on;
+/// let x: Vec<f32> = (0..32).map(|i| (i as f32 - 9.5) * 0.37).collect();
+/// let (mut p1, mut s1) = ([0u8; 16], [0u8; 2]);
+/// let (mut p2, mut s2) = ([0u8; 16], [0u8; 2]);
+/// nvfp4_quantize_on(Path::Scalar, &x, 0.01, &mut p1, &mut s1).unwrap();
+/// nvfp4_quantize_on(Path::Portable, &x, 0.01, &mut p2, &mut s2).unwrap();
+/// assert_eq!((p1, s1), (p2, s2));
+/// ```
+pub fn nvfp4_quantize_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+) -> Result<u64, BlockError> {
     if !src.len().is_multiple_of(NVFP4_BLOCK) {
         return Err(BlockError::NotWholeBlocks {
             len: src.len(),
@@ -765,6 +854,53 @@ pub fn nvfp4_quantize<T: BlockSource>(
     let nb = src.len() / NVFP4_BLOCK;
     check_len("blocks", src.len() / 2, packed.len())?;
     check_len("scales", nb, scales.len())?;
+    if !(s2 > 0.0 && s2.is_finite()) {
+        return Err(BlockError::TensorScale { bits: s2.to_bits() });
+    }
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
+    if path == Path::Scalar {
+        return Ok(nvfp4_quantize_scalar(src, s2, packed, scales));
+    }
+    macro_rules! run {
+        ($m:ident) => {{
+            use kernels::$m as m;
+            // SAFETY: `path` is available on this CPU (checked above).
+            unsafe {
+                if let Some(x) = T::as_f32(src) {
+                    m::nvfp4::<f32>(x, s2, packed, scales)
+                } else if let Some(x) = T::as_f64(src) {
+                    m::nvfp4::<f64>(x, s2, packed, scales)
+                } else {
+                    nvfp4_quantize_scalar(src, s2, packed, scales)
+                }
+            }
+        }};
+    }
+    Ok(match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => run!(avx2),
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx512 => run!(avx512),
+        _ => run!(portable),
+    })
+}
+
+/// The NVFP4 block scale code of a block of largest magnitude `amax`
+/// (positive finite) for `d6 = 6 · s2`: the exact quotient rounded once to
+/// float8_e4m3fn, saturated.
+fn nvfp4_block_scale_exact(amax: f64, d6: f64) -> u32 {
+    encode_f64(&FLOAT8_E4M3FN, div_to_odd(amax, d6), Overflow::Saturating)
+}
+
+/// The reference NVFP4 quantizer, one element at a time.
+fn nvfp4_quantize_scalar<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+) -> u64 {
     let s2 = s2 as f64;
     let mut clipped = 0u64;
     let mut codes = [0u8; NVFP4_BLOCK];
@@ -786,8 +922,7 @@ pub fn nvfp4_quantize<T: BlockSource>(
         let sc = if amax == 0.0 {
             0
         } else {
-            let q = div_to_odd(amax, 6.0 * s2);
-            encode_f64(&FLOAT8_E4M3FN, q, Overflow::Saturating)
+            nvfp4_block_scale_exact(amax, 6.0 * s2)
         };
         scales[b] = sc as u8;
         let bs = decode_f64(&FLOAT8_E4M3FN, sc);
@@ -807,7 +942,7 @@ pub fn nvfp4_quantize<T: BlockSource>(
         }
         pack::pack(&codes, DType::Float4E2M1FN, out).expect("a whole block packs");
     }
-    Ok(clipped)
+    clipped
 }
 
 /// The magnitudes of the float4_e2m1fn codes 0–7.
@@ -874,13 +1009,26 @@ pub fn nvfp4_dequantize_f64(
     }
     check_len("blocks", out.len() / 2, packed.len())?;
     check_len("scales", out.len() / NVFP4_BLOCK, scales.len())?;
-    for (b, o) in out.chunks_exact_mut(NVFP4_BLOCK).enumerate() {
-        let d = decode_f64(&FLOAT8_E4M3FN, scales[b] as u32) * s2 as f64;
-        for (i, y) in o.iter_mut().enumerate() {
-            let byte = packed[b * 8 + i / 2];
-            let code = if i % 2 == 0 { byte & 0xf } else { byte >> 4 };
-            let m = E2M1[(code & 7) as usize] * d;
-            *y = if code & 8 != 0 { -m } else { m };
+    // The float4_e2m1fn values of the 16 codes, signs included.
+    let signed: [f64; 16] = std::array::from_fn(|c| {
+        let m = E2M1[c & 7];
+        if c & 8 != 0 {
+            -m
+        } else {
+            m
+        }
+    });
+    let s2 = s2 as f64;
+    for ((o, p), &sc) in out
+        .chunks_exact_mut(NVFP4_BLOCK)
+        .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+        .zip(scales)
+    {
+        let bs = f32::from_bits(crate::cast::kernels::dec_f32::<E4M3FnMarker>(sc as u32));
+        let d = bs as f64 * s2;
+        for (y, c) in o.chunks_exact_mut(2).zip(p) {
+            y[0] = signed[(c & 0xf) as usize] * d;
+            y[1] = signed[(c >> 4) as usize] * d;
         }
     }
     Ok(())

@@ -1,0 +1,447 @@
+//! Vectorised block quantizers: MX from float32 and NVFP4 from float32 or
+//! float64, one block at a time, written once and compiled per instruction
+//! set (see [`crate::cast::Path`]) as the conversion kernels of
+//! [`crate::cast`] are.
+//!
+//! MX: the block's largest magnitude is the maximum of the inputs' bit
+//! patterns with the sign cleared (an integer maximum that orders every
+//! finite float32 and puts infinities and NaNs above them all); the scale
+//! exponent follows from its exponent field (and, for the ceil rule, one
+//! comparison of its fraction with that of the element maximum); each
+//! element is scaled by the exact power of two `2^−k` in float32 and rounded
+//! by the saturating float32 → element conversion of the cast kernels
+//! ([`crate::cast::kernels::enc_f32`]), MXINT8 by a round-to-nearest-even
+//! addend. The scaling is exact except where the product falls below
+//! float32's normal range, far below half the element format's smallest
+//! subnormal, where every candidate rounds to ±0 alike.
+//!
+//! NVFP4: every rounding is decided by exact comparisons, with no division.
+//! For the call's tensor scale `s2`, the boundaries between adjacent
+//! float8_e4m3fn block scales (midpoints, at most 5 significant bits) times
+//! `6 · s2` (26 bits), and for each block scale `c` the float4_e2m1fn
+//! boundaries `B` (0.25, 0.75, … 5, and 7 where clipping starts) times
+//! `d = e4m3(c) · s2`, are products exact in float64, computed once per
+//! call. A block's scale code is the number of scale boundaries below its
+//! largest magnitude (a float64 estimate corrected by two comparisons);
+//! each element code is
+//! the number of element boundaries below `|V|`: the correctly rounded
+//! quotient, ties to even, as the reference computes it by exact division.
+
+use crate::cast::kernels::{self as ck, Fmt};
+
+use super::{BlockCounts, E8M0_NAN, MX_BLOCK, NVFP4_BLOCK};
+
+/// An MX element format as the kernels see it.
+pub(crate) trait Elem: 'static {
+    /// Bits per element (8, 6 or 4).
+    const BITS: u32;
+    /// `emax_elem` (OCP MX v1.0 §6.3).
+    const EMAX: i32;
+    /// The float32 fraction field of the largest element (the ceil rule
+    /// compares the block maximum's fraction with it).
+    const MAX_FRAC: u32;
+    /// The element code of the float32 `q` (bits, already scaled), saturated,
+    /// and whether it clipped.
+    fn encode(q: u32) -> (u32, bool);
+}
+
+/// A float element format: the saturating float32 conversion of the cast
+/// kernels, clipping decided on the scaled magnitude.
+pub(crate) struct FloatElem<F: Fmt, const BITS: u32, const EMAX: i32>(core::marker::PhantomData<F>);
+
+impl<F: Fmt, const BITS: u32, const EMAX: i32> Elem for FloatElem<F, BITS, EMAX> {
+    const BITS: u32 = BITS;
+    const EMAX: i32 = EMAX;
+    const MAX_FRAC: u32 = {
+        // The largest finite value's fraction bits, moved to float32's place.
+        let f = F::F;
+        (f.max_code() & f.man_mask()) << (23 - f.man_bits)
+    };
+    #[inline(always)]
+    fn encode(q: u32) -> (u32, bool) {
+        // Saturation changes the result from the midpoint between the
+        // largest value and the next (unbounded) one up, or from that
+        // midpoint itself when the largest code is odd (the tie goes up).
+        const fn threshold(f: crate::format::Format) -> u32 {
+            let e = f.max_code() >> f.man_bits; // biased exponent of the maximum
+            let frac = (f.max_code() & f.man_mask()) << (23 - f.man_bits);
+            let max_bits = ((e as i32 - f.bias + 127) as u32) << 23 | frac;
+            // + half an ulp of the element format, in float32 bits.
+            let t = max_bits + (1 << (22 - f.man_bits));
+            t + (f.max_code() & 1 == 0) as u32
+        }
+        let thr: u32 = const { threshold(F::F) };
+        (ck::enc_f32::<F, true>(q), (q & 0x7fff_ffff) >= thr)
+    }
+}
+
+/// MXINT8: `round(q · 64)` ties to even, clamped to −128 … 127.
+pub(crate) struct Int8Elem;
+
+impl Elem for Int8Elem {
+    const BITS: u32 = 8;
+    const EMAX: i32 = 0;
+    // 127/64 = 1.984375: fraction 0b1111110 · 2^16.
+    const MAX_FRAC: u32 = 0x7e << 16;
+    #[inline(always)]
+    fn encode(q: u32) -> (u32, bool) {
+        // |q · 64| < 2^9: adding 1.5 · 2^23 rounds it to an integer, ties to
+        // even (in the default rounding mode), held in the low bits of the
+        // sum's pattern.
+        const MAGIC: f32 = 12_582_912.0;
+        let n = ((f32::from_bits(q) * 64.0 + MAGIC).to_bits() as i32)
+            .wrapping_sub(MAGIC.to_bits() as i32);
+        let c = n.clamp(-128, 127);
+        (c as u32 & 0xff, c != n)
+    }
+}
+
+pub(crate) type E4M3 = FloatElem<ck::E4M3FN, 8, 8>;
+pub(crate) type E5M2 = FloatElem<ck::E5M2, 8, 15>;
+pub(crate) type E3M2 = FloatElem<ck::F6E3M2, 6, 4>;
+pub(crate) type E2M3 = FloatElem<ck::F6E2M3, 6, 2>;
+pub(crate) type E2M1 = FloatElem<ck::F4E2M1, 4, 2>;
+
+/// The E8M0 scale exponent (−127 … 127) of a block whose largest magnitude
+/// has the float32 bits `a` (finite; 0 gives −127, the scale code 0 of an
+/// all-zero block).
+#[inline(always)]
+fn scale_exp<E: Elem, const CEIL: bool>(a: u32) -> i32 {
+    if a == 0 {
+        return -127;
+    }
+    // floor(log2 a) and the fraction normalised to 23 bits.
+    let (lg, frac) = if a >= 0x0080_0000 {
+        ((a >> 23) as i32 - 127, a & 0x7f_ffff)
+    } else {
+        let lz = a.leading_zeros(); // 9 … 31
+        (-149 + 31 - lz as i32, (a << (lz - 8)) & 0x7f_ffff)
+    };
+    let k = lg - E::EMAX + (CEIL && frac > E::MAX_FRAC) as i32;
+    k.clamp(-127, 127)
+}
+
+/// `2^−k` as float32 for `k` in −127 … 127 (`2^−127` is subnormal, exact).
+#[inline(always)]
+fn inv_pow2(k: i32) -> f32 {
+    if k == 127 {
+        f32::from_bits(0x0040_0000)
+    } else {
+        f32::from_bits(((127 - k) as u32) << 23)
+    }
+}
+
+/// Packs 32 element codes of `bits` bits, least-significant bit first.
+#[inline(always)]
+fn pack_block(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
+    match bits {
+        8 => {
+            for (d, s) in out.iter_mut().zip(c) {
+                *d = *s as u8;
+            }
+        }
+        6 => {
+            // Four codes make 24 bits; eight such groups, three 64-bit words.
+            let mut g = [0u64; 8];
+            for (w, s) in g.iter_mut().zip(c.chunks_exact(4)) {
+                *w = (s[0] | s[1] << 6 | s[2] << 12 | s[3] << 18) as u64;
+            }
+            let w0 = g[0] | g[1] << 24 | g[2] << 48;
+            let w1 = g[2] >> 16 | g[3] << 8 | g[4] << 32 | g[5] << 56;
+            let w2 = g[5] >> 8 | g[6] << 16 | g[7] << 40;
+            out[..8].copy_from_slice(&w0.to_le_bytes());
+            out[8..16].copy_from_slice(&w1.to_le_bytes());
+            out[16..24].copy_from_slice(&w2.to_le_bytes());
+        }
+        _ => {
+            for (d, s) in out.iter_mut().zip(c.chunks_exact(2)) {
+                *d = (s[0] | s[1] << 4) as u8;
+            }
+        }
+    }
+}
+
+/// MX quantization of whole blocks of float32 (`src.len()` a multiple of 32,
+/// `blocks` and `scales` sized for it).
+#[inline(always)]
+fn mx_f32_body<E: Elem, const CEIL: bool>(
+    src: &[f32],
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> BlockCounts {
+    let bb = MX_BLOCK * E::BITS as usize / 8;
+    let mut counts = BlockCounts::default();
+    for ((x, out), scale) in src
+        .chunks_exact(MX_BLOCK)
+        .zip(blocks.chunks_exact_mut(bb))
+        .zip(scales.iter_mut())
+    {
+        let x: &[f32; MX_BLOCK] = x.try_into().expect("whole blocks");
+        let mut amax = 0u32;
+        for v in x {
+            amax = amax.max(v.to_bits() & 0x7fff_ffff);
+        }
+        if amax >= 0x7f80_0000 {
+            // A NaN or an infinity: the NaN scale, zero elements.
+            *scale = E8M0_NAN;
+            out.fill(0);
+            counts.nan_blocks += 1;
+            continue;
+        }
+        let k = scale_exp::<E, CEIL>(amax);
+        *scale = (k + 127) as u8;
+        let inv = inv_pow2(k);
+        // 32-bit codes, as wide as the float32 lanes they come from.
+        let mut codes = [0u32; MX_BLOCK];
+        let mut clipped = 0u32;
+        for (c, v) in codes.iter_mut().zip(x) {
+            let (code, clip) = E::encode((v * inv).to_bits());
+            *c = code;
+            clipped += clip as u32;
+        }
+        counts.clipped += clipped as u64;
+        pack_block(&codes, E::BITS, out);
+    }
+    counts
+}
+
+/// A float type NVFP4 blocks are read from.
+pub(crate) trait Nv: Copy {
+    /// The largest magnitude's bit pattern (signs cleared), widened.
+    fn block_amax(x: &[Self; NVFP4_BLOCK]) -> u64;
+    /// The magnitude pattern of +inf: every larger-or-equal pattern is not finite.
+    const INF: u64;
+    /// The value of a magnitude pattern, exactly.
+    fn mag_f64(m: u64) -> f64;
+    /// Packs the element codes of the block `x` under block scale code `sc`
+    /// into `out` (8 bytes, the first element in the low nibble); returns
+    /// the number of clipped elements.
+    fn elements(x: &[Self; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64;
+}
+
+impl Nv for f32 {
+    #[inline(always)]
+    fn block_amax(x: &[f32; NVFP4_BLOCK]) -> u64 {
+        let mut m = 0u32;
+        for v in x {
+            m = m.max(v.to_bits() & 0x7fff_ffff);
+        }
+        m as u64
+    }
+    const INF: u64 = 0x7f80_0000;
+    #[inline(always)]
+    fn mag_f64(m: u64) -> f64 {
+        f32::from_bits(m as u32) as f64
+    }
+    #[inline(always)]
+    fn elements(x: &[f32; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+        // float32 lanes against the boundaries rounded down to float32:
+        // for a float32 `a`, `a > T` exactly when `a > RD32(T)`.
+        let t = &t.elem32[sc];
+        let mut codes = [0u32; NVFP4_BLOCK];
+        let mut clip = 0u32;
+        for (c, v) in codes.iter_mut().zip(x) {
+            let a = f32::from_bits(v.to_bits() & 0x7fff_ffff);
+            let mut m = 0u32;
+            for b in &t[..7] {
+                m += (a > *b) as u32;
+            }
+            clip += (a > t[7]) as u32;
+            *c = m | (v.to_bits() >> 31) << 3;
+        }
+        for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
+            *o = (p[0] | p[1] << 4) as u8;
+        }
+        clip as u64
+    }
+}
+
+impl Nv for f64 {
+    #[inline(always)]
+    fn block_amax(x: &[f64; NVFP4_BLOCK]) -> u64 {
+        let mut m = 0u64;
+        for v in x {
+            m = m.max(v.to_bits() & 0x7fff_ffff_ffff_ffff);
+        }
+        m
+    }
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    #[inline(always)]
+    fn mag_f64(m: u64) -> f64 {
+        f64::from_bits(m)
+    }
+    #[inline(always)]
+    fn elements(x: &[f64; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+        let t = &t.elem[sc];
+        // 64-bit codes and counts, as wide as the float64 lanes.
+        let mut codes = [0u64; NVFP4_BLOCK];
+        let mut clip = 0u64;
+        for (c, v) in codes.iter_mut().zip(x) {
+            let a = f64::from_bits(v.to_bits() & 0x7fff_ffff_ffff_ffff);
+            let mut m = 0u64;
+            for b in &t[..7] {
+                m += (a > *b) as u64;
+            }
+            clip += (a > t[7]) as u64;
+            *c = m | (v.to_bits() >> 63) << 3;
+        }
+        for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
+            *o = (p[0] | p[1] << 4) as u8;
+        }
+        clip
+    }
+}
+
+/// The largest float32 at most `t` (+inf stays +inf).
+#[inline(always)]
+fn round_down_f32(t: f64) -> f32 {
+    let r = t as f32;
+    if r as f64 > t {
+        r.next_down()
+    } else {
+        r
+    }
+}
+
+/// The NVFP4 boundaries of one call (one tensor scale `s2`), as products
+/// that are exact in float64 (see the module documentation), every "at
+/// least" comparison turned into "greater than" the next float64 down.
+pub(crate) struct NvTable {
+    /// `1 / (6 · s2)`, for a first estimate of the block scale code.
+    inv_d6: f64,
+    /// `scale[j + 1]`: the block maximum above which the block scale code
+    /// exceeds `j` (the midpoint between float8_e4m3fn codes `j` and `j + 1`
+    /// times `6 · s2`; ties go to the even code); `scale[0]` is −inf,
+    /// `scale[127]` and `scale[128]` are +inf (the code saturates at 126,
+    /// 448).
+    scale: [f64; 129],
+    /// `elem[c]`: for block scale code `c` with `d = e4m3(c) · s2`, the
+    /// float4_e2m1fn boundaries `B · d` (0.25, 0.75, 1.25, 1.75, 2.5, 3.5,
+    /// 5; ties to the even code) and the clipping bound `7 · d`; all +inf
+    /// when `d` is zero (such a block stores zeros).
+    elem: [[f64; 8]; 128],
+    /// `elem` rounded down to float32, for float32 inputs.
+    elem32: [[f32; 8]; 128],
+}
+
+impl NvTable {
+    #[inline(always)]
+    fn new(s2: f32) -> NvTable {
+        let s2 = s2 as f64;
+        let e4m3 = |c: u32| f32::from_bits(ck::dec_f32::<ck::E4M3FN>(c)) as f64;
+        let d6 = 6.0 * s2;
+        let mut scale = [f64::INFINITY; 129];
+        scale[0] = f64::NEG_INFINITY;
+        // Boundaries between codes 0 … 126 (448); larger values saturate.
+        for j in 0..126 {
+            // Midpoint: at most 5 significant bits; times 6 · s2: exact.
+            let m = (e4m3(j) + e4m3(j + 1)) / 2.0 * d6;
+            scale[j as usize + 1] = if j % 2 == 1 { m.next_down() } else { m };
+        }
+        let mut elem = [[f64::INFINITY; 8]; 128];
+        for (c, e) in elem.iter_mut().enumerate().take(127) {
+            let d = e4m3(c as u32) * s2;
+            if d == 0.0 {
+                continue;
+            }
+            // Ties at 0.25, 1.25, 2.5, 5 go down; at 0.75, 1.75, 3.5 up;
+            // 7 and beyond clip.
+            *e = [
+                0.25 * d,
+                (0.75 * d).next_down(),
+                1.25 * d,
+                (1.75 * d).next_down(),
+                2.5 * d,
+                (3.5 * d).next_down(),
+                5.0 * d,
+                (7.0 * d).next_down(),
+            ];
+        }
+        let elem32 = elem.map(|e| e.map(round_down_f32));
+        NvTable {
+            inv_d6: 1.0 / d6,
+            scale,
+            elem,
+            elem32,
+        }
+    }
+
+    /// The block scale code of a block of largest magnitude `amax` (finite):
+    /// the number of scale boundaries below it. The float64 estimate
+    /// `amax · (1 / (6 · s2))` is within a relative 2^−52 of the exact
+    /// quotient, so its saturating float8_e4m3fn conversion is the right
+    /// code or a neighbour; one comparison with each adjacent boundary
+    /// settles it.
+    #[inline(always)]
+    fn scale_code(&self, amax: f64) -> usize {
+        let c = ck::enc_f64::<ck::E4M3FN, true>((amax * self.inv_d6).to_bits()) as usize;
+        let c = c.min(126);
+        c + (amax > self.scale[c + 1]) as usize - (amax <= self.scale[c]) as usize
+    }
+}
+
+/// NVFP4 quantization of whole blocks of 16 (`packed` and `scales` sized for
+/// them); returns the number of clipped elements.
+#[inline(always)]
+fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -> u64 {
+    let table = NvTable::new(s2);
+    let mut clipped = 0u64;
+    for ((x, out), scale) in src
+        .chunks_exact(NVFP4_BLOCK)
+        .zip(packed.chunks_exact_mut(NVFP4_BLOCK / 2))
+        .zip(scales.iter_mut())
+    {
+        let x: &[T; NVFP4_BLOCK] = x.try_into().expect("whole blocks");
+        let amax = T::block_amax(x);
+        if amax >= T::INF {
+            *scale = 0x7f;
+            out.fill(0);
+            continue;
+        }
+        let sc = table.scale_code(T::mag_f64(amax));
+        *scale = sc as u8;
+        clipped += T::elements(x, &table, sc, out);
+    }
+    clipped
+}
+
+/// Instantiates the block kernels for one instruction set (as
+/// `cast::kernels` does for the conversions).
+macro_rules! instantiate {
+    ($modname:ident, $($feat:literal)?) => {
+        #[allow(clippy::missing_safety_doc)]
+        pub(crate) mod $modname {
+            use super::*;
+
+            // SAFETY (both functions): compiled with the target features
+            // above; callers only call them after runtime detection confirmed
+            // those features (`Path::is_available`). The bodies are safe Rust.
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn mx_f32<E: Elem, const CEIL: bool>(
+                src: &[f32],
+                blocks: &mut [u8],
+                scales: &mut [u8],
+            ) -> BlockCounts {
+                mx_f32_body::<E, CEIL>(src, blocks, scales)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn nvfp4<T: Nv>(
+                src: &[T],
+                s2: f32,
+                packed: &mut [u8],
+                scales: &mut [u8],
+            ) -> u64 {
+                nvfp4_body::<T>(src, s2, packed, scales)
+            }
+        }
+    };
+}
+
+instantiate!(portable,);
+#[cfg(target_arch = "x86_64")]
+instantiate!(avx2, "avx2,fma,f16c,bmi1,bmi2,popcnt");
+#[cfg(target_arch = "x86_64")]
+instantiate!(
+    avx512,
+    "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c,bmi1,bmi2,popcnt"
+);
