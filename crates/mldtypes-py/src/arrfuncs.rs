@@ -12,8 +12,8 @@ use mldtypes::sort::{
     argsort_u16, argsort_u8, byte_keys, counting_sort_u8, int_key, radix_sort_u16, SortKey,
 };
 use numpy::npyffi::{
-    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_NSORTS, NPY_USE_SETITEM,
-    PY_ARRAY_API,
+    npy_intp, NpyTypes, PyArray_ArrFuncs, PyArray_DescrProto, NPY_NEEDS_PYAPI, NPY_NSORTS,
+    NPY_USE_SETITEM, PY_ARRAY_API,
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -438,7 +438,17 @@ pub(crate) unsafe fn register_dtype<T: Family_ + Arith>(py: Python<'_>) -> PyRes
         proto.kind = T::KIND as c_char;
         proto.type_ = T::CHAR as c_char;
         proto.byteorder = b'=' as c_char;
-        proto.flags = NPY_USE_SETITEM as c_char;
+        // The complex types' casts to real types warn `ComplexWarning`
+        // from inside the cast loop; NumPy looks for a Python error after a
+        // legacy cast (a warning turned into an error, KeyboardInterrupt)
+        // only when a dtype carries NPY_NEEDS_PYAPI. ml_dtypes leaves it
+        // off (flags 64) and gives SystemError there; ours are 80.
+        let needs_api = if matches!(T::FAMILY, Family::Complex) {
+            NPY_NEEDS_PYAPI
+        } else {
+            0
+        };
+        proto.flags = (NPY_USE_SETITEM | needs_api) as c_char;
         proto.type_num = 0;
         proto.elsize = std::mem::size_of::<T>() as c_int;
         proto.alignment = std::mem::align_of::<T>() as c_int;

@@ -663,10 +663,9 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
         // ml_dtypes warns `ComplexWarning` when its own complex types lose
         // their imaginary part (not for NumPy's complex types). NumPy calls
         // legacy casts with the GIL released for large arrays; take it.
-        // A warning turned into an error cannot be reported through this
-        // legacy cast protocol (NumPy checks for a Python error only after
-        // casts of dtypes flagged NPY_NEEDS_PYAPI): it stays set, and the
-        // output is still written in full.
+        // A warning turned into an error stays set and NumPy raises it
+        // after the call: our complex dtypes carry NPY_NEEDS_PYAPI (see
+        // `arrfuncs::register_dtype`), the flag NumPy checks for that.
         Python::attach(|_| unsafe { npapi::complex_warning() });
     }
     let mut flags = Flags {

@@ -108,6 +108,35 @@ def test_complex_to_real_warns(src, dst):
         a.astype(T(dst))
 
 
+@pytest.mark.parametrize("src", ["complex32", "bcomplex32"])
+@pytest.mark.parametrize("dst", ["float32", "float64", "int8", "bfloat16", "float8_e4m3fn",
+                                 "int4"])
+@pytest.mark.parametrize("step", [1, 2])
+def test_complex_warning_as_error_raises_it(src, dst, step):
+    """With warnings as errors, our complex types' ComplexWarning reaches the caller as that
+    exception, for contiguous and strided casts (ml_dtypes raises SystemError; deliberate
+    difference: our complex dtypes carry NPY_NEEDS_PYAPI so that NumPy looks for it)."""
+    a = np.array([1 + 2j, 3 - 4j, -0.5 + 0j, 2 + 0j], dtype=np.complex64).astype(T(src))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(np.exceptions.ComplexWarning):
+            a[::step].astype(T(dst))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        got = a[::step].astype(T(dst))
+    want = np.array([1, 3, -0.5, 2], np.float64)[::step]
+    if dst in ("int8", "int4"):
+        want = np.trunc(want)
+    assert np.array_equal(got.astype(np.float64), want)
+
+
+def test_complex_dtype_flags_need_python_api():
+    """complex32/bcomplex32 dtypes carry NPY_NEEDS_PYAPI (0x10) beside NPY_USE_SETITEM (0x40);
+    every other type has ml_dtypes' flags."""
+    assert int(np.dtype(T("complex32")).flags) == 0x50
+    assert int(np.dtype(T("bcomplex32")).flags) == 0x50
+    assert int(np.dtype(T("bfloat16")).flags) == 0x40
+
+
 @pytest.mark.parametrize("src", ["complex64", "complex128", "clongdouble"])
 @pytest.mark.parametrize("dst", ["bfloat16", "float8_e4m3fn", "float4_e2m1fn", "int4", "uint2"])
 def test_numpy_complex_into_ours_does_not_warn(src, dst):
