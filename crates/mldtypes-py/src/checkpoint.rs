@@ -28,12 +28,21 @@ create_exception!(
 /// without one (a refusal, a file that ended early).
 fn errno_of(e: &std::io::Error) -> Option<i32> {
     use std::io::ErrorKind as K;
-    e.raw_os_error().or(match e.kind() {
+    os_errno(e).or(match e.kind() {
         K::NotFound => Some(libc_errno::ENOENT),
         K::PermissionDenied => Some(libc_errno::EACCES),
         K::AlreadyExists => Some(libc_errno::EEXIST),
         K::UnexpectedEof => Some(libc_errno::EIO),
         _ => None,
+    })
+}
+
+/// The OS errno of `e` or of the I/O error it wraps (the tempfile crate
+/// wraps them to add the path).
+fn os_errno(e: &std::io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        let inner = e.get_ref()?.source()?;
+        inner.downcast_ref::<std::io::Error>().and_then(os_errno)
     })
 }
 
@@ -54,7 +63,7 @@ fn os_error(e: &std::io::Error, path: &Path, whole: String) -> PyErr {
         return PyOSError::new_err(whole);
     };
     Python::attach(|py| {
-        let strerror = if e.raw_os_error().is_some() {
+        let strerror = if os_errno(e).is_some() {
             py.import("os")
                 .and_then(|os| os.getattr("strerror")?.call1((errno,)))
                 .and_then(|s| s.extract::<String>())
@@ -62,7 +71,7 @@ fn os_error(e: &std::io::Error, path: &Path, whole: String) -> PyErr {
         } else {
             e.to_string()
         };
-        let filename: PyObject = match path.to_str() {
+        let filename: Py<PyAny> = match path.to_str() {
             Some(s) => s.into_pyobject(py).map(|s| s.into_any().unbind()),
             None => path
                 .as_os_str()

@@ -69,6 +69,35 @@ fn kind_of(m: &fs::Metadata) -> &'static str {
     }
 }
 
+/// The tempfile crate wraps OS errors to add the path, which hides their
+/// errno; this gives it back (from the error kind) so callers (Python's
+/// OSError subclasses) see it.
+fn with_errno(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    #[cfg(unix)]
+    {
+        use std::io::ErrorKind as K;
+        let errno = match e.kind() {
+            K::NotFound => libc::ENOENT,
+            K::PermissionDenied => libc::EACCES,
+            K::AlreadyExists => libc::EEXIST,
+            K::NotADirectory => libc::ENOTDIR,
+            K::IsADirectory => libc::EISDIR,
+            K::ReadOnlyFilesystem => libc::EROFS,
+            K::StorageFull => libc::ENOSPC,
+            K::QuotaExceeded => libc::EDQUOT,
+            K::FileTooLarge => libc::EFBIG,
+            K::InvalidFilename => libc::ENAMETOOLONG,
+            _ => return e,
+        };
+        std::io::Error::from_raw_os_error(errno)
+    }
+    #[cfg(not(unix))]
+    e
+}
+
 /// A destination that exists and is not replaced (a symlink, a device, …):
 /// `AlreadyExists`, which Python raises as FileExistsError.
 fn refuse(dest: &Path, m: String) -> Error {
@@ -109,7 +138,7 @@ impl Staging {
         }
         let tmp = b
             .tempfile_in(parent_of(dest))
-            .map_err(|e| Error::write_io(dest, e))?;
+            .map_err(|e| Error::write_io(dest, with_errno(e)))?;
         Ok(Staging::File {
             tmp,
             dest: dest.to_path_buf(),
@@ -152,7 +181,7 @@ impl Staging {
         }
         let tmp = b
             .tempdir_in(parent_of(dest))
-            .map_err(|e| Error::write_io(dest, e))?;
+            .map_err(|e| Error::write_io(dest, with_errno(e)))?;
         Ok(Staging::Dir {
             tmp,
             dest: dest.to_path_buf(),
