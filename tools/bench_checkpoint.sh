@@ -8,7 +8,7 @@
 # the I/O bound: reading the input (`cat` into /dev/null) plus writing the
 # output's size (`dd` from /dev/zero), both with a warm page cache, as the
 # conversion sees it. Peak memory is the maximum resident set size from
-# `/usr/bin/time -v` (the input is memory-mapped and released chunk by chunk,
+# `/usr/bin/time -v` (the input is read chunk by chunk with positioned reads,
 # so it counts only what the conversion holds).
 #
 # Usage: tools/bench_checkpoint.sh [SIZE_GB] [WORKDIR]   (default 3, a temp dir)

@@ -236,7 +236,7 @@ impl serde::Serialize for Header<'_> {
 /// Plans the output of shard `fname` (`st`); its jobs name it as file `fi`.
 fn plan_file(
     fi: usize,
-    fname: &String,
+    fname: &str,
     st: &SafetensorsFile,
     opts: &Options<'_>,
 ) -> Result<Planned, Error> {
@@ -246,7 +246,7 @@ fn plan_file(
     let mut dequantized_any = false;
     let mut unquantized_modules: BTreeSet<String> = BTreeSet::new();
     let mut plan = FilePlan {
-        name: fname.clone(),
+        name: fname.to_string(),
         outs: Vec::new(),
         header: Vec::new(),
         data_len: 0,
@@ -275,7 +275,7 @@ fn plan_file(
             |part: &mut Summary, from: &str, to: &str, action, stats: bool, shape: Vec<usize>| {
                 part.tensors.push(TensorReport {
                     name: t.name.clone(),
-                    file: fname.clone(),
+                    file: fname.to_string(),
                     shape,
                     from: from.to_string(),
                     to: to.to_string(),
@@ -301,7 +301,7 @@ fn plan_file(
                     let r = part.tensors.len();
                     part.tensors.push(TensorReport {
                         name: g.name.clone(),
-                        file: fname.clone(),
+                        file: fname.to_string(),
                         shape: g.shape.clone(),
                         from: from.to_string(),
                         to: to.name().to_string(),
