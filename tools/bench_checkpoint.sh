@@ -8,19 +8,23 @@
 # the I/O bound: reading the input (`cat` into /dev/null) plus writing the
 # output's size (`dd` from /dev/zero), both with a warm page cache, as the
 # conversion sees it. Peak memory is the maximum resident set size from
-# `/usr/bin/time -v` (the input is memory-mapped and released chunk by chunk,
+# `/usr/bin/time -v` (the input is read chunk by chunk with positioned reads,
 # so it counts only what the conversion holds).
 #
 # Usage: tools/bench_checkpoint.sh [SIZE_GB] [WORKDIR]   (default 3, a temp dir)
+# MLDTYPES_BIN=PATH times another build of the command (e.g. an older one, for
+# a before/after comparison on the same model in the same session).
 set -euo pipefail
 
 size_gb="${1:-3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${2:-$(mktemp -d)}"
 mkdir -p "$work"
-bin="$root/target/release/mldtypes"
+bin="${MLDTYPES_BIN:-$root/target/release/mldtypes}"
 
-(cd "$root" && nice -n 10 cargo build --release -q -p mldtypes-cli)
+if [[ -z "${MLDTYPES_BIN:-}" ]]; then
+    (cd "$root" && nice -n 10 cargo build --release -q -p mldtypes-cli)
+fi
 bash "$root/scripts/fetch-example-model.sh" >/dev/null 2>&1 || true
 src="$root/examples-data/all-MiniLM-L6-v2.safetensors"
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use mldtypes::checkpoint::{self, Options, Progress, Summary, Target};
+use mldtypes::checkpoint::{self, Cancel, Options, Progress, Summary, Target};
 use mldtypes::format::Overflow;
 use mldtypes::mx::ScaleRule;
 use serde_json::{json, Value};
@@ -91,7 +91,10 @@ fn lib_err(e: checkpoint::Error) -> CliError {
         checkpoint::Error::Usage(m) => CliError::Usage(m),
         checkpoint::Error::Invalid { path, message } => CliError::BadInput { path, message },
         checkpoint::Error::Read { path, source } => CliError::Read { path, source },
-        checkpoint::Error::Write { path, message } => CliError::Write { path, message },
+        checkpoint::Error::Write { path, source } => CliError::Write {
+            path,
+            message: source.to_string(),
+        },
         checkpoint::Error::Cancelled => CliError::Usage("cancelled".into()),
     }
 }
@@ -146,6 +149,84 @@ fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
         .clamp(6, 60)
 }
 
+/// The longest `--only` glob accepted.
+const MAX_GLOB: usize = 1024;
+
+/// Compiles an `--only` glob; patterns too long or too complex for the glob
+/// compiler are usage errors, never a panic.
+fn compile_glob(g: &str) -> Result<globset::GlobMatcher> {
+    let n = g.chars().count();
+    if n > MAX_GLOB {
+        return Err(usage!(
+            "bad --only glob: {n} characters; at most {MAX_GLOB}"
+        ));
+    }
+    match std::panic::catch_unwind(|| globset::Glob::new(g).map(|g| g.compile_matcher())) {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(usage!("bad --only glob: {e}")),
+        Err(_) => Err(usage!("bad --only glob: too complex to compile")),
+    }
+}
+
+/// SIGINT and SIGTERM during a conversion: the first sets the conversion's
+/// cancellation flag (the workers stop at their next chunk and the
+/// temporary output is removed), then the process exits 128 + the signal
+/// number (130, 143); a second one ends the process at once.
+struct StopSignals {
+    cancel: Cancel,
+    #[cfg(unix)]
+    which: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl StopSignals {
+    fn install() -> StopSignals {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGINT, SIGTERM};
+            use signal_hook::flag;
+            let which = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            for sig in [SIGINT, SIGTERM] {
+                // Registration only fails for signals that cannot be caught.
+                let _ = flag::register_conditional_shutdown(sig, 128 + sig, flag.clone());
+                let _ = flag::register_usize(sig, which.clone(), sig as usize);
+                let _ = flag::register(sig, flag.clone());
+            }
+            StopSignals {
+                cancel: Cancel::from_flag(flag),
+                which,
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {
+            cancel: Cancel::from_flag(flag),
+        }
+    }
+
+    /// After the conversion returned (`written`: successfully): if a signal
+    /// came, says so and exits 128 + its number (a stopped conversion has
+    /// removed its temporary output by then).
+    fn exit_if_stopped(&self, written: bool) {
+        #[cfg(unix)]
+        {
+            let sig = self.which.load(std::sync::atomic::Ordering::SeqCst);
+            if sig != 0 {
+                let name = if sig == signal_hook::consts::SIGINT as usize {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+                if written {
+                    eprintln!("mldtypes: interrupted by {name}; the output was already complete");
+                } else {
+                    eprintln!("mldtypes: interrupted by {name}; no output written");
+                }
+                std::process::exit(128 + sig as i32);
+            }
+        }
+    }
+}
+
 /// `mldtypes convert`.
 pub fn convert(a: ConvertArgs) -> Result<()> {
     // A file size limit must fail the write (and be cleaned up), not kill us.
@@ -155,14 +236,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let target = Target::parse(&a.to).map_err(lib_err)?;
-    let matcher = match &a.only {
-        Some(g) => Some(
-            globset::Glob::new(g)
-                .map_err(|e| usage!("bad --only glob: {e}"))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
+    let matcher = a.only.as_deref().map(compile_glob).transpose()?;
     let select = |name: &str| matcher.as_ref().is_none_or(|m| m.is_match(name));
     let mut opts = Options::new(target);
     opts.overflow = if a.saturate {
@@ -179,8 +253,12 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
     opts.threads = a.threads;
     opts.fsync = a.fsync;
     opts.overwrite = a.overwrite;
+    let signals = StopSignals::install();
+    opts.cancel = signals.cancel.clone();
     let start = std::time::Instant::now();
-    let summary = checkpoint::convert(&a.input, &a.output, &opts, &bar()).map_err(lib_err)?;
+    let result = checkpoint::convert(&a.input, &a.output, &opts, &bar());
+    signals.exit_if_stopped(result.is_ok());
+    let summary = result.map_err(lib_err)?;
     let seconds = start.elapsed().as_secs_f64();
     for w in &summary.warnings {
         eprintln!("mldtypes: warning: {w}");

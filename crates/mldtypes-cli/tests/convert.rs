@@ -1159,3 +1159,192 @@ fn minilm_round_trip_when_fetched() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Signals, FIFOs, absurd options: each in a child process with a time limit
+// ---------------------------------------------------------------------------
+
+/// A float32 safetensors file of `mib` MiB in 4 MiB tensors.
+fn big_file(path: &Path, mib: usize) {
+    let block = f32_bytes(&values(7, 1 << 20));
+    let n = mib / 4;
+    let mut header = String::from("{");
+    for i in 0..n {
+        if i > 0 {
+            header.push(',');
+        }
+        header.push_str(&format!(
+            "\"t{i:04}\":{{\"dtype\":\"F32\",\"shape\":[1024,1024],\"data_offsets\":[{},{}]}}",
+            i * block.len(),
+            (i + 1) * block.len()
+        ));
+    }
+    header.push('}');
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(header.as_bytes()).unwrap();
+    for _ in 0..n {
+        f.write_all(&block).unwrap();
+    }
+}
+
+fn partials(dir: &Path) -> Vec<String> {
+    entries(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".mldtypes-partial"))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_and_sigterm_stop_a_conversion_and_remove_the_temporary() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.safetensors");
+    big_file(&input, 256);
+    let bin = assert_cmd::cargo::cargo_bin("mldtypes");
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let out = dir.path().join("out.safetensors");
+        let mut child = std::process::Command::new(&bin)
+            .args(["convert", "--to", "nvfp4", "--threads", "1"])
+            .arg(&input)
+            .arg(&out)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while partials(dir.path()).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            !partials(dir.path()).is_empty(),
+            "the conversion never started"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = Instant::now();
+        // SAFETY: signalling our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if sent.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("signal {sig}: still running after 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let elapsed = sent.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(code), "signal {sig}: {err}");
+        assert!(err.contains("no output written"), "{err}");
+        assert!(
+            elapsed < Duration::from_secs(2),
+            "signal {sig}: {elapsed:?}"
+        );
+        assert!(!out.exists());
+        assert_eq!(partials(dir.path()), Vec::<String>::new());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_inputs_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.safetensors");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = dir.path().join("out.safetensors");
+    mldtypes()
+        .timeout(std::time::Duration::from_secs(20))
+        .args(["convert", "--to", "bfloat16"])
+        .arg(&fifo)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is a FIFO (named pipe), not a regular file",
+        ));
+    mldtypes()
+        .timeout(std::time::Duration::from_secs(20))
+        .arg("inspect")
+        .arg(&fifo)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("FIFO"));
+    // Inside a model directory.
+    let model = dir.path().join("model");
+    write_model(&model);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(model.join("vocab.txt"))
+        .status()
+        .unwrap()
+        .success());
+    mldtypes()
+        .timeout(std::time::Duration::from_secs(20))
+        .args(["convert", "--to", "bfloat16"])
+        .arg(&model)
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("vocab.txt: is a FIFO"));
+    assert_eq!(partials(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn absurd_globs_and_thread_counts_are_usage_errors() {
+    let (_d, input, out) = in_out();
+    let long = "*".repeat(100_000);
+    mldtypes()
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["convert", "--to", "bfloat16", "--only", &long])
+        .arg(&input)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at most 1024"));
+    mldtypes()
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["convert", "--to", "bfloat16", "--threads", "1000000"])
+        .arg(&input)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("four per available core"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn repeated_conversions_are_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    for to in ["mxfp4", "nvfp4", "bfloat16"] {
+        let mut first: Option<Vec<(String, Vec<u8>)>> = None;
+        for (i, threads) in ["1", "2", "1", "3"].into_iter().enumerate() {
+            let out = dir.path().join(format!("o-{to}-{i}"));
+            mldtypes()
+                .args(["convert", "--to", to, "--threads", threads])
+                .arg(&model)
+                .arg(&out)
+                .assert()
+                .success();
+            let files: Vec<(String, Vec<u8>)> = entries(&out)
+                .into_iter()
+                .map(|n| (n.clone(), std::fs::read(out.join(&n)).unwrap()))
+                .collect();
+            match &first {
+                None => first = Some(files),
+                Some(f) => assert!(f == &files, "{to}: run {i} differs"),
+            }
+        }
+    }
+}

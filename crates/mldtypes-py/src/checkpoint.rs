@@ -2,15 +2,18 @@
 //! library's checkpoint engine (`mldtypes::checkpoint`), which does all the
 //! reading, converting, block quantizing and atomic writing.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
-use mldtypes::checkpoint::{self, Options, Stats, Target};
+use mldtypes::checkpoint::{self, Cancel, Options, Stats, Summary, Target};
 use mldtypes::format::Overflow;
 use mldtypes::mx::ScaleRule;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 create_exception!(
     mldtypes,
@@ -21,37 +24,213 @@ create_exception!(
      message names the file (and the tensor or shard) at fault. A subclass of ValueError."
 );
 
+/// The errno Python's OSError subclasses are chosen by, for an I/O error
+/// without one (a refusal, a file that ended early).
+fn errno_of(e: &std::io::Error) -> Option<i32> {
+    use std::io::ErrorKind as K;
+    os_errno(e).or(match e.kind() {
+        K::NotFound => Some(libc_errno::ENOENT),
+        K::PermissionDenied => Some(libc_errno::EACCES),
+        K::AlreadyExists => Some(libc_errno::EEXIST),
+        K::UnexpectedEof => Some(libc_errno::EIO),
+        _ => None,
+    })
+}
+
+/// The OS errno of `e` or of the I/O error it wraps (the tempfile crate
+/// wraps them to add the path).
+fn os_errno(e: &std::io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        let inner = e.get_ref()?.source()?;
+        inner.downcast_ref::<std::io::Error>().and_then(os_errno)
+    })
+}
+
+/// POSIX errno values (the same on Linux, macOS and Windows' C runtime).
+mod libc_errno {
+    pub const ENOENT: i32 = 2;
+    pub const EIO: i32 = 5;
+    pub const EACCES: i32 = 13;
+    pub const EEXIST: i32 = 17;
+}
+
+/// `OSError(errno, strerror, filename)`, which Python turns into the
+/// matching subclass (FileNotFoundError, PermissionError,
+/// IsADirectoryError, ...). `strerror` is the OS's text for OS errors, else
+/// the library's message.
+fn os_error(e: &std::io::Error, path: &Path, whole: String) -> PyErr {
+    let Some(errno) = errno_of(e) else {
+        return PyOSError::new_err(whole);
+    };
+    Python::attach(|py| {
+        let strerror = if os_errno(e).is_some() {
+            py.import("os")
+                .and_then(|os| os.getattr("strerror")?.call1((errno,)))
+                .and_then(|s| s.extract::<String>())
+                .unwrap_or_else(|_| e.to_string())
+        } else {
+            e.to_string()
+        };
+        let filename: Py<PyAny> = match path.to_str() {
+            Some(s) => s.into_pyobject(py).map(|s| s.into_any().unbind()),
+            None => path
+                .as_os_str()
+                .into_pyobject(py)
+                .map(|s| s.into_any().unbind()),
+        }
+        .unwrap_or_else(|_| py.None());
+        PyOSError::new_err((errno, strerror, filename))
+    })
+}
+
 /// The Python exception for a library error, with the library's message.
 fn to_py_err(e: checkpoint::Error) -> PyErr {
     let message = e.to_string();
     match e {
         checkpoint::Error::Usage(_) => PyValueError::new_err(message),
         checkpoint::Error::Invalid { .. } => CheckpointError::new_err(message),
-        checkpoint::Error::Read { path, source } => match source.raw_os_error() {
-            // OSError(errno, strerror) picks the subclass (FileNotFoundError,
-            // PermissionError, ...) from the errno.
-            Some(errno) => with_filename(PyOSError::new_err((errno, message)), &path),
-            None => with_filename(PyOSError::new_err(message), &path),
-        },
-        checkpoint::Error::Write { path, .. } => with_filename(PyOSError::new_err(message), &path),
-        checkpoint::Error::Cancelled => PyRuntimeError::new_err(message),
+        checkpoint::Error::Read { path, source } | checkpoint::Error::Write { path, source } => {
+            os_error(&source, &path, message)
+        }
+        checkpoint::Error::Cancelled => PyKeyboardInterrupt::new_err(message),
     }
 }
 
-/// Sets the `filename` attribute of an OSError.
-fn with_filename(err: PyErr, path: &Path) -> PyErr {
-    Python::attach(|py| {
-        let _ = err
-            .value(py)
-            .setattr("filename", path.display().to_string());
-    });
-    err
+/// A path argument as `open()` takes it: `str`, `bytes` or any
+/// `os.PathLike`; a NUL byte is a ValueError, None a TypeError.
+fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
+    if obj.is_none() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a str, bytes or os.PathLike path, not None"
+        )));
+    }
+    let p = obj.py().import("os")?.getattr("fspath")?.call1((obj,))?;
+    if let Ok(b) = p.cast::<PyBytes>() {
+        let bytes = b.as_bytes();
+        if bytes.contains(&0) {
+            return Err(PyValueError::new_err(format!("{what}: embedded null byte")));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)));
+        }
+        #[cfg(not(unix))]
+        {
+            let s = p.call_method0("decode")?;
+            return Ok(PathBuf::from(s.extract::<String>()?));
+        }
+    }
+    let s = p.cast::<PyString>()?;
+    if s.to_cow()?.contains('\0') {
+        return Err(PyValueError::new_err(format!("{what}: embedded null byte")));
+    }
+    s.extract::<PathBuf>()
+}
+
+/// The longest `only` glob accepted.
+const MAX_GLOB: usize = 1024;
+
+/// Compiles an `only` glob; too long or too complex patterns are a
+/// ValueError (the glob compiler must never panic on them).
+fn compile_glob(g: &str) -> PyResult<globset::GlobMatcher> {
+    let n = g.chars().count();
+    if n > MAX_GLOB {
+        return Err(PyValueError::new_err(format!(
+            "bad only glob: {n} characters; at most {MAX_GLOB}"
+        )));
+    }
+    match catch_unwind(|| globset::Glob::new(g).map(|g| g.compile_matcher())) {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(PyValueError::new_err(format!("bad only glob: {e}"))),
+        Err(_) => Err(PyValueError::new_err(
+            "bad only glob: too complex to compile".to_string(),
+        )),
+    }
+}
+
+/// A panic's message.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Runs a pyfunction's body; a Rust panic becomes RuntimeError with its
+/// message instead of reaching Python.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(PyRuntimeError::new_err(format!(
+            "internal error (please report): {}",
+            panic_message(&*p)
+        )))
+    })
+}
+
+/// Runs `work` on a worker thread with the GIL released. The calling thread
+/// wakes every 50 ms to run Python's signal handlers; when one raises
+/// (KeyboardInterrupt on Ctrl-C), `cancel` is set, the workers stop at their
+/// next chunk and clean up, and that exception is raised.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &Cancel,
+    work: impl FnOnce() -> Result<T, checkpoint::Error> + Send,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let r = catch_unwind(AssertUnwindSafe(work));
+            let _ = tx.send(r);
+        });
+        let mut rx = rx;
+        let mut pending: Option<PyErr> = None;
+        loop {
+            let (r, back) = py.detach(move || {
+                let r = rx.recv_timeout(Duration::from_millis(50));
+                (r, rx)
+            });
+            rx = back;
+            match r {
+                Ok(done) => {
+                    if let Some(e) = pending {
+                        return Err(e);
+                    }
+                    return match done {
+                        Ok(r) => r.map_err(to_py_err),
+                        Err(p) => Err(PyRuntimeError::new_err(format!(
+                            "internal error (please report): {}",
+                            panic_message(&*p)
+                        ))),
+                    };
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if pending.is_none() {
+                        if let Err(e) = py.check_signals() {
+                            cancel.cancel();
+                            pending = Some(e);
+                        }
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(pending.unwrap_or_else(|| {
+                        PyRuntimeError::new_err("the checkpoint worker ended without a result")
+                    }))
+                }
+            }
+        }
+    })
 }
 
 /// A dtype name of `obj` for the library's parsers: a string as it is, else
 /// whatever `numpy.dtype(obj)` makes of it (our scalar types, NumPy dtypes
 /// and scalar types).
 fn dtype_name(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    if obj.is_none() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a dtype name, a NumPy dtype or a scalar type, not None"
+        )));
+    }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(s.to_str()?.to_string());
     }
@@ -141,7 +320,10 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 /// chunks of 2^20 elements per thread) whatever the model's size.
 ///
 /// Args:
-///     src: the input path (str or os.PathLike).
+///     src: the input path (str, bytes or os.PathLike). Symbolic links are
+///         followed, inside a model directory too (Hugging Face caches link
+///         every file into a blob store); FIFOs, sockets and devices are
+///         refused.
 ///     dst: the output path.
 ///     to: the target: a dtype name or alias, an MX format name, ``"nvfp4"``,
 ///         an mldtypes scalar type or a NumPy dtype.
@@ -155,7 +337,8 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///         or ``"ceil"`` (X = 2^ceil(log2(amax / max_elem)), never clips).
 ///     rest: for MX / NVFP4 targets, a floating-point dtype for the tensors
 ///         that are not quantized (1-D, odd shapes); copied when None.
-///     threads: worker threads (None or 0: one per core).
+///     threads: worker threads (None or 0: one per core; at most four per
+///         available core).
 ///     overwrite: allow ``dst`` to be ``src`` or to replace a non-empty
 ///         directory.
 ///     fsync: fsync the output before renaming it into place.
@@ -176,21 +359,32 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///
 /// Raises:
 ///     ValueError: an unknown or non-floating-point target, a bad ``only``
-///         glob, ``mx_scale`` or ``rest``, ``dst`` equal to ``src`` without
-///         ``overwrite``.
-///     TypeError: ``to`` or ``rest`` is neither a string nor dtype-like.
+///         glob (or one longer than 1024 characters), ``mx_scale`` or
+///         ``rest``, ``threads`` above four per core, ``dst`` equal to
+///         ``src`` without ``overwrite``, a path with a NUL byte.
+///     TypeError: ``to`` (None included) or ``rest`` is neither a string
+///         nor dtype-like; a path that is not str, bytes or os.PathLike.
 ///     CheckpointError: (a ValueError) a corrupt input, an index naming a
-///         missing or mismatched shard; the message names the file.
-///     OSError: reading or writing failed (FileNotFoundError for a missing
-///         input); ``filename`` is the path at fault.
+///         missing or mismatched shard, a FIFO, socket or device among the
+///         inputs; the message names the file.
+///     OSError: reading or writing failed, as ``open()`` raises it: the
+///         subclass for the errno (FileNotFoundError, PermissionError,
+///         IsADirectoryError, FileExistsError for a destination that is a
+///         device or symlink, ...) with ``errno``, ``strerror`` and
+///         ``filename`` set; an input truncated while it is read gives
+///         errno EIO.
+///     KeyboardInterrupt: Ctrl-C stops the conversion within about 0.1 s
+///         and removes its temporary output (another signal handler's
+///         exception is raised the same way).
+///     RuntimeError: an internal error (a bug), never a crash.
 #[pyfunction]
 #[pyo3(signature = (src, dst, to, *, only=None, saturate=false, mx_scale="floor", rest=None,
                     threads=None, overwrite=false, fsync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert_checkpoint<'py>(
     py: Python<'py>,
-    src: PathBuf,
-    dst: PathBuf,
+    src: &Bound<'py, PyAny>,
+    dst: &Bound<'py, PyAny>,
     to: &Bound<'py, PyAny>,
     only: Option<&str>,
     saturate: bool,
@@ -200,50 +394,168 @@ fn convert_checkpoint<'py>(
     overwrite: bool,
     fsync: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let target = Target::parse(&dtype_name(to, "to")?).map_err(to_py_err)?;
-    let matcher = only
-        .map(|g| {
-            globset::Glob::new(g)
-                .map(|g| g.compile_matcher())
-                .map_err(|e| PyValueError::new_err(format!("bad only glob: {e}")))
-        })
-        .transpose()?;
-    let select = |name: &str| matcher.as_ref().is_none_or(|m| m.is_match(name));
-    let mut opts = Options::new(target);
-    opts.overflow = if saturate {
-        Overflow::Saturating
-    } else {
-        Overflow::NonSaturating
-    };
-    opts.scale_rule = match mx_scale {
-        "floor" => ScaleRule::Floor,
-        "ceil" => ScaleRule::Ceil,
-        other => {
+    guarded(|| {
+        let (src, dst) = (path_arg(src, "src")?, path_arg(dst, "dst")?);
+        let a = Args::new(
+            to, only, saturate, mx_scale, rest, threads, overwrite, fsync,
+        )?;
+        let opts = a.options();
+        let start = std::time::Instant::now();
+        let summary = interruptible(py, &opts.cancel, || {
+            checkpoint::convert(&src, &dst, &opts, &())
+        })?;
+        summary_dict(py, &summary, &src, &dst, start)
+    })
+}
+
+/// The options shared by the conversion functions, parsed.
+struct Args {
+    target: Target,
+    select: Box<dyn Fn(&str) -> bool + Sync + Send>,
+    saturate: bool,
+    scale_rule: ScaleRule,
+    rest: Option<mldtypes::dtype::DType>,
+    threads: usize,
+    overwrite: bool,
+    fsync: bool,
+}
+
+impl Args {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        to: &Bound<'_, PyAny>,
+        only: Option<&str>,
+        saturate: bool,
+        mx_scale: &str,
+        rest: Option<&Bound<'_, PyAny>>,
+        threads: Option<usize>,
+        overwrite: bool,
+        fsync: bool,
+    ) -> PyResult<Args> {
+        let target = Target::parse(&dtype_name(to, "to")?).map_err(to_py_err)?;
+        let matcher = only.map(compile_glob).transpose()?;
+        let scale_rule = match mx_scale {
+            "floor" => ScaleRule::Floor,
+            "ceil" => ScaleRule::Ceil,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "mx_scale must be \"floor\" or \"ceil\", not {other:?}"
+                )))
+            }
+        };
+        let rest = match rest {
+            Some(r) if !r.is_none() => Some(
+                dtype_name(r, "rest")?
+                    .parse::<mldtypes::dtype::DType>()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            ),
+            _ => None,
+        };
+        let threads = threads.unwrap_or(0);
+        let max = checkpoint::max_threads();
+        if threads > max {
             return Err(PyValueError::new_err(format!(
-                "mx_scale must be \"floor\" or \"ceil\", not {other:?}"
-            )))
+                "threads={threads} is more than {max} (four per available core); use None or 0 \
+                 for one per core"
+            )));
         }
-    };
-    opts.rest = match rest {
-        Some(r) => Some(
-            dtype_name(r, "rest")?
-                .parse::<mldtypes::dtype::DType>()
-                .map_err(|e| PyValueError::new_err(e.to_string()))?,
-        ),
-        None => None,
-    };
-    opts.select = Some(&select);
-    opts.threads = threads.unwrap_or(0);
-    opts.fsync = fsync;
-    opts.overwrite = overwrite;
+        Ok(Args {
+            target,
+            select: Box::new(move |name: &str| matcher.as_ref().is_none_or(|m| m.is_match(name))),
+            saturate,
+            scale_rule,
+            rest,
+            threads,
+            overwrite,
+            fsync,
+        })
+    }
 
-    let start = std::time::Instant::now();
-    let summary = py
-        .detach(|| checkpoint::convert(&src, &dst, &opts, &()))
-        .map_err(to_py_err)?;
+    fn options(&self) -> Options<'_> {
+        let mut opts = Options::new(self.target);
+        opts.overflow = if self.saturate {
+            Overflow::Saturating
+        } else {
+            Overflow::NonSaturating
+        };
+        opts.scale_rule = self.scale_rule;
+        opts.rest = self.rest;
+        opts.select = Some(&*self.select);
+        opts.threads = self.threads;
+        opts.fsync = self.fsync;
+        opts.overwrite = self.overwrite;
+        opts
+    }
+}
+
+/// Lists the tensors of a safetensors checkpoint (a file, a model directory
+/// or a sharded model's ``model.safetensors.index.json``) with value
+/// statistics, reading each tensor a chunk at a time (the GIL released).
+///
+/// Args:
+///     path: the input path (str, bytes or os.PathLike). Symbolic links
+///         are followed, inside a model directory too (Hugging Face caches
+///         link every file into a blob store).
+///
+/// Returns:
+///     A list of dicts sorted by file, then name, the fields of
+///     ``mldtypes inspect --json``: ``file`` (the shard's name), ``name``,
+///     ``dtype`` (the safetensors tag: ``"F32"``, ``"BF16"``,
+///     ``"F8_E4M3"``, ...), ``shape`` (a list of ints), and ``min``, ``max``,
+///     ``mean`` (floats over the non-NaN values, decoded exactly; inf / nan
+///     as Python floats) and ``nan_count`` (an int), which are None for empty
+///     and complex tensors.
+///
+/// Raises:
+///     CheckpointError: (a ValueError) a corrupt input, an index naming a
+///         missing or mismatched shard, a FIFO, socket or device (refused,
+///         never opened); the message names the file.
+///     OSError: reading failed, as ``open()`` raises it: the subclass for
+///         the errno (FileNotFoundError, PermissionError, ...) with
+///         ``errno``, ``strerror`` and ``filename`` set; an input truncated
+///         while it is read gives errno EIO.
+///     ValueError: a path with a NUL byte.
+///     TypeError: a path that is not str, bytes or os.PathLike.
+///     KeyboardInterrupt: Ctrl-C (or what another signal handler raised)
+///         stops the work within about 0.1 s.
+#[pyfunction]
+fn inspect_checkpoint<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    guarded(|| inspect_rows(py, &path_arg(path, "path")?))
+}
+
+fn inspect_rows<'py>(py: Python<'py>, path: &Path) -> PyResult<Bound<'py, PyList>> {
+    let cancel = Cancel::new();
+    let rows = interruptible(py, &cancel, || checkpoint::inspect_with(path, &cancel))?;
+    let out = PyList::empty(py);
+    for r in &rows {
+        let d = PyDict::new(py);
+        d.set_item("file", &r.file)?;
+        d.set_item("name", &r.name)?;
+        d.set_item("dtype", &r.dtype)?;
+        d.set_item("shape", &r.shape)?;
+        let s = r.summary;
+        d.set_item("min", s.map(|s| s.min))?;
+        d.set_item("max", s.map(|s| s.max))?;
+        d.set_item("mean", s.map(|s| s.mean))?;
+        d.set_item("nan_count", s.map(|s| s.nan_count))?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The summary dict of `convert` / `convert_shard`.
+fn summary_dict<'py>(
+    py: Python<'py>,
+    summary: &Summary,
+    src: &Path,
+    dst: &Path,
+    start: std::time::Instant,
+) -> PyResult<Bound<'py, PyAny>> {
     let seconds = start.elapsed().as_secs_f64();
-
-    let value = serde_json::to_value(&summary)
+    let value = serde_json::to_value(summary)
         .map_err(|e| PyRuntimeError::new_err(format!("summary: {e}")))?;
     let out = json_to_py(py, &value)?;
     let tensors = out.get_item("tensors")?;
@@ -266,53 +578,146 @@ fn convert_checkpoint<'py>(
     Ok(out)
 }
 
-/// Lists the tensors of a safetensors checkpoint (a file, a model directory
-/// or a sharded model's ``model.safetensors.index.json``) with value
-/// statistics, reading each tensor a chunk at a time (the GIL released).
+/// The shard files of a sharded checkpoint (a model directory or its
+/// ``model.safetensors.index.json``), in the order the conversion writes
+/// them: the work list of a distributed conversion (one
+/// :func:`convert_checkpoint_shard` per name, then
+/// :func:`finish_checkpoint_shards`). Every shard's header is validated.
 ///
 /// Args:
-///     path: the input path (str or os.PathLike).
+///     src: the input path (str, bytes or os.PathLike).
 ///
 /// Returns:
-///     A list of dicts sorted by file, then name, the fields of
-///     ``mldtypes inspect --json``: ``file`` (the shard's name), ``name``,
-///     ``dtype`` (the safetensors tag: ``"F32"``, ``"BF16"``,
-///     ``"F8_E4M3"``, ...), ``shape`` (a list of ints), and ``min``, ``max``,
-///     ``mean`` (floats over the non-NaN values, decoded exactly; inf / nan
-///     as Python floats) and ``nan_count`` (an int), which are None for empty
-///     and complex tensors.
+///     A list of file names (a one-element list for a single file).
 ///
 /// Raises:
-///     CheckpointError: (a ValueError) a corrupt input, an index naming a
-///         missing or mismatched shard; the message names the file.
-///     OSError: reading failed (FileNotFoundError for a missing input);
-///         ``filename`` is the path at fault.
+///     CheckpointError, OSError, ValueError, TypeError: as
+///         :func:`inspect_checkpoint`.
 #[pyfunction]
-fn inspect_checkpoint<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyList>> {
-    let rows = py
-        .detach(|| checkpoint::inspect(&path))
-        .map_err(to_py_err)?;
-    let out = PyList::empty(py);
-    for r in &rows {
-        let d = PyDict::new(py);
-        d.set_item("file", &r.file)?;
-        d.set_item("name", &r.name)?;
-        d.set_item("dtype", &r.dtype)?;
-        d.set_item("shape", &r.shape)?;
-        let s = r.summary;
-        d.set_item("min", s.map(|s| s.min))?;
-        d.set_item("max", s.map(|s| s.max))?;
-        d.set_item("mean", s.map(|s| s.mean))?;
-        d.set_item("nan_count", s.map(|s| s.nan_count))?;
-        out.append(d)?;
-    }
-    Ok(out)
+fn checkpoint_shards(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    guarded(|| {
+        let src = path_arg(src, "src")?;
+        let cancel = Cancel::new();
+        interruptible(py, &cancel, || checkpoint::shards(&src))
+    })
 }
 
-/// Adds `convert_checkpoint`, `inspect_checkpoint` and `CheckpointError`.
+/// Converts ONE shard of a sharded checkpoint into ``dst_dir/SHARD``: the
+/// unit of work of a distributed conversion (a Ray task, a batch job). With
+/// the same options every shard file is byte-identical to the one
+/// :func:`convert_checkpoint` writes; when all are written,
+/// :func:`finish_checkpoint_shards` writes the index, ``config.json`` and
+/// the other files. The shard is written beside its destination and renamed
+/// into place; ``dst_dir`` is created if missing.
+///
+/// Args:
+///     src: the model directory or its index (str, bytes or os.PathLike).
+///     dst_dir: the output directory.
+///     shard: a name from :func:`checkpoint_shards`.
+///     to, only, saturate, mx_scale, rest, threads, overwrite, fsync: as
+///         :func:`convert_checkpoint`; give every shard and
+///         :func:`finish_checkpoint_shards` the same ones.
+///
+/// Returns:
+///     The shard's summary dict, the fields of :func:`convert_checkpoint`.
+///
+/// Raises:
+///     ValueError: ``shard`` is not a shard of ``src``, or as
+///         :func:`convert_checkpoint`.
+///     CheckpointError, OSError, TypeError, KeyboardInterrupt: as
+///         :func:`convert_checkpoint`.
+#[pyfunction]
+#[pyo3(signature = (src, dst_dir, shard, to, *, only=None, saturate=false, mx_scale="floor",
+                    rest=None, threads=None, overwrite=false, fsync=false))]
+#[allow(clippy::too_many_arguments)]
+fn convert_checkpoint_shard<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    dst_dir: &Bound<'py, PyAny>,
+    shard: &str,
+    to: &Bound<'py, PyAny>,
+    only: Option<&str>,
+    saturate: bool,
+    mx_scale: &str,
+    rest: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+    overwrite: bool,
+    fsync: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| {
+        let (src, dst) = (path_arg(src, "src")?, path_arg(dst_dir, "dst_dir")?);
+        let a = Args::new(
+            to, only, saturate, mx_scale, rest, threads, overwrite, fsync,
+        )?;
+        let opts = a.options();
+        let start = std::time::Instant::now();
+        let summary = interruptible(py, &opts.cancel, || {
+            checkpoint::convert_shard(&src, shard, &dst, &opts, &())
+        })?;
+        summary_dict(py, &summary, &src, &dst, start)
+    })
+}
+
+/// Completes a conversion done shard by shard: checks that every shard in
+/// ``dst_dir`` is the one :func:`convert_checkpoint_shard` writes with these
+/// options (its header byte for byte and its size), then writes the index
+/// (last, so its presence means the model is complete), ``config.json``
+/// (``torch_dtype`` / ``quantization_config`` updated, keys in the input's
+/// order) and copies of the model directory's other files.
+///
+/// Args:
+///     src: the model directory or its index.
+///     dst_dir: the directory the shards were written to.
+///     to, only, saturate, mx_scale, rest, overwrite: the options the shards
+///         were converted with; ``overwrite`` lets the index and the other
+///         files replace existing ones.
+///
+/// Returns:
+///     A dict: ``target``, ``files`` (the shards), ``copied_files``.
+///
+/// Raises:
+///     CheckpointError: a shard of ``dst_dir`` is missing or was written
+///         with other options (or as :func:`convert_checkpoint`).
+///     ValueError, OSError, TypeError, KeyboardInterrupt: as
+///         :func:`convert_checkpoint`.
+#[pyfunction]
+#[pyo3(signature = (src, dst_dir, to, *, only=None, saturate=false, mx_scale="floor",
+                    rest=None, overwrite=false))]
+#[allow(clippy::too_many_arguments)]
+fn finish_checkpoint_shards<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    dst_dir: &Bound<'py, PyAny>,
+    to: &Bound<'py, PyAny>,
+    only: Option<&str>,
+    saturate: bool,
+    mx_scale: &str,
+    rest: Option<&Bound<'py, PyAny>>,
+    overwrite: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| {
+        let (src, dst) = (path_arg(src, "src")?, path_arg(dst_dir, "dst_dir")?);
+        let a = Args::new(to, only, saturate, mx_scale, rest, None, overwrite, false)?;
+        let opts = a.options();
+        let summary = interruptible(py, &opts.cancel, || {
+            checkpoint::finish_shards(&src, &dst, &opts)
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("target", &summary.target)?;
+        d.set_item("files", &summary.files)?;
+        d.set_item("copied_files", &summary.copied_files)?;
+        Ok(d.into_any())
+    })
+}
+
+/// Adds `convert_checkpoint`, `inspect_checkpoint`, the per-shard functions
+/// and `CheckpointError`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert_checkpoint, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_shards, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_checkpoint_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(finish_checkpoint_shards, m)?)?;
     m.add("CheckpointError", m.py().get_type::<CheckpointError>())?;
     Ok(())
 }

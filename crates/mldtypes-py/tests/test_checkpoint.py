@@ -387,3 +387,259 @@ def test_concurrent_calls_from_threads(model, tmp_path):
     for i in range(8):
         out, _ = read_safetensors(tmp_path / f"o{i}.safetensors")
         np.testing.assert_array_equal(out["w"][2], codes(W, mldtypes.bfloat16))
+
+
+# ---------------------------------------------------------------------------
+# Reproducible output, the per-shard API (Ray), hostile inputs and signals.
+
+import pathlib  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+import time  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def files_of(d):
+    return {n: (d / n).read_bytes() for n in sorted(os.listdir(d))}
+
+
+def write_sharded_meta(d):
+    """Two shards with `__metadata__` keys out of sorted order, config keys too."""
+    d.mkdir()
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((64, 64), dtype=np.float32)
+    w2 = rng.standard_normal((32, 128), dtype=np.float32)
+    meta = {"format": "pt", "zeta": "1", "alpha": "2"}
+    write_safetensors(d / "model-00001-of-00002.safetensors", {"l0.weight": w1, "n": BIAS}, meta)
+    write_safetensors(d / "model-00002-of-00002.safetensors", {"l1.weight": w2, "ids": IDS}, meta)
+    index = {"metadata": {"total_size": 0},
+             "weight_map": {"l0.weight": "model-00001-of-00002.safetensors",
+                            "n": "model-00001-of-00002.safetensors",
+                            "l1.weight": "model-00002-of-00002.safetensors",
+                            "ids": "model-00002-of-00002.safetensors"}}
+    (d / "model.safetensors.index.json").write_text(json.dumps(index))
+    (d / "config.json").write_text(
+        '{"vocab_size": 10, "torch_dtype": "float32", "architectures": ["X"]}')
+    (d / "tokenizer.json").write_text("{}")
+
+
+@pytest.mark.parametrize("to", ["bfloat16", "float8_e4m3fn", "mxfp4", "mxfp8_e4m3", "nvfp4"])
+def test_output_is_byte_identical_across_runs_and_threads(tmp_path, to):
+    src = tmp_path / "model"
+    write_sharded_meta(src)
+    outs = []
+    for i, threads in enumerate([1, 2, 1, 2, 4]):
+        dst = tmp_path / f"out{i}"
+        mldtypes.convert_checkpoint(src, dst, to, threads=threads)
+        outs.append(files_of(dst))
+    assert all(o == outs[0] for o in outs[1:])
+    raw = outs[0]["model-00001-of-00002.safetensors"]
+    (n,) = struct.unpack("<Q", raw[:8])
+    keys = list(json.loads(raw[8:8 + n])["__metadata__"])
+    extra = ["mldtypes.quantization"] if to.startswith(("mx", "nv")) else []
+    assert keys == ["format", "zeta", "alpha"] + extra
+    assert list(json.loads(outs[0]["config.json"])) == ["vocab_size", "torch_dtype",
+                                                         "architectures"] + (
+        ["quantization_config"] if extra else [])
+
+
+@pytest.mark.parametrize("to", ["bfloat16", "mxfp4"])
+def test_per_shard_functions_match_the_local_conversion(tmp_path, to):
+    src, local, spread = tmp_path / "model", tmp_path / "local", tmp_path / "spread"
+    write_sharded_meta(src)
+    whole = mldtypes.convert_checkpoint(src, local, to)
+    shards = mldtypes.checkpoint_shards(src)
+    assert shards == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    parts = [mldtypes.convert_checkpoint_shard(src, spread, s, to) for s in reversed(shards)]
+    assert sum(len(p["tensors"]) for p in parts) == len(whole["tensors"])
+    done = mldtypes.finish_checkpoint_shards(src, spread, to)
+    assert done["files"] == shards
+    assert done["copied_files"] == whole["copied_files"] == ["config.json", "tokenizer.json"]
+    assert files_of(local) == files_of(spread)
+    with pytest.raises(mldtypes.CheckpointError, match="is not the shard"):
+        mldtypes.finish_checkpoint_shards(src, spread, "float16", overwrite=True)
+    with pytest.raises(ValueError, match="has no shard"):
+        mldtypes.convert_checkpoint_shard(src, spread, "x.safetensors", to)
+
+
+def test_ray_example_matches_the_local_conversion(tmp_path):
+    """examples/convert_on_ray.py on a local two-CPU Ray cluster (loopback)."""
+    pytest.importorskip("ray")
+    src, local, spread = tmp_path / "model", tmp_path / "local", tmp_path / "spread"
+    write_sharded_meta(src)
+    mldtypes.convert_checkpoint(src, local, "mxfp4")
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "convert_on_ray.py"),
+                        str(src), str(spread), "--to", "mxfp4", "--num-cpus", "2"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["files"] == mldtypes.checkpoint_shards(src)
+    assert files_of(local) == files_of(spread)
+
+
+def run_child(code, *args, timeout=60):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def big_model(path, mib):
+    """A float32 file of `mib` MiB in 4 MiB tensors."""
+    n = mib // 4
+    rng = np.random.default_rng(1)
+    block = rng.standard_normal((1024, 1024), dtype=np.float32)
+    write_safetensors(path, {f"t{i:04d}": block for i in range(n)})
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("func", ["convert", "inspect"])
+def test_ctrl_c_raises_keyboard_interrupt_promptly_and_cleans_up(tmp_path, func):
+    src, dst = tmp_path / "big.safetensors", tmp_path / "out.safetensors"
+    big_model(src, 256)
+    code = """
+        import sys, time, mldtypes
+        src, dst, func = sys.argv[1:4]
+        print("ready", flush=True)
+        try:
+            if func == "convert":
+                mldtypes.convert_checkpoint(src, dst, "nvfp4", threads=1)
+            else:
+                for _ in range(50):
+                    mldtypes.inspect_checkpoint(src)
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", flush=True)
+    """
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(src), str(dst), func],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 30
+        if func == "convert":
+            while not leftovers(tmp_path) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert leftovers(tmp_path), "the conversion never started"
+        time.sleep(0.3)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        elapsed = time.monotonic() - sent
+    finally:
+        p.kill()
+    assert out.split() == ["KeyboardInterrupt"], err
+    # About half a second at most on a quiet machine; generous for a loaded one.
+    assert elapsed < 2.0, elapsed
+    assert not dst.exists() and leftovers(tmp_path) == []
+
+
+def test_input_truncated_while_converting_is_os_error_not_a_crash(tmp_path):
+    src, dst = tmp_path / "big.safetensors", tmp_path / "out.safetensors"
+    big_model(src, 128)
+    code = """
+        import errno, os, sys, threading, time, mldtypes
+        src, dst = sys.argv[1:3]
+        def cut():
+            while not any(n.endswith(".mldtypes-partial") for n in os.listdir(os.path.dirname(dst))):
+                time.sleep(0.005)
+            os.truncate(src, 4096)
+        threading.Thread(target=cut, daemon=True).start()
+        try:
+            mldtypes.convert_checkpoint(src, dst, "nvfp4", threads=1)
+            print("finished")
+        except OSError as e:
+            print(type(e).__name__, e.errno == errno.EIO, e.filename == src)
+            print(e)
+    """
+    r = run_child(code, src, dst)
+    assert r.returncode == 0, r.stderr  # not killed by SIGBUS
+    first, message = r.stdout.splitlines()[:2]
+    assert first == "OSError True True", r.stdout
+    assert "truncated while being read" in message
+    assert not dst.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_fifo_inputs_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    model = tmp_path / "model"
+    model.mkdir()
+    write_safetensors(model / "a.safetensors", {"w": W})
+    os.mkfifo(model / "vocab.txt")
+    code = """
+        import sys, mldtypes
+        for src in sys.argv[1:3]:
+            for f in (lambda: mldtypes.convert_checkpoint(src, src + ".out", "bfloat16"),
+                      lambda: mldtypes.inspect_checkpoint(src)):
+                try:
+                    f()
+                    print("accepted")
+                except mldtypes.CheckpointError as e:
+                    print("FIFO" in str(e))
+    """
+    r = run_child(code, fifo, model, timeout=30)
+    assert r.stdout.split() == ["True"] * 4, r.stdout + r.stderr
+
+
+def test_os_errors_carry_errno_strerror_and_filename(model, tmp_path):
+    import errno
+    with pytest.raises(FileExistsError) as e:
+        mldtypes.convert_checkpoint(model, "/dev/full", "bfloat16")
+    assert e.value.errno == errno.EEXIST and e.value.filename == "/dev/full"
+    assert "refusing to replace it" in e.value.strerror and "None" not in str(e.value)
+    missing = tmp_path / "no" / "out.safetensors"
+    with pytest.raises(FileNotFoundError) as e:
+        mldtypes.convert_checkpoint(model, missing, "bfloat16")
+    assert e.value.errno == errno.ENOENT and e.value.strerror == os.strerror(errno.ENOENT)
+    assert e.value.filename == str(missing)
+    with pytest.raises(FileNotFoundError) as e:
+        mldtypes.inspect_checkpoint(tmp_path / "nope")
+    assert e.value.filename == str(tmp_path / "nope")
+
+
+class FsPath:
+    def __init__(self, p):
+        self.p = p
+
+    def __fspath__(self):
+        return self.p
+
+
+def test_path_arguments_as_open_takes_them(model, tmp_path):
+    for i, dst in enumerate([str(tmp_path / "a.st"), os.fsencode(tmp_path / "b.st"),
+                             tmp_path / "c.st", FsPath(str(tmp_path / "d.st"))]):
+        src = [model, str(model), os.fsencode(model), FsPath(os.fsencode(model))][i]
+        s = mldtypes.convert_checkpoint(src, dst, "bfloat16")
+        assert s["total"]["elements"] == 10
+        assert len(mldtypes.inspect_checkpoint(dst)) == 3
+    for bad in [str(model) + "\0x", os.fsencode(model) + b"\0"]:
+        with pytest.raises(ValueError, match="null byte"):
+            mldtypes.convert_checkpoint(bad, tmp_path / "e.st", "bfloat16")
+        with pytest.raises(ValueError, match="null byte"):
+            mldtypes.inspect_checkpoint(bad)
+    for bad in [None, 3, 1.5]:
+        with pytest.raises(TypeError):
+            mldtypes.convert_checkpoint(bad, tmp_path / "e.st", "bfloat16")
+        with pytest.raises(TypeError):
+            mldtypes.inspect_checkpoint(bad)
+
+
+def test_argument_limits(model, tmp_path):
+    dst = tmp_path / "out.safetensors"
+    with pytest.raises(TypeError, match="not None"):
+        mldtypes.convert_checkpoint(model, dst, None)
+    with pytest.raises(ValueError, match="at most 1024"):
+        mldtypes.convert_checkpoint(model, dst, "bfloat16", only="*" * 100000)
+    # Long but accepted patterns compile or are refused, never panic.
+    for pattern in ["*" * 1024, "{" * 500 + "}" * 500, "[a-z]" * 200, "?*" * 512]:
+        try:
+            mldtypes.convert_checkpoint(model, dst, "bfloat16", only=pattern, overwrite=True)
+        except ValueError as e:
+            assert "glob" in str(e)
+    with pytest.raises(ValueError, match="four per available core"):
+        mldtypes.convert_checkpoint(model, dst, "bfloat16", threads=10**6)
+    with pytest.raises(OverflowError):
+        mldtypes.convert_checkpoint(model, dst, "bfloat16", threads=-1)
+    assert leftovers(tmp_path) == []

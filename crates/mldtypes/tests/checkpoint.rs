@@ -1,6 +1,8 @@
 //! The checkpoint engine through the library API: the dtype-tag mapping,
 //! the strict reader under random mutation (a replay of the fuzz target
-//! `safetensors_reader`), cancellation leaving nothing behind.
+//! `safetensors_reader`), cancellation leaving nothing behind, byte-identical
+//! output across runs, thread counts and the per-shard API, and hostile
+//! inputs (FIFOs, files truncated while read, absurd thread counts).
 
 use std::path::Path;
 
@@ -159,11 +161,11 @@ fn nvfp4_empty_tensors_and_unselected_modules() {
     assert_eq!(s.tensors.len(), 2);
     let f = SafetensorsFile::open(&out.join("model.safetensors")).unwrap();
     let s2 = f.tensor("empty.weight_scale_2").unwrap();
-    assert_eq!(f.tensor_data(s2), 1.0f32.to_le_bytes());
+    assert_eq!(f.tensor_data(s2).unwrap(), 1.0f32.to_le_bytes());
     assert_eq!(f.tensor("empty.weight").unwrap().shape, [0, 8]);
     let a = f.tensor("a.weight_scale_2").unwrap();
     assert_eq!(
-        f.tensor_data(a),
+        f.tensor_data(a).unwrap(),
         mldtypes::mx::nvfp4_tensor_scale(43.0).to_le_bytes()
     );
     let config: serde_json::Value =
@@ -172,4 +174,374 @@ fn nvfp4_empty_tensors_and_unselected_modules() {
         config["quantization_config"]["exclude_modules"],
         serde_json::json!(["b"])
     );
+}
+
+/// Writes a safetensors file with `__metadata__` entries in the given order
+/// (the safetensors crate's writer would reorder them).
+fn write_ordered(path: &Path, meta: &[(&str, &str)], tensors: &[(&str, Vec<usize>, Vec<f32>)]) {
+    let mut header = String::from("{");
+    if !meta.is_empty() {
+        header.push_str("\"__metadata__\":{");
+        let m: Vec<String> = meta.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect();
+        header.push_str(&m.join(","));
+        header.push_str("},");
+    }
+    let mut data = Vec::new();
+    let mut entries = Vec::new();
+    for (name, shape, vals) in tensors {
+        let start = data.len();
+        data.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+        entries.push(format!(
+            "{name:?}:{{\"dtype\":\"F32\",\"shape\":{shape:?},\"data_offsets\":[{start},{}]}}",
+            data.len()
+        ));
+    }
+    header.push_str(&entries.join(","));
+    header.push('}');
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend(header.as_bytes());
+    file.extend(data);
+    std::fs::write(path, file).unwrap();
+}
+
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let x = (i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8;
+            (x as f32 / (1u32 << 24) as f32 - 0.5) * 3.0
+        })
+        .collect()
+}
+
+/// A two-shard model with metadata and config keys out of sorted order.
+fn sharded_model(dir: &Path) -> std::path::PathBuf {
+    let model = dir.join("model");
+    std::fs::create_dir(&model).unwrap();
+    let meta = [("format", "pt"), ("zeta", "1"), ("alpha", "2")];
+    write_ordered(
+        &model.join("model-00001-of-00002.safetensors"),
+        &meta,
+        &[
+            ("layers.0.w.weight", vec![64, 64], values(4096, 1)),
+            ("layers.0.norm", vec![64], values(64, 2)),
+        ],
+    );
+    write_ordered(
+        &model.join("model-00002-of-00002.safetensors"),
+        &meta,
+        &[
+            ("layers.1.w.weight", vec![32, 128], values(4096, 3)),
+            ("lm_head.weight", vec![16, 48], values(768, 4)),
+        ],
+    );
+    let index = r#"{"metadata": {"total_size": 0}, "weight_map": {"layers.0.w.weight": "model-00001-of-00002.safetensors", "layers.0.norm": "model-00001-of-00002.safetensors", "layers.1.w.weight": "model-00002-of-00002.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"}}"#;
+    std::fs::write(model.join("model.safetensors.index.json"), index).unwrap();
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"vocab_size": 10, "architectures": ["X"], "torch_dtype": "float32", "hidden_size": 64, "a_nested": {"z": 1, "b": 2}}"#,
+    )
+    .unwrap();
+    std::fs::write(model.join("tokenizer.json"), "{}").unwrap();
+    model
+}
+
+/// Every file of a directory, by name.
+fn tree(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn header_json(bytes: &[u8]) -> String {
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    String::from_utf8(bytes[8..8 + n].to_vec()).unwrap()
+}
+
+#[test]
+fn output_is_byte_identical_across_runs_and_thread_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sharded_model(dir.path());
+    for to in [
+        "bfloat16",
+        "float8_e4m3fn",
+        "mxfp4",
+        "mxfp8_e4m3",
+        "mxfp6_e2m3",
+        "nvfp4",
+    ] {
+        let mut first: Option<Vec<(String, Vec<u8>)>> = None;
+        for (run, threads) in [1, 2, 1, 2, 3, 1].into_iter().enumerate() {
+            let out = dir.path().join(format!("out-{to}-{run}"));
+            let mut o = Options::new(Target::parse(to).unwrap());
+            o.threads = threads;
+            checkpoint::convert(&model, &out, &o, &()).unwrap();
+            let t = tree(&out);
+            match &first {
+                None => first = Some(t),
+                Some(f) => assert!(f == &t, "{to}: run {run} ({threads} threads) differs"),
+            }
+        }
+        let files = first.unwrap();
+        let shard = &files
+            .iter()
+            .find(|f| f.0.starts_with("model-00001"))
+            .unwrap()
+            .1;
+        let h = header_json(shard);
+        // The input's metadata in its order, ours last, right after it.
+        let meta = r#"{"__metadata__":{"format":"pt","zeta":"1","alpha":"2""#;
+        assert!(h.starts_with(meta), "{to}: {h}");
+        let quantized = to.starts_with("mx") || to == "nvfp4";
+        assert_eq!(
+            h.contains(r#""alpha":"2","mldtypes.quantization":"#),
+            quantized,
+            "{to}: {h}"
+        );
+        // config.json keeps the input's key order.
+        let config = &files.iter().find(|f| f.0 == "config.json").unwrap().1;
+        let config = String::from_utf8(config.clone()).unwrap();
+        let pos = |k: &str| config.find(&format!("\"{k}\"")).unwrap();
+        assert!(pos("vocab_size") < pos("architectures"), "{config}");
+        assert!(pos("architectures") < pos("torch_dtype"), "{config}");
+        assert!(pos("hidden_size") < pos("a_nested"), "{config}");
+        assert!(pos("z") < pos("b"), "{config}");
+    }
+}
+
+#[test]
+fn per_shard_conversion_matches_the_local_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sharded_model(dir.path());
+    for to in ["bfloat16", "mxfp4", "nvfp4"] {
+        let o = Options::new(Target::parse(to).unwrap());
+        let local = dir.path().join(format!("local-{to}"));
+        let spread = dir.path().join(format!("spread-{to}"));
+        let whole = checkpoint::convert(&model, &local, &o, &()).unwrap();
+        let shards = checkpoint::shards(&model).unwrap();
+        assert_eq!(
+            shards,
+            [
+                "model-00001-of-00002.safetensors",
+                "model-00002-of-00002.safetensors"
+            ]
+        );
+        // In reverse order, as independent tasks would finish.
+        let mut tensors = 0;
+        for s in shards.iter().rev() {
+            let part = checkpoint::convert_shard(&model, s, &spread, &o, &()).unwrap();
+            assert_eq!(part.files.len(), 1);
+            assert_eq!(&part.files[0], s);
+            tensors += part.tensors.len();
+        }
+        assert_eq!(tensors, whole.tensors.len());
+        let fin = checkpoint::finish_shards(&model, &spread, &o).unwrap();
+        assert_eq!(fin.copied_files, whole.copied_files);
+        assert!(tree(&local) == tree(&spread), "{to}");
+    }
+    // A shard written with other options is caught.
+    let spread = dir.path().join("spread-bfloat16");
+    let o = Options::new(Target::Float(DType::Float16));
+    let e = checkpoint::finish_shards(&model, &spread, &o).unwrap_err();
+    assert!(matches!(e, Error::Invalid { .. }), "{e}");
+    assert!(e.to_string().contains("is not the shard"), "{e}");
+    let e = checkpoint::convert_shard(&model, "nope.safetensors", &spread, &o, &()).unwrap_err();
+    assert!(
+        e.to_string().contains("has no shard \"nope.safetensors\""),
+        "{e}"
+    );
+}
+
+fn leftovers(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(checkpoint::PARTIAL_SUFFIX))
+        .collect()
+}
+
+#[test]
+fn cancel_flag_stops_a_running_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.safetensors");
+    // 32 MiB of float32 in 8 tensors: 8 chunks of work on one thread.
+    let t: Vec<(String, Vec<usize>, Vec<f32>)> = (0..8)
+        .map(|i| (format!("t{i}"), vec![1024, 1024], values(1 << 20, i)))
+        .collect();
+    let t: Vec<(&str, Vec<usize>, Vec<f32>)> = t
+        .iter()
+        .map(|(n, s, v)| (n.as_str(), s.clone(), v.clone()))
+        .collect();
+    write_ordered(&input, &[], &t);
+    let out = dir.path().join("out.safetensors");
+    let mut o = Options::new(Target::Nvfp4);
+    o.threads = 1;
+    // Cancelled from another thread after the first chunk.
+    struct Stop(checkpoint::Cancel);
+    impl Progress for Stop {
+        fn advance(&self, _: u64) -> bool {
+            self.0.cancel();
+            true
+        }
+    }
+    let e = checkpoint::convert(&input, &out, &o, &Stop(o.cancel.clone())).unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+    assert!(!out.exists());
+    assert!(leftovers(dir.path()).is_empty());
+    // A flag set before the start: nothing is read.
+    let e = checkpoint::convert(&input, &out, &o, &()).unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+    let e = checkpoint::inspect_with(&input, &o.cancel).unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+}
+
+#[test]
+fn input_truncated_while_read_is_an_error_not_a_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.safetensors");
+    let t: Vec<(String, Vec<usize>, Vec<f32>)> = (0..6)
+        .map(|i| (format!("t{i}"), vec![1024, 1024], values(1 << 20, i)))
+        .collect();
+    let t: Vec<(&str, Vec<usize>, Vec<f32>)> = t
+        .iter()
+        .map(|(n, s, v)| (n.as_str(), s.clone(), v.clone()))
+        .collect();
+    write_ordered(&input, &[], &t);
+    // Truncated to its header after the first chunk.
+    struct Truncate(std::path::PathBuf);
+    impl Progress for Truncate {
+        fn advance(&self, _: u64) -> bool {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.0)
+                .unwrap()
+                .set_len(4096)
+                .unwrap();
+            true
+        }
+    }
+    let out = dir.path().join("out.safetensors");
+    let mut o = Options::new(Target::Float(DType::BFloat16));
+    o.threads = 1;
+    let e = checkpoint::convert(&input, &out, &o, &Truncate(input.clone())).unwrap_err();
+    match &e {
+        Error::Read { path, source } => {
+            assert_eq!(path, &input);
+            assert_eq!(source.kind(), std::io::ErrorKind::UnexpectedEof);
+            assert!(e.to_string().contains("truncated while being read"), "{e}");
+        }
+        e => panic!("{e}"),
+    }
+    assert!(!out.exists());
+    assert!(leftovers(dir.path()).is_empty());
+    // An opened file truncated before a read.
+    write_ordered(&input, &[], &t);
+    let f = SafetensorsFile::open(&input).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&input)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    assert!(matches!(
+        f.tensor_data(&f.tensors()[0]),
+        Err(Error::Read { .. })
+    ));
+}
+
+/// Runs `f` on a thread, failing the test if it does not end within 20 s
+/// (a FIFO opened for reading would block forever).
+fn within_20s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("blocked: did not end within 20 s")
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mkfifo = |p: &Path| {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    // As the input.
+    let fifo = dir.path().join("pipe.safetensors");
+    mkfifo(&fifo);
+    let (f2, out) = (fifo.clone(), dir.path().join("o.safetensors"));
+    let e = within_20s(move || {
+        checkpoint::convert(
+            &f2,
+            &out,
+            &Options::new(Target::Float(DType::BFloat16)),
+            &(),
+        )
+        .unwrap_err()
+        .to_string()
+    });
+    assert!(
+        e.contains("is a FIFO (named pipe), not a regular file"),
+        "{e}"
+    );
+    let f2 = fifo.clone();
+    let e = within_20s(move || checkpoint::inspect(&f2).unwrap_err().to_string());
+    assert!(e.contains("FIFO"), "{e}");
+    // As a shard, an index and another file of a model directory.
+    for name in ["x.safetensors", "model.safetensors.index.json", "vocab.txt"] {
+        let model = dir.path().join(format!("model-{name}"));
+        std::fs::create_dir(&model).unwrap();
+        write_ordered(
+            &model.join("a.safetensors"),
+            &[],
+            &[("w", vec![2], vec![1.0, 2.0])],
+        );
+        mkfifo(&model.join(name));
+        let out = dir.path().join(format!("out-{name}"));
+        let e = within_20s(move || {
+            checkpoint::convert(
+                &model,
+                &out,
+                &Options::new(Target::Float(DType::BFloat16)),
+                &(),
+            )
+            .unwrap_err()
+        });
+        assert!(matches!(e, Error::Invalid { .. }), "{name}: {e}");
+        assert!(e.to_string().contains("FIFO"), "{name}: {e}");
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn thread_counts_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("a.safetensors");
+    write_ordered(&input, &[], &[("w", vec![2], vec![1.0, 2.0])]);
+    let out = dir.path().join("o.safetensors");
+    let mut o = Options::new(Target::Float(DType::BFloat16));
+    o.threads = checkpoint::max_threads() + 1;
+    let e = checkpoint::convert(&input, &out, &o, &()).unwrap_err();
+    assert!(matches!(e, Error::Usage(_)), "{e}");
+    assert!(e.to_string().contains("four per available core"), "{e}");
+    o.threads = 1_000_000;
+    assert!(checkpoint::convert(&input, &out, &o, &()).is_err());
+    o.threads = checkpoint::max_threads();
+    checkpoint::convert(&input, &out, &o, &()).unwrap();
 }

@@ -115,6 +115,27 @@ def convert_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str],
 def inspect_checkpoint(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Per-tensor file, name, dtype tag, shape, min/max/mean/nan_count of a safetensors
     checkpoint, as ``mldtypes inspect --json`` (CheckpointError, OSError)."""
+def checkpoint_shards(src: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> list[str]:
+    """The shard file names of a sharded checkpoint, in conversion order: the work list of a
+    distributed conversion (CheckpointError, OSError)."""
+def convert_checkpoint_shard(src: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+                             dst_dir: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+                             shard: str, to: npt.DTypeLike, *, only: str | None = None,
+                             saturate: bool = False,
+                             mx_scale: Literal["floor", "ceil"] = "floor",
+                             rest: npt.DTypeLike | None = None, threads: int | None = None,
+                             overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
+    """Converts ONE shard into ``dst_dir/shard``, byte-identical to convert_checkpoint's file;
+    returns its summary (ValueError, TypeError, CheckpointError, OSError, KeyboardInterrupt)."""
+def finish_checkpoint_shards(src: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+                             dst_dir: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+                             to: npt.DTypeLike, *, only: str | None = None,
+                             saturate: bool = False,
+                             mx_scale: Literal["floor", "ceil"] = "floor",
+                             rest: npt.DTypeLike | None = None,
+                             overwrite: bool = False) -> dict[str, Any]:
+    """Checks the shards written by convert_checkpoint_shard, then writes the index (last),
+    config.json and the other files (CheckpointError, ValueError, OSError)."""
 
 # ---------------------------------------------------------------------------
 # DLPack (CPU, DLPack 0.8 and 1.x capsules) and the ml_dtypes twin casts.

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -13,7 +13,9 @@ use safetensors::tensor::{Metadata, TensorInfo};
 use safetensors::Dtype;
 use serde_json::json;
 
+use super::ordered::Json;
 use super::output::{copy_tree, Staging};
+use super::reader::read_exact_at;
 use super::reader::{quoted, SafetensorsFile, TensorEntry};
 use super::source::resolve;
 use super::stats::{OverflowLimit, Stats};
@@ -86,6 +88,8 @@ struct FilePlan {
 }
 
 thread_local! {
+    /// Input bytes of the chunk being converted.
+    static INBUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static SCRATCH: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
 }
 
@@ -182,346 +186,445 @@ fn float_dtype(t: Dtype) -> Option<DType> {
     DType::try_from(t).ok().filter(|d| d.is_float())
 }
 
-/// Converts `input` to `output` (see the module documentation).
-///
-/// # Errors
-///
-/// [`Error::Usage`] for an unsupported request, [`Error::Invalid`] /
-/// [`Error::Read`] for unusable inputs (all checked before anything is
-/// written), [`Error::Write`] when writing fails, [`Error::Cancelled`] when
-/// `progress` asked to stop. On error nothing is left at `output`.
-pub fn convert(
-    input: &Path,
-    output: &Path,
+/// The plan of one output file: its tensors and header, the jobs that fill
+/// it, and its part of the summary.
+struct Planned {
+    plan: FilePlan,
+    jobs: Vec<Job>,
+    /// This file's tensors, copies and warnings (job reports index its
+    /// `tensors`).
+    part: Summary,
+    quantized: bool,
+    dequantized: bool,
+    unquantized: BTreeSet<String>,
+}
+
+/// A safetensors header with `__metadata__` first (its entries in the given
+/// order), then the tensors in layout order.
+struct Header<'a> {
+    meta: &'a [(String, String)],
+    tensors: &'a [(String, TensorInfo)],
+}
+
+struct Entries<'a>(&'a [(String, String)]);
+
+impl serde::Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl serde::Serialize for Header<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if !self.meta.is_empty() {
+            m.serialize_entry("__metadata__", &Entries(self.meta))?;
+        }
+        for (k, v) in self.tensors {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Plans the output of shard `fname` (`st`); its jobs name it as file `fi`.
+fn plan_file(
+    fi: usize,
+    fname: &str,
+    st: &SafetensorsFile,
     opts: &Options<'_>,
-    progress: &dyn Progress,
-) -> Result<Summary, Error> {
-    if let Target::Float(d) = opts.target {
-        float_target(d)?;
-    }
-    if let Some(r) = opts.rest {
-        float_target(r)?;
-    }
-    let src = resolve(input)?;
-    let mut summary = Summary {
-        target: opts.target.name().to_string(),
-        ..Summary::default()
-    };
+) -> Result<Planned, Error> {
+    let mut part = Summary::default();
     let mut jobs: Vec<Job> = Vec::new();
-    let mut files: Vec<FilePlan> = Vec::new();
     let mut quantized_any = false;
     let mut dequantized_any = false;
     let mut unquantized_modules: BTreeSet<String> = BTreeSet::new();
-    for (fi, (fname, st)) in src.shards.iter().enumerate() {
-        let mut plan = FilePlan {
-            name: fname.clone(),
-            outs: Vec::new(),
-            header: Vec::new(),
-            data_len: 0,
+    let mut plan = FilePlan {
+        name: fname.to_string(),
+        outs: Vec::new(),
+        header: Vec::new(),
+        data_len: 0,
+    };
+    let mut records: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    let groups = find_groups(st);
+    let tensors = st.tensors();
+    for (ti, t) in tensors.iter().enumerate() {
+        if groups.member.contains(&ti) {
+            continue;
+        }
+        let selected = opts.select.is_none_or(|f| f(&t.name));
+        let push_out = |plan: &mut FilePlan, name: String, dtype: Dtype, shape: Vec<usize>| {
+            let n: usize = shape.iter().product();
+            let size = storage_bytes(dtype, n).expect("sizes planned");
+            plan.outs.push(OutTensor {
+                name,
+                dtype,
+                shape,
+                size,
+                offset: 0,
+            });
+            plan.outs.len() - 1
         };
-        let mut records: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-        let groups = find_groups(st);
-        let tensors = st.tensors();
-        for (ti, t) in tensors.iter().enumerate() {
-            if groups.member.contains(&ti) {
-                continue;
-            }
-            let selected = opts.select.is_none_or(|f| f(&t.name));
-            let push_out = |plan: &mut FilePlan, name: String, dtype: Dtype, shape: Vec<usize>| {
-                let n: usize = shape.iter().product();
-                let size = storage_bytes(dtype, n).expect("sizes planned");
-                plan.outs.push(OutTensor {
-                    name,
-                    dtype,
-                    shape,
-                    size,
-                    offset: 0,
-                });
-                plan.outs.len() - 1
-            };
-            let report = |summary: &mut Summary,
-                          from: &str,
-                          to: &str,
-                          action,
-                          stats: bool,
-                          shape: Vec<usize>| {
-                summary.tensors.push(TensorReport {
+        let report =
+            |part: &mut Summary, from: &str, to: &str, action, stats: bool, shape: Vec<usize>| {
+                part.tensors.push(TensorReport {
                     name: t.name.clone(),
-                    file: fname.clone(),
+                    file: fname.to_string(),
                     shape,
                     from: from.to_string(),
                     to: to.to_string(),
                     action,
                     stats: stats.then(Stats::default),
                 });
-                Some(summary.tensors.len() - 1)
+                Some(part.tensors.len() - 1)
             };
-            // Dequantization of a block group headed by this tensor.
-            if let Some(g) = groups.heads.get(&ti) {
-                if let Target::Float(to) = opts.target {
-                    if selected && !is_packed(to) {
-                        let tag = float_target(to)?;
-                        let o = push_out(&mut plan, g.name.clone(), tag, g.shape.clone());
-                        let (op, from) = match g.kind {
-                            GroupKind::Mx { fmt, scales } => {
-                                (Op::MxDequant { fmt, scales, to }, fmt.name())
-                            }
-                            GroupKind::Nvfp4 { scale, scale2 } => {
-                                (Op::Nvfp4Dequant { scale, scale2, to }, "nvfp4")
-                            }
-                        };
-                        let r = summary.tensors.len();
-                        summary.tensors.push(TensorReport {
-                            name: g.name.clone(),
-                            file: fname.clone(),
-                            shape: g.shape.clone(),
-                            from: from.to_string(),
-                            to: to.name().to_string(),
-                            action: Action::Dequantize,
-                            stats: None,
-                        });
-                        jobs.push(Job {
-                            file: fi,
-                            input: ti,
-                            op,
-                            units: g.shape.iter().product(),
-                            outs: vec![o],
-                            report: Some(r),
-                        });
-                        dequantized_any = true;
-                        continue;
-                    }
-                }
-                // Not dequantized: the group's tensors are copied below.
-                for &m in &g.all {
-                    let mt = &tensors[m];
-                    let o = push_out(&mut plan, mt.name.clone(), mt.dtype, mt.shape.clone());
-                    summary.copied.push(mt.name.clone());
-                    jobs.push(copy_job(fi, m, mt, o));
-                }
-                if let Some(r) = st.metadata().and_then(|m| m.get(QUANT_KEY)) {
-                    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(r) {
-                        if let Some(v) = m.get(&g.name) {
-                            records.insert(g.name.clone(), v.clone());
+        // Dequantization of a block group headed by this tensor.
+        if let Some(g) = groups.heads.get(&ti) {
+            if let Target::Float(to) = opts.target {
+                if selected && !is_packed(to) {
+                    let tag = float_target(to)?;
+                    let o = push_out(&mut plan, g.name.clone(), tag, g.shape.clone());
+                    let (op, from) = match g.kind {
+                        GroupKind::Mx { fmt, scales } => {
+                            (Op::MxDequant { fmt, scales, to }, fmt.name())
                         }
-                    }
-                }
-                continue;
-            }
-            let from = float_dtype(t.dtype);
-            let op = match (from, opts.target) {
-                (Some(from), Target::Float(to)) if selected && from != to => {
-                    if storage_bytes(Dtype::try_from(to).expect("checked"), t.elements).is_none() {
-                        summary.warnings.push(format!(
-                            "tensor {}: {} elements cannot be packed as {} ({} bits each, whole \
-                             bytes needed); copied unchanged",
-                            quoted(&t.name),
-                            t.elements,
-                            to,
-                            to.bits()
-                        ));
-                        Op::Copy
-                    } else if !cast::is_supported(from, to) {
-                        return Err(Error::usage(format!(
-                            "tensor {}: converting {from} to {to} is not supported",
-                            quoted(&t.name)
-                        )));
-                    } else {
-                        Op::Cast { from, to }
-                    }
-                }
-                (Some(from), Target::Mx(fmt))
-                    if selected
-                        && t.shape.len() >= 2
-                        && t.shape[t.shape.len() - 1] % MX_BLOCK == 0 =>
-                {
-                    Op::Mx { from, fmt }
-                }
-                (Some(from), Target::Nvfp4)
-                    if selected
-                        && t.shape.len() >= 2
-                        && t.shape[t.shape.len() - 1] % NVFP4_BLOCK == 0 =>
-                {
-                    Op::Nvfp4 { from }
-                }
-                (Some(from), Target::Mx(_) | Target::Nvfp4) if selected => match opts.rest {
-                    Some(r)
-                        if r != from
-                            && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements)
-                                .is_some() =>
-                    {
-                        Op::Cast { from, to: r }
-                    }
-                    _ => Op::Copy,
-                },
-                _ => Op::Copy,
-            };
-            // Floating-point matrices a block target leaves unquantized.
-            if from.is_some()
-                && matches!(opts.target, Target::Mx(_) | Target::Nvfp4)
-                && !matches!(op, Op::Mx { .. } | Op::Nvfp4 { .. })
-                && t.shape.len() >= 2
-            {
-                unquantized_modules.insert(module_of(&t.name));
-            }
-            match op {
-                Op::Copy => {
-                    let o = push_out(&mut plan, t.name.clone(), t.dtype, t.shape.clone());
-                    summary.copied.push(t.name.clone());
-                    jobs.push(copy_job(fi, ti, t, o));
-                }
-                Op::Cast { from, to } => {
-                    let tag = Dtype::try_from(to).expect("checked");
-                    let o = push_out(&mut plan, t.name.clone(), tag, t.shape.clone());
-                    let r = report(
-                        &mut summary,
-                        from.name(),
-                        to.name(),
-                        Action::Convert,
-                        true,
-                        t.shape.clone(),
-                    );
+                        GroupKind::Nvfp4 { scale, scale2 } => {
+                            (Op::Nvfp4Dequant { scale, scale2, to }, "nvfp4")
+                        }
+                    };
+                    let r = part.tensors.len();
+                    part.tensors.push(TensorReport {
+                        name: g.name.clone(),
+                        file: fname.to_string(),
+                        shape: g.shape.clone(),
+                        from: from.to_string(),
+                        to: to.name().to_string(),
+                        action: Action::Dequantize,
+                        stats: None,
+                    });
                     jobs.push(Job {
                         file: fi,
                         input: ti,
                         op,
-                        units: t.elements,
+                        units: g.shape.iter().product(),
                         outs: vec![o],
-                        report: r,
+                        report: Some(r),
                     });
+                    dequantized_any = true;
+                    continue;
                 }
-                Op::Mx { from, fmt } => {
-                    let k = t.shape[t.shape.len() - 1];
-                    let lead = &t.shape[..t.shape.len() - 1];
-                    let mut bshape = lead.to_vec();
-                    bshape.extend([k / MX_BLOCK, fmt.block_bytes()]);
-                    let mut sshape = lead.to_vec();
-                    sshape.push(k / MX_BLOCK);
-                    let ob = push_out(&mut plan, format!("{}_blocks", t.name), Dtype::U8, bshape);
-                    let os = push_out(&mut plan, format!("{}_scales", t.name), Dtype::U8, sshape);
-                    let r = report(
-                        &mut summary,
-                        from.name(),
-                        fmt.name(),
-                        Action::Quantize,
-                        true,
-                        t.shape.clone(),
-                    );
-                    records.insert(
-                        t.name.clone(),
-                        json!({"format": fmt.name(), "block_size": MX_BLOCK, "scale_rule": opts.scale_rule.name()}),
-                    );
-                    quantized_any = true;
-                    jobs.push(Job {
-                        file: fi,
-                        input: ti,
-                        op,
-                        units: t.elements,
-                        outs: vec![ob, os],
-                        report: r,
-                    });
-                }
-                Op::Nvfp4 { from } => {
-                    let k = t.shape[t.shape.len() - 1];
-                    let lead = &t.shape[..t.shape.len() - 1];
-                    let mut pshape = lead.to_vec();
-                    pshape.push(k / 2);
-                    let mut sshape = lead.to_vec();
-                    sshape.push(k / NVFP4_BLOCK);
-                    let op_ = push_out(&mut plan, t.name.clone(), Dtype::U8, pshape);
-                    let os = push_out(
-                        &mut plan,
-                        format!("{}_scale", t.name),
-                        Dtype::F8_E4M3,
-                        sshape,
-                    );
-                    let o2 = push_out(&mut plan, format!("{}_scale_2", t.name), Dtype::F32, vec![]);
-                    let r = report(
-                        &mut summary,
-                        from.name(),
-                        "nvfp4",
-                        Action::Quantize,
-                        true,
-                        t.shape.clone(),
-                    );
-                    records.insert(
-                        t.name.clone(),
-                        json!({"format": "nvfp4", "block_size": NVFP4_BLOCK}),
-                    );
-                    quantized_any = true;
-                    jobs.push(Job {
-                        file: fi,
-                        input: ti,
-                        op,
-                        units: t.elements,
-                        outs: vec![op_, os, o2],
-                        report: r,
-                    });
-                }
-                _ => unreachable!("planned above"),
             }
-        }
-        // Output names must be unique (NAME_blocks may already exist).
-        let mut seen = BTreeSet::new();
-        for o in &plan.outs {
-            if !seen.insert(o.name.as_str()) {
-                return Err(Error::invalid(
-                    st.path(),
-                    format!(
-                        "the output would hold two tensors named {}",
-                        quoted(&o.name)
-                    ),
-                ));
+            // Not dequantized: the group's tensors are copied below.
+            for &m in &g.all {
+                let mt = &tensors[m];
+                let o = push_out(&mut plan, mt.name.clone(), mt.dtype, mt.shape.clone());
+                part.copied.push(mt.name.clone());
+                jobs.push(copy_job(fi, m, mt, o));
             }
+            if let Some(r) = st.metadata().and_then(|m| m.get(QUANT_KEY)) {
+                if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(r) {
+                    if let Some(v) = m.get(&g.name) {
+                        records.insert(g.name.clone(), v.clone());
+                    }
+                }
+            }
+            continue;
         }
-        // Layout: larger alignments first, then by name (as safetensors' writer).
-        let mut order: Vec<usize> = (0..plan.outs.len()).collect();
-        order.sort_by(|&a, &b| {
-            (Reverse(plan.outs[a].dtype), &plan.outs[a].name)
-                .cmp(&(Reverse(plan.outs[b].dtype), &plan.outs[b].name))
-        });
-        let mut off = 0usize;
-        for &i in &order {
-            plan.outs[i].offset = off;
-            off += plan.outs[i].size;
+        let from = float_dtype(t.dtype);
+        let op = match (from, opts.target) {
+            (Some(from), Target::Float(to)) if selected && from != to => {
+                if storage_bytes(Dtype::try_from(to).expect("checked"), t.elements).is_none() {
+                    part.warnings.push(format!(
+                        "tensor {}: {} elements cannot be packed as {} ({} bits each, whole \
+                         bytes needed); copied unchanged",
+                        quoted(&t.name),
+                        t.elements,
+                        to,
+                        to.bits()
+                    ));
+                    Op::Copy
+                } else if !cast::is_supported(from, to) {
+                    return Err(Error::usage(format!(
+                        "tensor {}: converting {from} to {to} is not supported",
+                        quoted(&t.name)
+                    )));
+                } else {
+                    Op::Cast { from, to }
+                }
+            }
+            (Some(from), Target::Mx(fmt))
+                if selected && t.shape.len() >= 2 && t.shape[t.shape.len() - 1] % MX_BLOCK == 0 =>
+            {
+                Op::Mx { from, fmt }
+            }
+            (Some(from), Target::Nvfp4)
+                if selected
+                    && t.shape.len() >= 2
+                    && t.shape[t.shape.len() - 1] % NVFP4_BLOCK == 0 =>
+            {
+                Op::Nvfp4 { from }
+            }
+            (Some(from), Target::Mx(_) | Target::Nvfp4) if selected => match opts.rest {
+                Some(r)
+                    if r != from
+                        && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements)
+                            .is_some() =>
+                {
+                    Op::Cast { from, to: r }
+                }
+                _ => Op::Copy,
+            },
+            _ => Op::Copy,
+        };
+        // Floating-point matrices a block target leaves unquantized.
+        if from.is_some()
+            && matches!(opts.target, Target::Mx(_) | Target::Nvfp4)
+            && !matches!(op, Op::Mx { .. } | Op::Nvfp4 { .. })
+            && t.shape.len() >= 2
+        {
+            unquantized_modules.insert(module_of(&t.name));
         }
-        plan.data_len = off;
-        let mut meta: BTreeMap<String, String> = st.metadata().cloned().unwrap_or_default();
-        meta.remove(QUANT_KEY);
-        if !records.is_empty() {
-            meta.insert(
-                QUANT_KEY.to_string(),
-                serde_json::to_string(&records).expect("JSON serializes"),
-            );
+        match op {
+            Op::Copy => {
+                let o = push_out(&mut plan, t.name.clone(), t.dtype, t.shape.clone());
+                part.copied.push(t.name.clone());
+                jobs.push(copy_job(fi, ti, t, o));
+            }
+            Op::Cast { from, to } => {
+                let tag = Dtype::try_from(to).expect("checked");
+                let o = push_out(&mut plan, t.name.clone(), tag, t.shape.clone());
+                let r = report(
+                    &mut part,
+                    from.name(),
+                    to.name(),
+                    Action::Convert,
+                    true,
+                    t.shape.clone(),
+                );
+                jobs.push(Job {
+                    file: fi,
+                    input: ti,
+                    op,
+                    units: t.elements,
+                    outs: vec![o],
+                    report: r,
+                });
+            }
+            Op::Mx { from, fmt } => {
+                let k = t.shape[t.shape.len() - 1];
+                let lead = &t.shape[..t.shape.len() - 1];
+                let mut bshape = lead.to_vec();
+                bshape.extend([k / MX_BLOCK, fmt.block_bytes()]);
+                let mut sshape = lead.to_vec();
+                sshape.push(k / MX_BLOCK);
+                let ob = push_out(&mut plan, format!("{}_blocks", t.name), Dtype::U8, bshape);
+                let os = push_out(&mut plan, format!("{}_scales", t.name), Dtype::U8, sshape);
+                let r = report(
+                    &mut part,
+                    from.name(),
+                    fmt.name(),
+                    Action::Quantize,
+                    true,
+                    t.shape.clone(),
+                );
+                records.insert(
+                    t.name.clone(),
+                    json!({"format": fmt.name(), "block_size": MX_BLOCK, "scale_rule": opts.scale_rule.name()}),
+                );
+                quantized_any = true;
+                jobs.push(Job {
+                    file: fi,
+                    input: ti,
+                    op,
+                    units: t.elements,
+                    outs: vec![ob, os],
+                    report: r,
+                });
+            }
+            Op::Nvfp4 { from } => {
+                let k = t.shape[t.shape.len() - 1];
+                let lead = &t.shape[..t.shape.len() - 1];
+                let mut pshape = lead.to_vec();
+                pshape.push(k / 2);
+                let mut sshape = lead.to_vec();
+                sshape.push(k / NVFP4_BLOCK);
+                let op_ = push_out(&mut plan, t.name.clone(), Dtype::U8, pshape);
+                let os = push_out(
+                    &mut plan,
+                    format!("{}_scale", t.name),
+                    Dtype::F8_E4M3,
+                    sshape,
+                );
+                let o2 = push_out(&mut plan, format!("{}_scale_2", t.name), Dtype::F32, vec![]);
+                let r = report(
+                    &mut part,
+                    from.name(),
+                    "nvfp4",
+                    Action::Quantize,
+                    true,
+                    t.shape.clone(),
+                );
+                records.insert(
+                    t.name.clone(),
+                    json!({"format": "nvfp4", "block_size": NVFP4_BLOCK}),
+                );
+                quantized_any = true;
+                jobs.push(Job {
+                    file: fi,
+                    input: ti,
+                    op,
+                    units: t.elements,
+                    outs: vec![op_, os, o2],
+                    report: r,
+                });
+            }
+            _ => unreachable!("planned above"),
         }
-        let infos: Vec<(String, TensorInfo)> = order
-            .iter()
-            .map(|&i| {
-                let o = &plan.outs[i];
-                (
-                    o.name.clone(),
-                    TensorInfo {
-                        dtype: o.dtype,
-                        shape: o.shape.clone(),
-                        data_offsets: (o.offset, o.offset + o.size),
-                    },
-                )
-            })
-            .collect();
-        let metadata = Metadata::new(
-            (!meta.is_empty()).then(|| meta.into_iter().collect()),
-            infos,
-        )
-        .map_err(|e| Error::write(output, format!("building the header of {fname}: {e}")))?;
-        let mut header = serde_json::to_vec(&metadata).expect("JSON serializes");
-        while !header.len().is_multiple_of(8) {
-            header.push(b' ');
-        }
-        let mut h = (header.len() as u64).to_le_bytes().to_vec();
-        h.extend(header);
-        plan.header = h;
-        files.push(plan);
     }
+    // Output names must be unique (NAME_blocks may already exist).
+    let mut seen = BTreeSet::new();
+    for o in &plan.outs {
+        if !seen.insert(o.name.as_str()) {
+            return Err(Error::invalid(
+                st.path(),
+                format!(
+                    "the output would hold two tensors named {}",
+                    quoted(&o.name)
+                ),
+            ));
+        }
+    }
+    // Layout: larger alignments first, then by name (as safetensors' writer).
+    let mut order: Vec<usize> = (0..plan.outs.len()).collect();
+    order.sort_by(|&a, &b| {
+        (Reverse(plan.outs[a].dtype), &plan.outs[a].name)
+            .cmp(&(Reverse(plan.outs[b].dtype), &plan.outs[b].name))
+    });
+    let mut off = 0usize;
+    for &i in &order {
+        plan.outs[i].offset = off;
+        off += plan.outs[i].size;
+    }
+    plan.data_len = off;
+    // The input's metadata in its order, ours last.
+    let mut meta: Vec<(String, String)> = st
+        .metadata_entries()
+        .iter()
+        .filter(|(k, _)| k != QUANT_KEY)
+        .cloned()
+        .collect();
+    if !records.is_empty() {
+        meta.push((
+            QUANT_KEY.to_string(),
+            serde_json::to_string(&records).expect("JSON serializes"),
+        ));
+    }
+    let infos: Vec<(String, TensorInfo)> = order
+        .iter()
+        .map(|&i| {
+            let o = &plan.outs[i];
+            (
+                o.name.clone(),
+                TensorInfo {
+                    dtype: o.dtype,
+                    shape: o.shape.clone(),
+                    data_offsets: (o.offset, o.offset + o.size),
+                },
+            )
+        })
+        .collect();
+    // The safetensors crate checks the layout; the header is written by
+    // `Header`, in a fixed order (its `HashMap` of metadata is not).
+    Metadata::new(
+        (!meta.is_empty()).then(|| meta.iter().cloned().collect()),
+        infos.clone(),
+    )
+    .map_err(|e| Error::invalid(st.path(), format!("building the output header: {e}")))?;
+    let mut header = serde_json::to_vec(&Header {
+        meta: &meta,
+        tensors: &infos,
+    })
+    .expect("JSON serializes");
+    while !header.len().is_multiple_of(8) {
+        header.push(b' ');
+    }
+    let mut h = (header.len() as u64).to_le_bytes().to_vec();
+    h.extend(header);
+    plan.header = h;
+    Ok(Planned {
+        plan,
+        jobs,
+        part,
+        quantized: quantized_any,
+        dequantized: dequantized_any,
+        unquantized: unquantized_modules,
+    })
+}
+
+/// The largest [`Options::threads`]: four per available core.
+pub fn max_threads() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Checks the options that do not depend on the input.
+fn check_options(opts: &Options<'_>) -> Result<(), Error> {
+    if let Target::Float(d) = opts.target {
+        float_target(d)?;
+    }
+    if let Some(r) = opts.rest {
+        float_target(r)?;
+    }
+    let max = max_threads();
+    if opts.threads > max {
+        return Err(Error::usage(format!(
+            "threads={} is more than {max} (four per available core); use 0 for one per core",
+            opts.threads
+        )));
+    }
+    if opts.cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+fn make_pool(opts: &Options<'_>) -> Result<rayon::ThreadPool, Error> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| Error::usage(format!("cannot start {} threads: {e}", opts.threads)))
+}
+
+/// Converts `input` to `output` (see the module documentation).
+///
+/// # Errors
+///
+/// [`Error::Usage`] for an unsupported request or more than
+/// [`max_threads`] threads, [`Error::Invalid`] / [`Error::Read`] for
+/// unusable inputs (all checked before anything is written; a FIFO or
+/// device among them is refused, not opened), [`Error::Read`] also when an
+/// input is truncated while it is read, [`Error::Write`] when writing fails,
+/// [`Error::Cancelled`] when [`Options::cancel`] was set or `progress` asked
+/// to stop. On error nothing is left at `output`.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    opts: &Options<'_>,
+    progress: &dyn Progress,
+) -> Result<Summary, Error> {
+    check_options(opts)?;
+    let src = resolve(input)?;
+    let mut planned = src
+        .shards
+        .iter()
+        .enumerate()
+        .map(|(fi, (fname, st))| plan_file(fi, fname, st, opts))
+        .collect::<Result<Vec<_>, Error>>()?;
 
     // Stage the output.
     let input_paths: Vec<&Path> = src.shards.iter().map(|s| s.1.path()).collect();
@@ -529,25 +632,280 @@ pub fn convert(
         None => Staging::file(output, &input_paths, opts.overwrite)?,
         Some(d) => Staging::dir(output, d, opts.overwrite)?,
     };
+    let out_paths: Vec<PathBuf> = planned
+        .iter()
+        .map(|p| {
+            if src.dir.is_none() {
+                output.to_path_buf()
+            } else {
+                output.join(&p.plan.name)
+            }
+        })
+        .collect();
+    let mut handles = Vec::new();
+    for p in &planned {
+        handles.push(staging.create(&p.plan.name)?.1);
+    }
+    let shards: Vec<&SafetensorsFile> = src.shards.iter().map(|s| &s.1).collect();
+    let pool = make_pool(opts)?;
+    run_files(
+        &shards,
+        &mut planned,
+        &handles,
+        &out_paths,
+        &pool,
+        opts,
+        progress,
+    )?;
+    drop(handles);
+    let mut summary = merge_parts(opts, &mut planned);
+    if let Some(dir) = &src.dir {
+        if opts.cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        model_files(
+            &src,
+            dir,
+            &planned,
+            opts,
+            &|name| staging.path_of(name),
+            output,
+            &mut summary,
+        )?;
+    }
+    if opts.cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    staging.commit(opts.fsync)?;
+    Ok(summary)
+}
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads)
-        .build()
-        .map_err(|e| Error::usage(format!("cannot start {} threads: {e}", opts.threads)))?;
+/// The names of the shards of a model directory or index (a one-element
+/// list of the file name for a single file), in the order [`convert`]
+/// writes them.
+///
+/// # Errors
+///
+/// As the reading half of [`convert`]: every shard's header is validated.
+pub fn shards(input: &Path) -> Result<Vec<String>, Error> {
+    Ok(resolve(input)?.shards.into_iter().map(|s| s.0).collect())
+}
+
+/// Converts one shard of a sharded checkpoint (a model directory or an
+/// index) into `output_dir/SHARD`, for distributing a conversion (one task
+/// per shard, e.g. on Ray): with the same `opts`, the file is byte-identical
+/// to the one [`convert`] writes. The file is written beside its destination
+/// and renamed into place; `output_dir` is created if missing. When every
+/// shard is written, [`finish_shards`] writes the index, `config.json` and
+/// the other files.
+///
+/// Returns the shard's part of the [`Summary`].
+///
+/// # Errors
+///
+/// As [`convert`]; [`Error::Usage`] when `shard` is not one of
+/// [`shards`]`(input)`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::checkpoint::{self, Options, Target};
+/// use mldtypes::dtype::DType;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let model = dir.path().join("model");
+/// # std::fs::create_dir(&model).unwrap();
+/// let x: Vec<u8> = [1.0f32, 0.1].iter().flat_map(|v| v.to_le_bytes()).collect();
+/// let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2], &x).unwrap();
+/// safetensors::serialize_to_file([("w", view)], None, &model.join("a.safetensors")).unwrap();
+///
+/// let opts = Options::new(Target::Float(DType::BFloat16));
+/// let (local, spread) = (dir.path().join("local"), dir.path().join("spread"));
+/// checkpoint::convert(&model, &local, &opts, &()).unwrap();
+/// for shard in checkpoint::shards(&model).unwrap() {
+///     checkpoint::convert_shard(&model, &shard, &spread, &opts, &()).unwrap();
+/// }
+/// checkpoint::finish_shards(&model, &spread, &opts).unwrap();
+/// let read = |d: &std::path::Path| std::fs::read(d.join("a.safetensors")).unwrap();
+/// assert_eq!(read(&local), read(&spread));
+/// ```
+pub fn convert_shard(
+    input: &Path,
+    shard: &str,
+    output_dir: &Path,
+    opts: &Options<'_>,
+    progress: &dyn Progress,
+) -> Result<Summary, Error> {
+    check_options(opts)?;
+    let src = resolve(input)?;
+    if src.dir.is_none() {
+        return Err(Error::usage(format!(
+            "{} is a single file; convert_shard needs a model directory or an index",
+            input.display()
+        )));
+    }
+    let Some(fi) = src.shards.iter().position(|s| s.0 == shard) else {
+        return Err(Error::usage(format!(
+            "{} has no shard {}; its shards: {}",
+            input.display(),
+            quoted(shard),
+            src.shards
+                .iter()
+                .map(|s| s.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    };
+    let (fname, st) = &src.shards[fi];
+    let mut planned = vec![plan_file(0, fname, st, opts)?];
+    std::fs::create_dir_all(output_dir).map_err(|e| Error::write_io(output_dir, e))?;
+    let dest = output_dir.join(fname);
+    let staging = Staging::file(&dest, &[st.path()], opts.overwrite)?;
+    let handles = vec![staging.create(fname)?.1];
+    let pool = make_pool(opts)?;
+    run_files(
+        &[st],
+        &mut planned,
+        &handles,
+        std::slice::from_ref(&dest),
+        &pool,
+        opts,
+        progress,
+    )?;
+    drop(handles);
+    let summary = merge_parts(opts, &mut planned);
+    if opts.cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    staging.commit(opts.fsync)?;
+    Ok(summary)
+}
+
+/// Completes a conversion done shard by shard with [`convert_shard`]: checks
+/// that every shard of `output_dir` is the one the plan for `opts` expects
+/// (its header byte for byte, its size), then writes the index,
+/// `config.json` and copies of the model directory's other files, as
+/// [`convert`] does (the index last, so its presence means the model is
+/// complete).
+///
+/// Returns the [`Summary`] without tensors: `files`, `copied_files`.
+///
+/// # Errors
+///
+/// As [`convert`]; [`Error::Invalid`] naming a shard of `output_dir` that is
+/// missing or was written with other options.
+pub fn finish_shards(
+    input: &Path,
+    output_dir: &Path,
+    opts: &Options<'_>,
+) -> Result<Summary, Error> {
+    check_options(opts)?;
+    let src = resolve(input)?;
+    let Some(dir) = &src.dir else {
+        return Err(Error::usage(format!(
+            "{} is a single file; finish_shards needs a model directory or an index",
+            input.display()
+        )));
+    };
+    let planned = src
+        .shards
+        .iter()
+        .enumerate()
+        .map(|(fi, (fname, st))| plan_file(fi, fname, st, opts))
+        .collect::<Result<Vec<_>, Error>>()?;
+    for p in &planned {
+        let path = output_dir.join(&p.plan.name);
+        let want = (p.plan.header.len() + p.plan.data_len) as u64;
+        let f = super::reader::open_regular(&path)?;
+        let len = f.metadata().map_err(|e| Error::read(&path, e))?.len();
+        let mut head = vec![0u8; p.plan.header.len()];
+        let same = len == want && read_exact_at(&f, &mut head, 0).is_ok() && head == p.plan.header;
+        if !same {
+            return Err(Error::invalid(
+                &path,
+                "is not the shard convert_shard writes with these options (a different target, \
+                 selection or input, or an unfinished write)",
+            ));
+        }
+    }
+    let mut summary = Summary {
+        target: opts.target.name().to_string(),
+        ..Summary::default()
+    };
+    let stage = tempfile::Builder::new()
+        .prefix(".finish.")
+        .suffix(super::output::PARTIAL_SUFFIX)
+        .tempdir_in(output_dir)
+        .map_err(|e| Error::write_io(output_dir, e))?;
+    model_files(
+        &src,
+        dir,
+        &planned,
+        opts,
+        &|name| stage.path().join(name),
+        output_dir,
+        &mut summary,
+    )?;
+    // Into place: the other files first, the index last.
+    let index = src.index.as_ref().map(|i| i.0.clone());
+    let mut names: Vec<String> = summary.copied_files.clone();
+    names.extend(index);
+    for name in &names {
+        let to = output_dir.join(name);
+        if let Ok(m) = std::fs::symlink_metadata(&to) {
+            if !opts.overwrite || m.is_dir() {
+                return Err(Error::usage(format!(
+                    "{} exists; pass --overwrite (Python overwrite=True) to replace it",
+                    to.display()
+                )));
+            }
+        }
+        std::fs::rename(stage.path().join(name), &to).map_err(|e| Error::write_io(&to, e))?;
+    }
+    summary.files = planned.iter().map(|p| p.plan.name.clone()).collect();
+    Ok(summary)
+}
+
+/// Writes the headers and runs the jobs of `planned` (file `i` is
+/// `shards[i]` → `handles[i]`, named `out_paths[i]` in messages), merging
+/// each job's statistics into its file's summary part.
+fn run_files(
+    shards: &[&SafetensorsFile],
+    planned: &mut [Planned],
+    handles: &[File],
+    out_paths: &[PathBuf],
+    pool: &rayon::ThreadPool,
+    opts: &Options<'_>,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    for (i, p) in planned.iter_mut().enumerate() {
+        let f = &p.plan;
+        let werr = |e: std::io::Error| Error::write_io(&out_paths[i], e);
+        handles[i]
+            .set_len((f.header.len() + f.data_len) as u64)
+            .map_err(werr)?;
+        write_at(&handles[i], &f.header, 0).map_err(werr)?;
+        p.part.bytes_written += (f.header.len() + f.data_len) as u64;
+    }
+    let jobs: Vec<&Job> = planned.iter().flat_map(|p| &p.jobs).collect();
+    let cancel = &opts.cancel;
 
     // NVFP4 tensor scales: the amax of each tensor's finite values.
     let s2s: Vec<f32> = pool.install(|| {
         jobs.par_iter()
             .map(|j| match j.op {
                 Op::Nvfp4 { from } => {
-                    let st = &src.shards[j.file].1;
+                    let st = shards[j.file];
                     let t = &st.tensors()[j.input];
                     let amax = (0..j.units.div_ceil(CHUNK))
                         .into_par_iter()
                         .map(|c| {
+                            if cancel.is_cancelled() {
+                                return Err(Error::Cancelled);
+                            }
                             let (s, e) = (c * CHUNK, ((c + 1) * CHUNK).min(j.units));
-                            let v = decode_f64(st.data(t, sb(from, s), sb(from, e)), from, e - s)?;
-                            st.release(t, sb(from, s), sb(from, e));
+                            let mut buf = Vec::new();
+                            let src = st.read(t, sb(from, s), sb(from, e), &mut buf)?;
+                            let v = decode_f64(src, from, e - s)?;
                             Ok(v.iter()
                                 .filter(|x| x.is_finite())
                                 .fold(0f64, |m, x| m.max(x.abs())))
@@ -559,25 +917,6 @@ pub fn convert(
             })
             .collect::<Result<Vec<f32>, Error>>()
     })?;
-
-    let out_path = |name: &str| {
-        if src.dir.is_none() {
-            output.to_path_buf()
-        } else {
-            output.join(name)
-        }
-    };
-    // Open the output files and write their headers.
-    let mut handles: Vec<File> = Vec::new();
-    for f in &files {
-        let (_, h) = staging.create(&f.name)?;
-        let werr = |e: std::io::Error| Error::write(&out_path(&f.name), e.to_string());
-        h.set_len((f.header.len() + f.data_len) as u64)
-            .map_err(werr)?;
-        write_at(&h, &f.header, 0).map_err(werr)?;
-        summary.bytes_written += (f.header.len() + f.data_len) as u64;
-        handles.push(h);
-    }
 
     // The chunks.
     let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
@@ -599,7 +938,7 @@ pub fn convert(
         }
     }
     let in_bytes = |j: &Job, s: usize, e: usize| -> u64 {
-        let t = &src.shards[j.file].1.tensors()[j.input];
+        let t = &shards[j.file].tensors()[j.input];
         match j.op {
             Op::Copy => (e - s) as u64,
             _ => {
@@ -613,35 +952,39 @@ pub fn convert(
         }
     };
     let total_in: u64 = jobs.iter().map(|j| in_bytes(j, 0, j.units)).sum();
-    summary.bytes_read = total_in;
+    let reads: Vec<u64> = planned
+        .iter()
+        .map(|p| p.jobs.iter().map(|j| in_bytes(j, 0, j.units)).sum())
+        .collect();
     progress.start(total_in);
-    let cancelled = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
     let run = || -> Result<Vec<(usize, Stats)>, Error> {
         chunks
             .par_iter()
             .with_max_len(1)
             .map(|&(ji, s, e)| {
-                if cancelled.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
                     return Err(Error::Cancelled);
                 }
-                let j = &jobs[ji];
-                let plan = &files[j.file];
+                let j = jobs[ji];
+                let plan = &planned[j.file].plan;
                 let data_start = plan.header.len();
                 let offs: Vec<usize> = j
                     .outs
                     .iter()
                     .map(|&o| data_start + plan.outs[o].offset)
                     .collect();
-                let st = &src.shards[j.file].1;
+                let st = shards[j.file];
                 let stats = run_chunk(j, st, &handles[j.file], &offs, s, e, opts, s2s[ji])
                     .map_err(|e| match e {
-                        Error::Write { message, .. } => {
-                            Error::write(&out_path(&plan.name), message)
-                        }
+                        Error::Write { source, .. } => Error::Write {
+                            path: out_paths[j.file].clone(),
+                            source,
+                        },
                         e => e,
                     })?;
                 if !progress.advance(in_bytes(j, s, e)) {
-                    cancelled.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
                     return Err(Error::Cancelled);
                 }
                 Ok((ji, stats))
@@ -651,12 +994,35 @@ pub fn convert(
     let results = pool.install(run);
     progress.finish();
     let results = results?;
+    let owner: Vec<(usize, Option<usize>)> = jobs.iter().map(|j| (j.file, j.report)).collect();
+    for (p, r) in planned.iter_mut().zip(reads) {
+        p.part.bytes_read = r;
+    }
     for (ji, s) in results {
-        if let Some(r) = jobs[ji].report {
-            if let Some(st) = summary.tensors[r].stats.as_mut() {
+        if let (f, Some(r)) = owner[ji] {
+            if let Some(st) = planned[f].part.tensors[r].stats.as_mut() {
                 st.merge(&s);
             }
         }
+    }
+    Ok(())
+}
+
+/// The summary of `planned`'s parts in file order: totals, and a warning per
+/// tensor with values overflowing to inf / NaN.
+fn merge_parts(opts: &Options<'_>, planned: &mut [Planned]) -> Summary {
+    let mut summary = Summary {
+        target: opts.target.name().to_string(),
+        ..Summary::default()
+    };
+    for p in planned.iter_mut() {
+        let part = std::mem::take(&mut p.part);
+        summary.files.push(p.plan.name.clone());
+        summary.tensors.extend(part.tensors);
+        summary.copied.extend(part.copied);
+        summary.warnings.extend(part.warnings);
+        summary.bytes_read += part.bytes_read;
+        summary.bytes_written += part.bytes_written;
     }
     for r in &summary.tensors {
         if let Some(s) = &r.stats {
@@ -672,48 +1038,65 @@ pub fn convert(
             }
         }
     }
-    drop(handles);
+    summary
+}
 
-    // The index, config.json and the other files.
-    if let Some(dir) = &src.dir {
-        if let Some((iname, json)) = &src.index {
-            let mut json = json.clone();
-            let mut wm = serde_json::Map::new();
-            for f in &files {
-                for o in &f.outs {
-                    wm.insert(o.name.clone(), json!(f.name));
-                }
+/// Writes the index, `config.json` and the other files of model directory
+/// `dir` for the output files `planned`, each at `staged(name)` (`output`
+/// names the destination in messages).
+fn model_files(
+    src: &super::source::Source,
+    dir: &Path,
+    planned: &[Planned],
+    opts: &Options<'_>,
+    staged: &dyn Fn(&str) -> PathBuf,
+    output: &Path,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    if let Some((iname, json)) = &src.index {
+        let mut json = json.clone();
+        // The weight map sorted by tensor name; the index's other keys keep
+        // their order.
+        let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+        for p in planned {
+            for o in &p.plan.outs {
+                names.insert(&o.name, &p.plan.name);
             }
-            let total: usize = files.iter().map(|f| f.data_len).sum();
-            json["weight_map"] = serde_json::Value::Object(wm);
-            if !json.get("metadata").is_some_and(|m| m.is_object()) {
-                json["metadata"] = json!({});
-            }
-            json["metadata"]["total_size"] = json!(total);
-            write_json(&staging, iname, &json, output)?;
         }
-        for name in &src.others {
-            if name == "config.json" {
-                if let Some(c) = updated_config(
-                    &dir.join(name),
-                    opts,
-                    quantized_any,
-                    dequantized_any,
-                    &unquantized_modules,
-                ) {
-                    write_json(&staging, name, &c, output)?;
-                    summary.copied_files.push(name.clone());
-                    continue;
-                }
-            }
-            copy_tree(&dir.join(name), &staging.path_of(name))
-                .map_err(|e| Error::write(&output.join(name), format!("copying {name}: {e}")))?;
-            summary.copied_files.push(name.clone());
-        }
+        let wm = names
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Json::Scalar(json!(v))))
+            .collect();
+        let total: usize = planned.iter().map(|p| p.plan.data_len).sum();
+        json.set("weight_map", Json::Object(wm));
+        json.object_at("metadata")
+            .set("total_size", Json::Scalar(json!(total)));
+        write_json(&staged(iname), &json, &output.join(iname))?;
     }
-    summary.files = files.iter().map(|f| f.name.clone()).collect();
-    staging.commit(opts.fsync)?;
-    Ok(summary)
+    let quantized = planned.iter().any(|p| p.quantized);
+    let dequantized = planned.iter().any(|p| p.dequantized);
+    let unquantized: BTreeSet<String> = planned
+        .iter()
+        .flat_map(|p| p.unquantized.iter().cloned())
+        .collect();
+    for name in &src.others {
+        if opts.cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if name == "config.json" {
+            if let Some(c) =
+                updated_config(&dir.join(name), opts, quantized, dequantized, &unquantized)
+            {
+                write_json(&staged(name), &c, &output.join(name))?;
+                summary.copied_files.push(name.clone());
+                continue;
+            }
+        }
+        copy_tree(&dir.join(name), &staged(name))
+            .map_err(|e| Error::write_io(&output.join(name), e))?;
+        summary.copied_files.push(name.clone());
+    }
+    Ok(())
 }
 
 fn copy_job(file: usize, input: usize, t: &TensorEntry, out: usize) -> Job {
@@ -732,41 +1115,39 @@ fn module_of(name: &str) -> String {
     name.strip_suffix(".weight").unwrap_or(name).to_string()
 }
 
-fn write_json(
-    staging: &Staging,
-    name: &str,
-    v: &serde_json::Value,
-    output: &Path,
-) -> Result<(), Error> {
+fn write_json(path: &Path, v: &Json, dest: &Path) -> Result<(), Error> {
     let mut text = serde_json::to_string_pretty(v).expect("JSON serializes");
     text.push('\n');
-    std::fs::write(staging.path_of(name), text)
-        .map_err(|e| Error::write(&output.join(name), e.to_string()))
+    std::fs::write(path, text).map_err(|e| Error::write_io(dest, e))
 }
 
-/// `config.json` with `torch_dtype` and `quantization_config` updated, or
-/// `None` to copy it unchanged (not a JSON object).
+/// `config.json` with `torch_dtype` and `quantization_config` updated (its
+/// keys in their order, new ones last), or `None` to copy it unchanged (not
+/// a JSON object).
 fn updated_config(
     path: &Path,
     opts: &Options<'_>,
     quantized: bool,
     dequantized: bool,
     unquantized: &BTreeSet<String>,
-) -> Option<serde_json::Value> {
+) -> Option<Json> {
     let text = std::fs::read_to_string(path).ok()?;
-    let mut c: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let obj = c.as_object_mut()?;
+    let mut c: Json = serde_json::from_str(&text).ok()?;
+    if !matches!(c, Json::Object(_)) {
+        return None;
+    }
+    let obj = &mut c;
     let not: Vec<&String> = unquantized.iter().collect();
     match opts.target {
         Target::Float(d) => {
-            obj.insert("torch_dtype".into(), json!(d.name()));
+            obj.set("torch_dtype", Json::Scalar(json!(d.name())));
             if dequantized {
                 obj.remove("quantization_config");
             }
         }
         Target::Mx(fmt) if quantized => {
             if let Some(r) = opts.rest {
-                obj.insert("torch_dtype".into(), json!(r.name()));
+                obj.set("torch_dtype", Json::Scalar(json!(r.name())));
             }
             let q = if fmt == MxFormat::Fp4 {
                 json!({"quant_method": "mxfp4", "modules_to_not_convert": not})
@@ -779,20 +1160,20 @@ fn updated_config(
                     "modules_to_not_convert": not,
                 })
             };
-            obj.insert("quantization_config".into(), q);
+            obj.set("quantization_config", Json::from_value(q));
         }
         Target::Nvfp4 if quantized => {
             if let Some(r) = opts.rest {
-                obj.insert("torch_dtype".into(), json!(r.name()));
+                obj.set("torch_dtype", Json::Scalar(json!(r.name())));
             }
-            obj.insert(
-                "quantization_config".into(),
-                json!({
+            obj.set(
+                "quantization_config",
+                Json::from_value(json!({
                     "quant_method": "modelopt",
                     "quant_algo": "NVFP4",
                     "group_size": NVFP4_BLOCK,
                     "exclude_modules": not,
-                }),
+                })),
             );
         }
         _ => {}
@@ -831,18 +1212,23 @@ fn run_chunk(
     s2: f32,
 ) -> Result<Stats, Error> {
     let t = &st.tensors()[j.input];
-    let werr = |e: std::io::Error| Error::write(st.path(), e.to_string());
+    let werr = |e: std::io::Error| Error::write_io(st.path(), e);
+    let mut inbuf = Vec::new();
     let n = e - s;
     let mut stats = Stats::default();
     match j.op {
         Op::Copy => {
-            write_at(out, st.data(t, s, e), (offs[0] + s) as u64).map_err(werr)?;
-            st.release(t, s, e);
+            INBUF.with(|b| -> Result<(), Error> {
+                let mut b = b.borrow_mut();
+                let src = st.read(t, s, e, &mut b)?;
+                write_at(out, src, (offs[0] + s) as u64).map_err(werr)
+            })?;
         }
         Op::Cast { from, to } => {
             let (ib, ie) = (sb(from, s), sb(from, e));
-            let src = st.data(t, ib, ie);
             SCRATCH.with(|sc| -> Result<(), Error> {
+                let mut inb = INBUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+                let src = st.read(t, ib, ie, &mut inb)?;
                 let mut sc = sc.borrow_mut();
                 let [a, b, c] = &mut *sc;
                 let dst = grow(a, sb(to, n));
@@ -861,9 +1247,9 @@ fn run_chunk(
                 };
                 let ys: &[f32] = bytemuck::cast_slice(&*ys);
                 stats.add_cast(xs, ys, &OverflowLimit::of(to));
+                INBUF.with(|b| *b.borrow_mut() = inb);
                 Ok(())
             })?;
-            st.release(t, ib, ie);
         }
         Op::Mx { from, fmt } => {
             let (ib, ie) = (sb(from, s), sb(from, e));
@@ -871,14 +1257,14 @@ fn run_chunk(
             let mut blocks = vec![0u8; nb * fmt.block_bytes()];
             let mut scales = vec![0u8; nb];
             let (x, counts) = if from == DType::Float64 {
-                let x = decode_f64(st.data(t, ib, ie), from, n)?;
+                let x = decode_f64(st.read(t, ib, ie, &mut inbuf)?, from, n)?;
                 let c = mx::quantize(&x, fmt, opts.scale_rule, &mut blocks, &mut scales);
                 (x, c)
             } else {
                 // Every narrower float is exact in float32: the vectorized path.
                 let mut x32 = vec![0f32; n];
                 cast_storage(
-                    st.data(t, ib, ie),
+                    st.read(t, ib, ie, &mut inbuf)?,
                     from,
                     bytemuck::cast_slice_mut(&mut x32),
                     DType::Float32,
@@ -900,11 +1286,10 @@ fn run_chunk(
                 .map_err(|e| Error::usage(e.to_string()))?;
             stats.add_exact(&x, &y);
             stats.clipped += counts.clipped;
-            st.release(t, ib, ie);
         }
         Op::Nvfp4 { from } => {
             let (ib, ie) = (sb(from, s), sb(from, e));
-            let x = decode_f64(st.data(t, ib, ie), from, n)?;
+            let x = decode_f64(st.read(t, ib, ie, &mut inbuf)?, from, n)?;
             let mut packed = vec![0u8; n / 2];
             let mut scales = vec![0u8; n / NVFP4_BLOCK];
             let clipped = mx::nvfp4_quantize(&x, s2, &mut packed, &mut scales)
@@ -919,34 +1304,35 @@ fn run_chunk(
                 .map_err(|e| Error::usage(e.to_string()))?;
             stats.add_exact(&x, &y);
             stats.clipped += clipped;
-            st.release(t, ib, ie);
         }
         Op::MxDequant { fmt, scales, to } => {
             let bb = fmt.block_bytes();
             let (b0, b1) = (s / MX_BLOCK * bb, e / MX_BLOCK * bb);
-            let blocks = st.data(t, b0, b1);
+            let mut bbuf = Vec::new();
+            let blocks = st.read(t, b0, b1, &mut bbuf)?;
             let sc_t = &st.tensors()[scales];
-            let sc = st.data(sc_t, s / MX_BLOCK, e / MX_BLOCK);
+            let sc = st.read(sc_t, s / MX_BLOCK, e / MX_BLOCK, &mut inbuf)?;
             let mut y = vec![0f64; n];
             mx::dequantize_f64(blocks, sc, fmt, &mut y).map_err(|e| Error::usage(e.to_string()))?;
             let mut dst = vec![0u8; sb(to, n)];
             encode_values(&y, to, opts.overflow, &mut dst);
             write_at(out, &dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
-            st.release(t, b0, b1);
         }
         Op::Nvfp4Dequant { scale, scale2, to } => {
-            let packed = st.data(t, s / 2, e / 2);
+            let mut pbuf = Vec::new();
+            let packed = st.read(t, s / 2, e / 2, &mut pbuf)?;
             let sc_t = &st.tensors()[scale];
-            let sc = st.data(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK);
+            let sc = st.read(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK, &mut inbuf)?;
             let s2_t = &st.tensors()[scale2];
-            let s2 = f32::from_le_bytes(st.tensor_data(s2_t).try_into().expect("checked: 4 bytes"));
+            let mut s2buf = Vec::new();
+            let s2b = st.read(s2_t, 0, 4, &mut s2buf)?;
+            let s2 = f32::from_le_bytes(s2b.try_into().expect("checked: 4 bytes"));
             let mut y = vec![0f64; n];
             mx::nvfp4_dequantize_f64(packed, sc, s2, &mut y)
                 .map_err(|e| Error::usage(e.to_string()))?;
             let mut dst = vec![0u8; sb(to, n)];
             encode_values(&y, to, opts.overflow, &mut dst);
             write_at(out, &dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
-            st.release(t, s / 2, e / 2);
         }
     }
     Ok(stats)

@@ -6,7 +6,7 @@ use safetensors::Dtype;
 
 use super::reader::{SafetensorsFile, TensorEntry};
 use super::source::resolve;
-use super::Error;
+use super::{Cancel, Error};
 use crate::cast;
 use crate::dtype::DType;
 use crate::format::Overflow;
@@ -62,6 +62,33 @@ pub struct InspectRow {
 /// assert_eq!((s.min, s.max, s.mean, s.nan_count), (-2.0, 1.0, -0.5, 1));
 /// ```
 pub fn inspect(path: &Path) -> Result<Vec<InspectRow>, Error> {
+    inspect_with(path, &Cancel::new())
+}
+
+/// [`inspect`], stopping with [`Error::Cancelled`] between chunks once
+/// `cancel` is set.
+///
+/// # Errors
+///
+/// As [`inspect`], and [`Error::Cancelled`].
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("m.safetensors");
+/// # let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &[0u8; 4]).unwrap();
+/// # safetensors::serialize_to_file([("w", view)], None, &path).unwrap();
+/// use mldtypes::checkpoint::{inspect_with, Cancel, Error};
+/// let stop = Cancel::new();
+/// assert_eq!(inspect_with(&path, &stop).unwrap().len(), 1);
+/// stop.cancel();
+/// assert!(matches!(inspect_with(&path, &stop), Err(Error::Cancelled)));
+/// ```
+pub fn inspect_with(path: &Path, cancel: &Cancel) -> Result<Vec<InspectRow>, Error> {
+    if cancel.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
     let src = resolve(path)?;
     let mut rows = Vec::new();
     for (fname, st) in &src.shards {
@@ -71,14 +98,18 @@ pub fn inspect(path: &Path) -> Result<Vec<InspectRow>, Error> {
                 name: t.name.clone(),
                 dtype: t.dtype.to_string(),
                 shape: t.shape.clone(),
-                summary: summarize(st, t)?,
+                summary: summarize(st, t, cancel)?,
             });
         }
     }
     Ok(rows)
 }
 
-fn summarize(st: &SafetensorsFile, t: &TensorEntry) -> Result<Option<ValueSummary>, Error> {
+fn summarize(
+    st: &SafetensorsFile,
+    t: &TensorEntry,
+    cancel: &Cancel,
+) -> Result<Option<ValueSummary>, Error> {
     let Ok(d) = DType::try_from(t.dtype) else {
         return Ok(None);
     };
@@ -89,13 +120,17 @@ fn summarize(st: &SafetensorsFile, t: &TensorEntry) -> Result<Option<ValueSummar
         (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0u64, 0u64);
     let mut buf = vec![0f64; CHUNK.min(t.elements)];
     let mut s = 0;
+    let mut inbuf = Vec::new();
     while s < t.elements {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
         let e = (s + CHUNK).min(t.elements);
         let (b0, b1) = (
             super::storage_bytes(t.dtype, s).expect("validated"),
             super::storage_bytes(t.dtype, e).expect("validated"),
         );
-        let src = st.data(t, b0, b1);
+        let src = st.read(t, b0, b1, &mut inbuf)?;
         let out = &mut buf[..e - s];
         decode(src, d, out)?;
         for &v in out.iter() {
@@ -108,7 +143,6 @@ fn summarize(st: &SafetensorsFile, t: &TensorEntry) -> Result<Option<ValueSummar
                 n += 1;
             }
         }
-        st.release(t, b0, b1);
         s = e;
     }
     Ok(Some(ValueSummary {

@@ -66,6 +66,7 @@
 
 mod engine;
 mod inspect;
+mod ordered;
 mod output;
 mod reader;
 mod source;
@@ -73,9 +74,11 @@ mod stats;
 mod tags;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-pub use engine::convert;
-pub use inspect::{inspect, InspectRow, ValueSummary};
+pub use engine::{convert, convert_shard, finish_shards, max_threads, shards};
+pub use inspect::{inspect, inspect_with, InspectRow, ValueSummary};
 pub use output::PARTIAL_SUFFIX;
 pub use reader::{SafetensorsFile, TensorEntry, MAX_HEADER};
 pub use stats::Stats;
@@ -111,10 +114,13 @@ pub enum Error {
     Write {
         /// The destination.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// What went wrong: the operating system's error (with its errno),
+        /// or [`std::io::ErrorKind::Other`] with a message for refusals
+        /// (replacing a symlink or a device).
+        source: std::io::Error,
     },
-    /// [`Progress::advance`] asked to stop.
+    /// [`Options::cancel`] was set or [`Progress::advance`] asked to stop
+    /// (nothing is left behind).
     Cancelled,
 }
 
@@ -134,10 +140,10 @@ impl Error {
             source: e,
         }
     }
-    pub(crate) fn write(p: &Path, m: impl Into<String>) -> Error {
+    pub(crate) fn write_io(p: &Path, e: std::io::Error) -> Error {
         Error::Write {
             path: p.to_path_buf(),
-            message: m.into(),
+            source: e,
         }
     }
 }
@@ -148,8 +154,8 @@ impl std::fmt::Display for Error {
             Error::Usage(m) => f.write_str(m),
             Error::Invalid { path, message } => write!(f, "{}: {message}", path.display()),
             Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            Error::Write { path, message } => {
-                write!(f, "cannot write {}: {message}", path.display())
+            Error::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
             }
             Error::Cancelled => f.write_str("cancelled"),
         }
@@ -159,7 +165,7 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Read { source, .. } => Some(source),
+            Error::Read { source, .. } | Error::Write { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -253,17 +259,65 @@ pub struct Options<'a> {
     /// Converts only the tensors for which this returns true (by name);
     /// others are copied.
     pub select: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
-    /// Worker threads (0: one per core).
+    /// Worker threads (0: one per core; at most [`max_threads`], four per
+    /// available core).
     pub threads: usize,
     /// `fsync` the output before renaming it into place.
     pub fsync: bool,
     /// Allow the output to replace the input or a non-empty directory.
     pub overwrite: bool,
+    /// Set from any thread (a signal handler's flag, a Python thread) to
+    /// stop the conversion: workers check it between chunks, and the run
+    /// ends with [`Error::Cancelled`], its temporary output removed.
+    pub cancel: Cancel,
+}
+
+/// A cancellation flag shared between the caller and the workers of
+/// [`convert`] / [`inspect_with`]; clones share the flag.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::checkpoint::{self, Cancel, Error, Options, Target};
+/// use mldtypes::dtype::DType;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let input = dir.path().join("in.safetensors");
+/// # let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &[0u8; 4]).unwrap();
+/// # safetensors::serialize_to_file([("w", view)], None, &input).unwrap();
+/// let mut opts = Options::new(Target::Float(DType::BFloat16));
+/// let stop = opts.cancel.clone();
+/// stop.cancel(); // e.g. from a signal handler's thread
+/// let out = dir.path().join("out.safetensors");
+/// let e = checkpoint::convert(&input, &out, &opts, &()).unwrap_err();
+/// assert!(matches!(e, Error::Cancelled));
+/// assert!(!out.exists());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A new, unset flag.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+    /// Wraps an existing flag (`signal_hook::flag::register` sets one).
+    pub fn from_flag(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel(flag)
+    }
+    /// Asks the operation to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// Whether stopping was asked.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl<'a> Options<'a> {
     /// Defaults: non-saturating, floor scale rule, nothing else converted,
-    /// every tensor selected, all cores, no fsync, no overwrite.
+    /// every tensor selected, all cores, no fsync, no overwrite, a fresh
+    /// cancellation flag.
     pub fn new(target: Target) -> Options<'a> {
         Options {
             target,
@@ -274,6 +328,7 @@ impl<'a> Options<'a> {
             threads: 0,
             fsync: false,
             overwrite: false,
+            cancel: Cancel::new(),
         }
     }
 }

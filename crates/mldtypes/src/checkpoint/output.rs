@@ -69,13 +69,51 @@ fn kind_of(m: &fs::Metadata) -> &'static str {
     }
 }
 
+/// The tempfile crate wraps OS errors to add the path, which hides their
+/// errno; this gives it back (from the error kind) so callers (Python's
+/// OSError subclasses) see it.
+fn with_errno(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    #[cfg(unix)]
+    {
+        use std::io::ErrorKind as K;
+        let errno = match e.kind() {
+            K::NotFound => libc::ENOENT,
+            K::PermissionDenied => libc::EACCES,
+            K::AlreadyExists => libc::EEXIST,
+            K::NotADirectory => libc::ENOTDIR,
+            K::IsADirectory => libc::EISDIR,
+            K::ReadOnlyFilesystem => libc::EROFS,
+            K::StorageFull => libc::ENOSPC,
+            K::QuotaExceeded => libc::EDQUOT,
+            K::FileTooLarge => libc::EFBIG,
+            K::InvalidFilename => libc::ENAMETOOLONG,
+            _ => return e,
+        };
+        std::io::Error::from_raw_os_error(errno)
+    }
+    #[cfg(not(unix))]
+    e
+}
+
+/// A destination that exists and is not replaced (a symlink, a device, …):
+/// `AlreadyExists`, which Python raises as FileExistsError.
+fn refuse(dest: &Path, m: String) -> Error {
+    Error::write_io(
+        dest,
+        std::io::Error::new(std::io::ErrorKind::AlreadyExists, m),
+    )
+}
+
 impl Staging {
     /// Stages a single-file output. `inputs` are the files read (the
     /// destination may be one of them only with `overwrite`).
     pub fn file(dest: &Path, inputs: &[&Path], overwrite: bool) -> Result<Staging, Error> {
         if let Ok(m) = fs::symlink_metadata(dest) {
             if !m.file_type().is_file() {
-                return Err(Error::write(
+                return Err(refuse(
                     dest,
                     format!("is {}; refusing to replace it", kind_of(&m)),
                 ));
@@ -100,7 +138,7 @@ impl Staging {
         }
         let tmp = b
             .tempfile_in(parent_of(dest))
-            .map_err(|e| Error::write(dest, e.to_string()))?;
+            .map_err(|e| Error::write_io(dest, with_errno(e)))?;
         Ok(Staging::File {
             tmp,
             dest: dest.to_path_buf(),
@@ -111,7 +149,7 @@ impl Staging {
     pub fn dir(dest: &Path, input_dir: &Path, overwrite: bool) -> Result<Staging, Error> {
         if let Ok(m) = fs::symlink_metadata(dest) {
             if !m.file_type().is_dir() {
-                return Err(Error::write(
+                return Err(refuse(
                     dest,
                     format!(
                         "is {}, not a directory; refusing to replace it",
@@ -143,7 +181,7 @@ impl Staging {
         }
         let tmp = b
             .tempdir_in(parent_of(dest))
-            .map_err(|e| Error::write(dest, e.to_string()))?;
+            .map_err(|e| Error::write_io(dest, with_errno(e)))?;
         Ok(Staging::Dir {
             tmp,
             dest: dest.to_path_buf(),
@@ -155,9 +193,7 @@ impl Staging {
     pub fn create(&self, name: &str) -> Result<(PathBuf, fs::File), Error> {
         match self {
             Staging::File { tmp, dest } => {
-                let f = tmp
-                    .reopen()
-                    .map_err(|e| Error::write(dest, e.to_string()))?;
+                let f = tmp.reopen().map_err(|e| Error::write_io(dest, e))?;
                 Ok((tmp.path().to_path_buf(), f))
             }
             Staging::Dir { tmp, dest } => {
@@ -167,7 +203,7 @@ impl Staging {
                     .write(true)
                     .create_new(true)
                     .open(&p)
-                    .map_err(|e| Error::write(&dest.join(name), e.to_string()))?;
+                    .map_err(|e| Error::write_io(&dest.join(name), e))?;
                 Ok((p, f))
             }
         }
@@ -185,33 +221,30 @@ impl Staging {
     pub fn commit(self, fsync: bool) -> Result<(), Error> {
         match self {
             Staging::File { tmp, dest } => {
-                let err = |m: String| Error::write(&dest, m);
+                let err = |e: std::io::Error| Error::write_io(&dest, e);
                 if let Ok(m) = fs::metadata(&dest) {
                     // Replacing a file keeps its permissions.
-                    fs::set_permissions(tmp.path(), m.permissions())
-                        .map_err(|e| err(e.to_string()))?;
+                    fs::set_permissions(tmp.path(), m.permissions()).map_err(err)?;
                 }
                 if fsync {
-                    tmp.as_file().sync_all().map_err(|e| err(e.to_string()))?;
+                    tmp.as_file().sync_all().map_err(err)?;
                 }
-                tmp.persist(&dest).map_err(|e| err(e.error.to_string()))?;
+                tmp.persist(&dest).map_err(|e| err(e.error))?;
                 if fsync {
-                    sync_dir(parent_of(&dest)).map_err(|e| err(e.to_string()))?;
+                    sync_dir(parent_of(&dest)).map_err(err)?;
                 }
                 Ok(())
             }
             Staging::Dir { tmp, dest } => {
-                let err = |m: String| Error::write(&dest, m);
+                let err = |e: std::io::Error| Error::write_io(&dest, e);
                 if fsync {
-                    for e in fs::read_dir(tmp.path()).map_err(|e| err(e.to_string()))? {
-                        let p = e.map_err(|e| err(e.to_string()))?.path();
+                    for e in fs::read_dir(tmp.path()).map_err(err)? {
+                        let p = e.map_err(err)?.path();
                         if p.is_file() {
-                            fs::File::open(&p)
-                                .and_then(|f| f.sync_all())
-                                .map_err(|e| err(e.to_string()))?;
+                            fs::File::open(&p).and_then(|f| f.sync_all()).map_err(err)?;
                         }
                     }
-                    sync_dir(tmp.path()).map_err(|e| err(e.to_string()))?;
+                    sync_dir(tmp.path()).map_err(err)?;
                 }
                 let exists = fs::symlink_metadata(&dest).is_ok();
                 let empty = fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
@@ -222,21 +255,21 @@ impl Staging {
                         .prefix(&prefix_of(&dest))
                         .suffix(".mldtypes-old")
                         .tempdir_in(parent_of(&dest))
-                        .map_err(|e| err(e.to_string()))?;
+                        .map_err(err)?;
                     let old_path = old.path().join("old");
-                    fs::rename(&dest, &old_path).map_err(|e| err(e.to_string()))?;
+                    fs::rename(&dest, &old_path).map_err(err)?;
                     if let Err(e) = fs::rename(tmp.path(), &dest) {
                         let _ = fs::rename(&old_path, &dest);
-                        return Err(err(e.to_string()));
+                        return Err(err(e));
                     }
                     let _ = tmp.keep();
                     drop(old);
                 } else {
-                    fs::rename(tmp.path(), &dest).map_err(|e| err(e.to_string()))?;
+                    fs::rename(tmp.path(), &dest).map_err(err)?;
                     let _ = tmp.keep();
                 }
                 if fsync {
-                    sync_dir(parent_of(&dest)).map_err(|e| err(e.to_string()))?;
+                    sync_dir(parent_of(&dest)).map_err(err)?;
                 }
                 Ok(())
             }

@@ -1,4 +1,10 @@
-//! The safetensors reader: a memory-mapped file and its validated header.
+//! The safetensors reader: an open file, its validated header, and tensor
+//! data read by positioned reads into the caller's buffers.
+//!
+//! Reading never maps the file: a file truncated or replaced while it is
+//! read gives an [`Error::Read`] naming it, never a fault (SIGBUS) that would
+//! kill the process. Only regular files are opened; a FIFO, socket or device
+//! is refused before it is opened, so it cannot block.
 //!
 //! The header is parsed with `serde_json` into the `safetensors` crate's
 //! types, more strictly than `safetensors::SafeTensors::deserialize`: a
@@ -17,6 +23,7 @@ use safetensors::Dtype;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+use super::ordered::Json;
 use super::{short_name, storage_bytes, Error};
 
 /// The largest header the `safetensors` crate reads (100 MB).
@@ -37,21 +44,119 @@ pub struct TensorEntry {
     pub offsets: (usize, usize),
 }
 
-/// The bytes of a file: memory-mapped, owned, or empty.
+/// Where a file's bytes are: an open file (read by positioned reads) or a
+/// buffer.
 enum Bytes {
-    Mapped(memmap2::Mmap),
+    File(std::fs::File),
     Owned(Vec<u8>),
-    Empty,
 }
 
-/// A validated safetensors file, memory-mapped.
+/// A validated safetensors file.
 pub struct SafetensorsFile {
     path: PathBuf,
     bytes: Bytes,
+    /// The file's length when it was opened.
+    len: usize,
     data_start: usize,
     /// The tensors, sorted by name.
     tensors: Vec<TensorEntry>,
     metadata: Option<BTreeMap<String, String>>,
+    /// `__metadata__`'s entries in the file's order.
+    metadata_entries: Vec<(String, String)>,
+}
+
+/// What a non-regular file is, for messages.
+pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Refuses anything but a regular file (following symbolic links) before it
+/// is opened: opening a FIFO would block until a writer comes.
+pub(crate) fn check_regular(path: &Path) -> Result<(), Error> {
+    let m = std::fs::metadata(path).map_err(|e| Error::read(path, e))?;
+    if m.is_dir() {
+        return Err(Error::invalid(
+            path,
+            "is a directory (give a .safetensors file, or a model directory as the input of \
+             convert)",
+        ));
+    }
+    if !m.is_file() {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "is {}, not a regular file; refusing to read it",
+                kind_name(&m.file_type())
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a regular file for reading without blocking on a FIFO swapped in
+/// after [`check_regular`], and checks what was opened.
+pub(crate) fn open_regular(path: &Path) -> Result<std::fs::File, Error> {
+    check_regular(path)?;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = o.open(path).map_err(|e| Error::read(path, e))?;
+    let m = file.metadata().map_err(|e| Error::read(path, e))?;
+    if !m.is_file() {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "is {}, not a regular file; refusing to read it",
+                kind_name(&m.file_type())
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+pub(crate) fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(f, buf, off)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < buf.len() {
+            let n =
+                std::os::windows::fs::FileExt::seek_read(f, &mut buf[done..], off + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Debug for SafetensorsFile {
@@ -73,7 +178,7 @@ struct RawInfo {
 
 /// The header's entries in file order, duplicates reported.
 struct RawHeader {
-    metadata: Option<serde_json::Value>,
+    metadata: Option<Json>,
     entries: Vec<(String, serde_json::Value)>,
     duplicate: Option<String>,
 }
@@ -94,7 +199,8 @@ impl<'de> Deserialize<'de> for RawHeader {
                 };
                 let mut seen = HashSet::new();
                 while let Some(k) = m.next_key::<String>()? {
-                    let v: serde_json::Value = m.next_value()?;
+                    // `__metadata__` keeps its keys' order.
+                    let v: Json = m.next_value()?;
                     if !seen.insert(k.clone()) {
                         h.duplicate.get_or_insert(k);
                         continue;
@@ -102,7 +208,7 @@ impl<'de> Deserialize<'de> for RawHeader {
                     if k == "__metadata__" {
                         h.metadata = Some(v);
                     } else {
-                        h.entries.push((k, v));
+                        h.entries.push((k, v.to_value()));
                     }
                 }
                 Ok(h)
@@ -117,36 +223,23 @@ impl SafetensorsFile {
     ///
     /// # Errors
     ///
-    /// [`Error::Read`] if the file cannot be opened or mapped (a directory
-    /// included), [`Error::Invalid`] naming the problem and the tensor.
+    /// [`Error::Read`] if the file cannot be opened or read,
+    /// [`Error::Invalid`] for a directory, a FIFO or another file that is not
+    /// a regular file, and for a corrupt header (naming the problem and the
+    /// tensor).
     pub fn open(path: &Path) -> Result<SafetensorsFile, Error> {
-        let read = |e| Error::read(path, e);
-        let file = std::fs::File::open(path).map_err(read)?;
-        let meta = file.metadata().map_err(read)?;
-        if meta.is_dir() {
-            return Err(Error::invalid(
-                path,
-                "is a directory (give a .safetensors file, or a model directory as the input of \
-                 convert)",
-            ));
-        }
-        if !meta.is_file() {
-            return Err(Error::invalid(path, "is not a regular file"));
-        }
-        let bytes = if meta.len() == 0 {
-            Bytes::Empty
-        } else {
-            // SAFETY: the map is only read. As with every memory-mapped
-            // reader, another process truncating the file while we run would
-            // fault.
-            Bytes::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(read)?)
-        };
+        let file = open_regular(path)?;
+        let len = file.metadata().map_err(|e| Error::read(path, e))?.len();
+        let len = usize::try_from(len)
+            .map_err(|_| Error::invalid(path, format!("{len} bytes do not fit in memory")))?;
         let mut f = SafetensorsFile {
             path: path.to_path_buf(),
-            bytes,
+            bytes: Bytes::File(file),
+            len,
             data_start: 0,
             tensors: Vec::new(),
             metadata: None,
+            metadata_entries: Vec::new(),
         };
         f.parse()?;
         Ok(f)
@@ -175,61 +268,98 @@ impl SafetensorsFile {
     pub fn from_vec(path: &Path, bytes: Vec<u8>) -> Result<SafetensorsFile, Error> {
         let mut f = SafetensorsFile {
             path: path.to_path_buf(),
+            len: bytes.len(),
             bytes: Bytes::Owned(bytes),
             data_start: 0,
             tensors: Vec::new(),
             metadata: None,
+            metadata_entries: Vec::new(),
         };
         f.parse()?;
         Ok(f)
     }
 
-    fn buf(&self) -> &[u8] {
+    /// Reads bytes `[off, off + buf.len())` of the file.
+    fn read_at(&self, buf: &mut [u8], off: usize) -> Result<(), Error> {
         match &self.bytes {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-            Bytes::Empty => &[],
+            Bytes::Owned(v) => {
+                buf.copy_from_slice(&v[off..off + buf.len()]);
+                Ok(())
+            }
+            Bytes::File(f) => read_exact_at(f, buf, off as u64).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    Error::read(
+                        &self.path,
+                        std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!(
+                                "the file ended before byte {} of its {} bytes: it was \
+                                 truncated while being read",
+                                off + buf.len(),
+                                self.len
+                            ),
+                        ),
+                    )
+                } else {
+                    Error::read(&self.path, e)
+                }
+            }),
         }
     }
 
     fn parse(&mut self) -> Result<(), Error> {
         let path = self.path.clone();
         let bad = |m: String| Error::invalid(&path, m);
-        let buf = self.buf();
-        if buf.len() < 8 {
+        let len = self.len;
+        if len < 8 {
             return Err(bad(format!(
-                "not a safetensors file: {} bytes, the header length alone takes 8",
-                buf.len()
+                "not a safetensors file: {len} bytes, the header length alone takes 8"
             )));
         }
-        let n = u64::from_le_bytes(buf[..8].try_into().expect("8 bytes"));
+        let mut n8 = [0u8; 8];
+        self.read_at(&mut n8, 0)?;
+        let n = u64::from_le_bytes(n8);
         if n > MAX_HEADER as u64 {
             return Err(bad(format!(
                 "header of {n} bytes is larger than safetensors' limit of {MAX_HEADER}"
             )));
         }
         let n = n as usize;
-        if n > buf.len() - 8 {
+        if n > len - 8 {
             return Err(bad(format!(
                 "truncated: the header claims {n} bytes but only {} follow",
-                buf.len() - 8
+                len - 8
             )));
         }
-        let text = std::str::from_utf8(&buf[8..8 + n])
-            .map_err(|e| bad(format!("header is not UTF-8: {e}")))?;
+        let mut hbuf = vec![0u8; n];
+        self.read_at(&mut hbuf, 8)?;
+        let text =
+            std::str::from_utf8(&hbuf).map_err(|e| bad(format!("header is not UTF-8: {e}")))?;
         let raw: RawHeader =
             serde_json::from_str(text).map_err(|e| bad(format!("bad header: {e}")))?;
         if let Some(d) = raw.duplicate {
             return Err(bad(format!("header names {} twice", quoted(&d))));
         }
-        let metadata = match raw.metadata {
-            None => None,
-            Some(v) => Some(
-                serde_json::from_value::<BTreeMap<String, String>>(v)
-                    .map_err(|e| bad(format!("__metadata__ must map strings to strings: {e}")))?,
-            ),
+        let (metadata, metadata_entries) = match raw.metadata {
+            None => (None, Vec::new()),
+            Some(v) => {
+                let entries = match &v {
+                    Json::Object(m) => m
+                        .iter()
+                        .map(|(k, x)| (k.clone(), x.to_value().as_str().map(str::to_string)))
+                        .collect::<Vec<_>>(),
+                    _ => Vec::new(),
+                };
+                let map = serde_json::from_value::<BTreeMap<String, String>>(v.to_value())
+                    .map_err(|e| bad(format!("__metadata__ must map strings to strings: {e}")))?;
+                let entries = entries
+                    .into_iter()
+                    .map(|(k, x)| (k, x.expect("checked: strings")))
+                    .collect();
+                (Some(map), entries)
+            }
         };
-        let data_len = buf.len() - 8 - n;
+        let data_len = len - 8 - n;
         let mut tensors = Vec::with_capacity(raw.entries.len());
         for (name, v) in raw.entries {
             let who = format!("tensor {}", quoted(&name));
@@ -335,12 +465,13 @@ impl SafetensorsFile {
             )));
         }
         // The safetensors crate must agree.
-        safetensors::SafeTensors::read_metadata(buf)
+        serde_json::from_str::<safetensors::tensor::Metadata>(text)
             .map_err(|e| bad(format!("rejected by the safetensors crate: {e}")))?;
         tensors.sort_by(|a, b| a.name.cmp(&b.name));
         self.data_start = 8 + n;
         self.tensors = tensors;
         self.metadata = metadata;
+        self.metadata_entries = metadata_entries;
         Ok(())
     }
 
@@ -367,42 +498,66 @@ impl SafetensorsFile {
         self.metadata.as_ref()
     }
 
-    /// Bytes `[begin, end)` of `t`'s data.
-    pub fn data(&self, t: &TensorEntry, begin: usize, end: usize) -> &[u8] {
-        let s = self.data_start + t.offsets.0;
-        &self.buf()[s + begin..s + end]
+    /// `__metadata__`'s entries in the order the file lists them.
+    pub fn metadata_entries(&self) -> &[(String, String)] {
+        &self.metadata_entries
     }
 
-    /// The whole data of `t`.
-    pub fn tensor_data(&self, t: &TensorEntry) -> &[u8] {
-        self.data(t, 0, t.offsets.1 - t.offsets.0)
-    }
-
-    /// Tells the kernel the pages behind bytes `[begin, end)` of `t` are no
-    /// longer needed (they stay in the page cache but leave this process's
-    /// resident set), so reading a model keeps memory bounded.
-    pub fn release(&self, t: &TensorEntry, begin: usize, end: usize) {
-        #[cfg(unix)]
-        if let Bytes::Mapped(m) = &self.bytes {
-            let s = self.data_start + t.offsets.0 + begin;
-            // SAFETY: the map is private and read-only: dropping its pages
-            // only makes later reads fault them in again from the file.
-            let _ = unsafe {
-                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, end - begin)
-            };
+    /// Reads bytes `[begin, end)` of `t`'s data into `buf` (resized) and
+    /// returns them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`] when reading fails, the file having been truncated
+    /// since it was opened included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::checkpoint::SafetensorsFile;
+    /// let header = br#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+    /// let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(header);
+    /// file.extend_from_slice(&[1.5f32.to_le_bytes(), 2.5f32.to_le_bytes()].concat());
+    /// let f = SafetensorsFile::from_vec("mem".as_ref(), file).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(f.read(&f.tensors()[0], 4, 8, &mut buf).unwrap(), 2.5f32.to_le_bytes());
+    /// ```
+    pub fn read<'b>(
+        &self,
+        t: &TensorEntry,
+        begin: usize,
+        end: usize,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<&'b [u8], Error> {
+        let n = end - begin;
+        if buf.len() < n {
+            buf.resize(n, 0);
         }
-        #[cfg(not(unix))]
-        let _ = (t, begin, end);
+        let out = &mut buf[..n];
+        self.read_at(out, self.data_start + t.offsets.0 + begin)?;
+        Ok(out)
     }
 
-    /// The file's size in bytes.
+    /// The whole data of `t`, read into a new buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`SafetensorsFile::read`].
+    pub fn tensor_data(&self, t: &TensorEntry) -> Result<Vec<u8>, Error> {
+        let mut buf = Vec::new();
+        self.read(t, 0, t.offsets.1 - t.offsets.0, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// The file's size in bytes when it was opened.
     pub fn len(&self) -> usize {
-        self.buf().len()
+        self.len
     }
 
     /// Whether the file is empty (never true of a valid file).
     pub fn is_empty(&self) -> bool {
-        self.buf().is_empty()
+        self.len == 0
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::ordered::Json;
 use super::reader::{quoted, SafetensorsFile};
 use super::Error;
 
@@ -13,7 +14,7 @@ pub(crate) struct Source {
     /// The model directory (`None` for a single file).
     pub dir: Option<PathBuf>,
     /// The index file name and its JSON, when sharded.
-    pub index: Option<(String, serde_json::Value)>,
+    pub index: Option<(String, Json)>,
     /// The shards: file name and the opened file.
     pub shards: Vec<(String, SafetensorsFile)>,
     /// Other entries of the model directory (copied), by file name.
@@ -70,7 +71,7 @@ pub(crate) fn resolve(input: &Path) -> Result<Source, Error> {
                     dir: Some(input.to_path_buf()),
                     index: None,
                     shards: opened,
-                    others: filter_others(others),
+                    others: filter_others(input, others)?,
                 })
             }
             1 => {
@@ -111,23 +112,60 @@ pub(crate) fn resolve(input: &Path) -> Result<Source, Error> {
     })
 }
 
+/// Refuses a FIFO, socket or device at `path` or anywhere under it
+/// (following symbolic links, as copying does; `depth` bounds link loops).
+fn check_tree(path: &Path, depth: usize) -> Result<(), Error> {
+    let m = fs::metadata(path).map_err(|e| Error::read(path, e))?;
+    if m.is_file() {
+        return Ok(());
+    }
+    if !m.is_dir() {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "is {}; a model directory may hold only regular files and directories \
+                 (symbolic links to them are followed)",
+                super::reader::kind_name(&m.file_type())
+            ),
+        ));
+    }
+    if depth > 40 {
+        return Err(Error::invalid(
+            path,
+            "is nested more than 40 directories deep (a symbolic link loop?)",
+        ));
+    }
+    for e in fs::read_dir(path).map_err(|e| Error::read(path, e))? {
+        let e = e.map_err(|e| Error::read(path, e))?;
+        check_tree(&e.path(), depth + 1)?;
+    }
+    Ok(())
+}
+
 /// Leaves out our own temporaries.
-fn filter_others(v: Vec<String>) -> Vec<String> {
-    v.into_iter()
+fn filter_others(dir: &Path, v: Vec<String>) -> Result<Vec<String>, Error> {
+    let v: Vec<String> = v
+        .into_iter()
         .filter(|n| !n.ends_with(super::output::PARTIAL_SUFFIX) && !n.ends_with(".mldtypes-old"))
-        .collect()
+        .collect();
+    for n in &v {
+        check_tree(&dir.join(n), 0)?;
+    }
+    Ok(v)
 }
 
 fn sharded(dir: &Path, index_name: &str, names: Vec<String>) -> Result<Source, Error> {
     let ipath = dir.join(index_name);
-    let text = fs::read_to_string(&ipath).map_err(|e| Error::read(&ipath, e))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut super::reader::open_regular(&ipath)?, &mut text)
+        .map_err(|e| Error::read(&ipath, e))?;
     let bad = |m: String| Error::invalid(&ipath, m);
-    let json: serde_json::Value =
+    let json: Json =
         serde_json::from_str(&text).map_err(|e| bad(format!("bad index JSON: {e}")))?;
     let wm = json
         .get("weight_map")
         .ok_or_else(|| bad("has no weight_map".into()))?;
-    let wm: BTreeMap<String, String> = serde_json::from_value(wm.clone()).map_err(|e| {
+    let wm: BTreeMap<String, String> = serde_json::from_value(wm.to_value()).map_err(|e| {
         bad(format!(
             "weight_map must map tensor names to file names: {e}"
         ))
@@ -140,7 +178,7 @@ fn sharded(dir: &Path, index_name: &str, names: Vec<String>) -> Result<Source, E
                 quoted(f)
             )));
         }
-        if !dir.join(f).is_file() {
+        if !dir.join(f).exists() {
             return Err(bad(format!(
                 "weight_map names shard {}, which does not exist in {}",
                 quoted(f),
@@ -191,6 +229,6 @@ fn sharded(dir: &Path, index_name: &str, names: Vec<String>) -> Result<Source, E
         dir: Some(dir.to_path_buf()),
         index: Some((index_name.to_string(), json)),
         shards,
-        others: filter_others(others),
+        others: filter_others(dir, others)?,
     })
 }
