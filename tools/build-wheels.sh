@@ -5,7 +5,7 @@
 #
 # One wheel per CPython: the interpreters given, or else every pyenv CPython 3.11+ found plus
 # the free-threaded ones named in $MLDTYPES_FT_PYTHONS (space-separated paths, e.g. a
-# `./configure --disable-gil` build's bin/python3.13t). Each wheel is built with the Cargo
+# `./configure --disable-gil` build's bin/python3.14t; PyO3 0.30 refuses 3.13t). Each wheel is built with the Cargo
 # profile `dist` (fat LTO, one codegen unit, no debug info, stripped) and linked by zig against
 # glibc 2.28 (maturin --zig, with `ziglang` from PyPI), so it installs on manylinux_2_28
 # systems; `auditwheel show` checks every wheel's tag and the script fails on a newer one or on
@@ -22,7 +22,10 @@ compat=manylinux_2_28
 
 [ -x "$tools/bin/python" ] || python3 -m venv "$tools"
 "$tools/bin/python" -m pip install --quiet maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2
-export PATH="$PWD/$tools/bin:$PATH"
+tools=$(realpath "$tools")
+export PATH="$tools/bin:$PATH"
+# maturin runs zig as `python -m ziglang` with the tools' interpreter.
+export ZIG_COMMAND="$tools/bin/python -m ziglang"
 
 pythons=("$@")
 if [ ${#pythons[@]} -eq 0 ]; then
@@ -36,12 +39,13 @@ fi
 [ ${#pythons[@]} -gt 0 ] || { echo "build-wheels: no CPython 3.11+ found" >&2; exit 1; }
 
 mkdir -p "$out"
+out=$(realpath "$out")
 args=()
 for p in "${pythons[@]}"; do args+=(-i "$p"); done
 (
   cd crates/mldtypes-py
-  maturin build --profile dist --strip --zig --compatibility "$compat" "${args[@]}" --out "../../$out"
-  maturin sdist --out "../../$out"
+  maturin build --profile dist --strip --zig --compatibility "$compat" "${args[@]}" --out "$out"
+  maturin sdist --out "$out"
 )
 
 status=0

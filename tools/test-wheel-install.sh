@@ -41,14 +41,14 @@ import mldtypes
 
 assert mldtypes.__file__.startswith(sys.prefix), mldtypes.__file__
 x = np.array([448, 464, 465, 1e-3], np.float32).astype(mldtypes.float8_e4m3fn)
-assert x.view(np.uint8).tolist() == [0x7E, 0x7E, 0x7F, 0x00], x.view(np.uint8)
+assert x.view(np.uint8).tolist() == [0x7E, 0x7E, 0x7F, 0x01], x.view(np.uint8)
 assert np.dtype("bfloat16").type is mldtypes.bfloat16
 assert str(np.float32(0.1).astype(mldtypes.bfloat16)) == "0.100098"
 assert float(mldtypes.finfo(mldtypes.bfloat16).eps) == 2.0 ** -7
 assert mldtypes.iinfo(mldtypes.int4).min == -8
 assert mldtypes.promote_types(mldtypes.bfloat16, np.float16) == np.dtype("float32")
-v = np.full(10_000, 0.5, np.float32).astype(mldtypes.bfloat16)
-assert float(mldtypes.sum(v)) == 5000.0
+v = np.full(1000, 0.25, np.float32).astype(mldtypes.bfloat16)
+assert float(mldtypes.sum(v)) == 250.0
 packed = mldtypes.pack(np.array([1, 2, 3, -6], np.float32).astype(mldtypes.float4_e2m1fn))
 assert packed.tobytes() == b"\x42\xf5", packed.tobytes()
 ft = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))

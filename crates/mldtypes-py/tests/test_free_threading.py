@@ -1,5 +1,5 @@
 """Eight threads at once: casts, ufuncs, scalars and promotion queries give the single-threaded
-results. On a free-threaded CPython (3.13t and later) the threads really run in parallel, and
+results. On a free-threaded CPython (3.14t and later: PyO3 0.30 builds no free-threaded 3.13 module) the threads really run in parallel, and
 importing mldtypes leaves the GIL disabled (the module declares ``gil_used = false``); on a
 regular build the same test runs, lighter, with the GIL serializing the threads."""
 
