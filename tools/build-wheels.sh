@@ -5,9 +5,9 @@
 #
 # One wheel per CPython: the interpreters given, or else every pyenv CPython 3.11+ found plus
 # the free-threaded ones named in $MLDTYPES_FT_PYTHONS (space-separated paths, e.g. a
-# `./configure --disable-gil` build's bin/python3.14t; PyO3 0.30 refuses 3.13t). Each wheel is built with the Cargo
-# profile `dist` (fat LTO, one codegen unit, no debug info, stripped) and linked by zig against
-# glibc 2.28 (maturin --zig, with `ziglang` from PyPI), so it installs on manylinux_2_28
+# `./configure --disable-gil` build's bin/python3.14t; PyO3 0.30 refuses 3.13t). Each wheel is
+# built with the Cargo profile `dist` (fat LTO, one codegen unit, no debug info, stripped) and
+# linked by zig against glibc 2.28 (maturin --zig, with `ziglang` from PyPI), so it installs on manylinux_2_28
 # systems; `auditwheel show` checks every wheel's tag and the script fails on a newer one or on
 # a wheel over $MLDTYPES_MAX_WHEEL_BYTES (3 MB). The build tools (maturin, ziglang,
 # auditwheel) go into their own virtual environment, $MLDTYPES_TOOLS_VENV

@@ -1,7 +1,8 @@
 """Eight threads at once: casts, ufuncs, scalars and promotion queries give the single-threaded
-results. On a free-threaded CPython (3.14t and later: PyO3 0.30 builds no free-threaded 3.13 module) the threads really run in parallel, and
-importing mldtypes leaves the GIL disabled (the module declares ``gil_used = false``); on a
-regular build the same test runs, lighter, with the GIL serializing the threads."""
+results. On a free-threaded CPython (3.14t and later; PyO3 0.30 builds no free-threaded 3.13
+module) the threads really run in parallel, and importing mldtypes leaves the GIL disabled (the
+module declares ``gil_used = false``); on a regular build the same test runs, lighter, with the
+GIL serializing the threads."""
 
 import sys
 import sysconfig
