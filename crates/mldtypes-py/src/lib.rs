@@ -154,7 +154,12 @@ fn register_all(py: Python<'_>) -> PyResult<()> {
 /// registered as a NumPy dtype on import, with its casts and ufunc loops),
 /// `sum`/`mean`/`dot`, `pack`/`unpack`, the finfo/iinfo tables and type
 /// promotion. Import `mldtypes`, not this module.
-#[pymodule]
+///
+/// Free-threading safe (`gil_used = false`): the registered state is
+/// written once, while the interpreter's import lock for this module is held,
+/// and read-only afterwards; the promotion settings are atomics, locks and
+/// thread-locals.
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     guard::run(|| init(m))
 }
@@ -162,6 +167,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The body of `_core`, run under the panic guard.
 fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The package version, from Cargo.toml (the Python metadata's one source).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     register_all(py)?;
     macro_rules! export {
         ($($t:ident),*) => {

@@ -75,7 +75,29 @@ pub use float::{
     float8_e8m0fnu,
 };
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The crate README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The repository README's Rust examples are the crate README's (which the doctests run).
+#[cfg(test)]
+#[test]
+fn repository_readme_rust_examples_are_in_the_crate_readme() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+    // The packaged crate has no repository README: nothing to compare.
+    let Ok(text) = std::fs::read_to_string(root) else {
+        return;
+    };
+    let crate_readme = include_str!("../README.md");
+    let mut blocks = 0;
+    for block in text.split("```rust\n").skip(1) {
+        let body = block.split("```").next().unwrap_or_default();
+        assert!(
+            crate_readme.contains(body),
+            "a Rust example of README.md is missing from crates/mldtypes/README.md:\n{body}"
+        );
+        blocks += 1;
+    }
+    assert!(blocks > 0, "README.md has no Rust example");
+}

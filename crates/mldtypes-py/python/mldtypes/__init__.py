@@ -52,7 +52,7 @@ from mldtypes._core import (
     unpack,
 )
 
-__version__ = "0.1.0"
+__version__ = _core.__version__
 
 __all__ = [
     "__version__",
@@ -131,6 +131,42 @@ def _part(x, i):
         if x.dtype.type is complex32:
             return x[..., None].view(np.float16)[..., i]
     return x.imag if i else x.real
+
+
+
+# The JAX promotion switch rewrites NumPy's process-wide DType slots and ufunc dispatch caches,
+# which other threads read without a lock; on a free-threaded CPython it is refused (everything
+# else in the package is free-threading safe).
+def _refuse_jax_promotion_if_free_threaded(mode):
+    import sysconfig
+
+    if isinstance(mode, str) and mode == "jax" and sysconfig.get_config_var("Py_GIL_DISABLED"):
+        raise RuntimeError(
+            "mldtypes: JAX promotion inside NumPy (set_numpy_promotion / numpy_promotion "
+            "'jax') is not available on a free-threaded CPython: the switch rewrites NumPy's "
+            "shared dispatch state, which other threads read without a lock; "
+            "mldtypes.result_type and mldtypes.promote_types give JAX's promotion on every build")
+
+
+def set_numpy_promotion(mode):
+    """Switch NumPy's own promotion for our formats: "jax" or "numpy" (the default).
+
+    See ``mldtypes._core.set_numpy_promotion``. Raises ValueError for another mode;
+    RuntimeError for "jax" on a free-threaded CPython, or if this NumPy's internals do not
+    have the layout the switch needs (nothing is changed).
+    """
+    _refuse_jax_promotion_if_free_threaded(mode)
+    return _core.set_numpy_promotion(mode)
+
+
+def numpy_promotion(mode="jax"):
+    """A context manager: NumPy's promotion set to `mode` inside the block, restored after.
+
+    See ``mldtypes._core.numpy_promotion``. Raises ValueError for another mode;
+    RuntimeError for "jax" on a free-threaded CPython.
+    """
+    _refuse_jax_promotion_if_free_threaded(mode)
+    return _core.numpy_promotion(mode)
 
 
 from mldtypes import _twins  # noqa: E402
