@@ -19,13 +19,60 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 
 import os
 from types import TracebackType
-from typing import Any, Literal, Self, SupportsFloat, SupportsIndex, overload
+from typing import Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
+
+from typing_extensions import disjoint_base
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
-__all__: list[str]
+__all__ = [
+    "__version__",
+    "dot",
+    "mean",
+    "pack",
+    "sum",
+    "unpack",
+    "bcomplex32",
+    "bfloat16",
+    "complex32",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "finfo",
+    "iinfo",
+    "imag",
+    "int1",
+    "int2",
+    "int4",
+    "real",
+    "uint1",
+    "uint2",
+    "uint4",
+    "Config",
+    "TypePromotionError",
+    "config",
+    "enable_x64",
+    "get_numpy_promotion",
+    "numpy_dtype_promotion",
+    "numpy_promotion",
+    "promote_types",
+    "result_type",
+    "set_numpy_promotion",
+    "weak",
+    "CheckpointError",
+    "convert_checkpoint",
+    "inspect_checkpoint",
+]
 
 # Typing-only bases (not runtime classes): what every scalar type of a kind supports.
 # Arithmetic with the same type or a Python number keeps the type; with anything else
@@ -35,7 +82,7 @@ _ScalarInput = SupportsFloat | SupportsIndex | str | bytes | np.generic
 
 class _MLScalar(np.generic):
     def __new__(cls, value: _ScalarInput = ..., /) -> Self: ...
-    def __init__(self, value: _ScalarInput = ..., /) -> None: ...
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     def __float__(self) -> float: ...
     def __int__(self) -> int: ...
     def __bool__(self) -> bool: ...
@@ -129,68 +176,80 @@ class _MLInt(_MLScalar):
     def __abs__(self) -> Self: ...
     def __invert__(self) -> Self: ...
 
+@disjoint_base
 class bfloat16(_MLFloat):
     """bfloat16: 1 sign, 8 exponent, 7 mantissa bits (bias 127), IEEE inf/NaN."""
+@disjoint_base
 class float8_e3m4(_MLFloat):
     """float8_e3m4: 1/3/4 bits, bias 3, IEEE inf/NaN."""
+@disjoint_base
 class float8_e4m3(_MLFloat):
     """float8_e4m3: 1/4/3 bits, bias 7, IEEE inf/NaN."""
+@disjoint_base
 class float8_e4m3fn(_MLFloat):
     """float8_e4m3fn: 1/4/3 bits, bias 7, finite only but NaN (OCP FP8 E4M3)."""
+@disjoint_base
 class float8_e4m3fnuz(_MLFloat):
     """float8_e4m3fnuz: 1/4/3 bits, bias 8, no inf, no -0, NaN = 0x80."""
+@disjoint_base
 class float8_e4m3b11fnuz(_MLFloat):
     """float8_e4m3b11fnuz: 1/4/3 bits, bias 11, no inf, no -0, NaN = 0x80."""
+@disjoint_base
 class float8_e5m2(_MLFloat):
     """float8_e5m2: 1/5/2 bits, bias 15, IEEE inf/NaN (OCP FP8 E5M2)."""
+@disjoint_base
 class float8_e5m2fnuz(_MLFloat):
     """float8_e5m2fnuz: 1/5/2 bits, bias 16, no inf, no -0, NaN = 0x80."""
+@disjoint_base
 class float8_e8m0fnu(_MLFloat):
     """float8_e8m0fnu: 8 exponent bits, bias 127, unsigned powers of two, NaN = 0xff."""
+@disjoint_base
 class float6_e2m3fn(_MLFloat):
     """float6_e2m3fn: 1/2/3 bits, bias 1, finite only (OCP MX FP6), low 6 bits of a byte."""
+@disjoint_base
 class float6_e3m2fn(_MLFloat):
     """float6_e3m2fn: 1/3/2 bits, bias 3, finite only (OCP MX FP6), low 6 bits of a byte."""
+@disjoint_base
 class float4_e2m1fn(_MLFloat):
     """float4_e2m1fn: 1/2/1 bits, bias 1, finite only (OCP MX FP4), low 4 bits of a byte."""
+@disjoint_base
 class int1(_MLInt):
     """int1: 1-bit two's complement, -1 … 0."""
+@disjoint_base
 class int2(_MLInt):
     """int2: 2-bit two's complement, -2 … 1."""
+@disjoint_base
 class int4(_MLInt):
     """int4: 4-bit two's complement, -8 … 7."""
+@disjoint_base
 class uint1(_MLInt):
     """uint1: 0 … 1."""
+@disjoint_base
 class uint2(_MLInt):
     """uint2: 0 … 3."""
+@disjoint_base
 class uint4(_MLInt):
     """uint4: 0 … 15."""
+@disjoint_base
 class complex32(_MLScalar):
     """complex32: two IEEE float16, real part first."""
     def __new__(cls, value: _ScalarInput | complex = ..., /) -> Self: ...
-    def __init__(self, value: _ScalarInput | complex = ..., /) -> None: ...
     def __complex__(self) -> complex: ...
     @property
     def real(self) -> np.float16: ...
     @property
     def imag(self) -> np.float16: ...
+@disjoint_base
 class bcomplex32(_MLScalar):
     """bcomplex32: two bfloat16, real part first."""
     def __new__(cls, value: _ScalarInput | complex = ..., /) -> Self: ...
-    def __init__(self, value: _ScalarInput | complex = ..., /) -> None: ...
     def __complex__(self) -> complex: ...
     @property
     def real(self) -> bfloat16: ...
     @property
     def imag(self) -> bfloat16: ...
 
-class finfo(np.finfo[Any]):
-    """Machine limits of a float format (ml_dtypes' values); NumPy's for other types."""
-    def __new__(cls, dtype: Any) -> finfo: ...
-
-class iinfo(np.iinfo[Any]):
-    """Machine limits of a sub-byte integer; NumPy's for other types."""
-    def __new__(cls, int_type: Any) -> iinfo: ...
+from mldtypes._info import finfo as finfo, iinfo as iinfo
 
 def real(x: Any) -> Any:
     """The real part; a bfloat16/float16 view for bcomplex32/complex32 arrays."""
@@ -232,6 +291,7 @@ class TypePromotionError(ValueError):
     """No implicit promotion path between the input dtypes (jax 0.10.2's
     ``jax.errors.TypePromotionError``, a ``ValueError``); the message is JAX's text."""
 
+@final
 class weak:
     """A weakly typed value of the given dtype (JAX's ``weak_type=True``), for ``result_type``.
 
@@ -241,7 +301,7 @@ class weak:
     accepts. Raises TypeError for a dtype JAX arrays cannot have (strings, objects,
     float128, ...). Instances compare equal and hash alike when their dtypes are equal.
     """
-    def __init__(self, dtype: npt.DTypeLike) -> None: ...
+    def __new__(cls, dtype: npt.DTypeLike) -> weak: ...
     @property
     def dtype(self) -> np.dtype[Any]:
         """The value's dtype (a ``numpy.dtype``)."""
@@ -258,6 +318,7 @@ class _PromotionSetting:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None, /) -> None: ...
 
+@final
 class Config:
     """The process-wide promotion settings, as ``jax.config``.
 
