@@ -15,9 +15,9 @@ VECTORS_NUMPY = (2, 4)
 
 # NumPy 2.0: np.ceil/floor/trunc on integers return float16 (integer loops from 2.1).
 INT_ROUNDING_IS_FLOAT = NUMPY < (2, 1)
-# NumPy < 2.4: the float16 loops of arccos/arcsin/log/log2/log10 give +NaN (0x7e00) for
-# invalid inputs; 2.4 gives -NaN (0xfe00).
-FLOAT16_NAN_SIGN_DIFFERS = NUMPY < (2, 4)
+# The float16 loops of arccos/arcsin/log/log2/log10 give -NaN (0xfe00) for invalid inputs
+# on NumPy 2.4 only, +NaN (0x7e00) on 2.0-2.3 and 2.5.
+FLOAT16_NAN_SIGN_DIFFERS = NUMPY != (2, 4)
 # NumPy 2.0: a scalar of a user float type with a Python int computes in float32 (complex64
 # for complex types) instead of keeping the type.
 SCALAR_PY_INT_PROMOTES = NUMPY < (2, 1)
