@@ -15,8 +15,9 @@ VECTORS_NUMPY = (2, 4)
 
 # NumPy 2.0: np.ceil/floor/trunc on integers return float16 (integer loops from 2.1).
 INT_ROUNDING_IS_FLOAT = NUMPY < (2, 1)
-# The float16 loops of arccos/arcsin/log/log2/log10 give -NaN (0xfe00) for invalid inputs
-# on NumPy 2.4 only, +NaN (0x7e00) on 2.0-2.3 and 2.5.
+# The float16 loops of arccos/arcsin/log/log2/log10 give -NaN (0xfe00) for some invalid
+# inputs of the vectors on NumPy 2.4, +NaN (0x7e00) on 2.0-2.3 and 2.5 (the sign depends on
+# NumPy's loop path; the tests then expect NumPy's own int8/uint8 result).
 FLOAT16_NAN_SIGN_DIFFERS = NUMPY != (2, 4)
 # NumPy 2.0: a scalar of a user float type with a Python int computes in float32 (complex64
 # for complex types) instead of keeping the type.

@@ -70,11 +70,13 @@ def test_integer_rounding_ufuncs():
     assert np.ceil(np.array([-3, 2], np.int8)).dtype == r.dtype  # NumPy's own rule
 
 
-def test_float16_nan_sign_of_invalid_integer_inputs():
+def test_float16_nan_of_invalid_integer_inputs_is_numpys():
+    # The NaN's sign comes from NumPy's float16 loops (it differs between versions and
+    # between their vector and scalar paths); it is always NumPy's own for int8.
+    x = np.arange(-8, 8).repeat(5)
     with np.errstate(invalid="ignore"):
-        r = np.arccos(np.array([2], mldtypes.int4))
-        ref = np.arccos(np.array([2], np.int8))
-    assert r.dtype == np.float16
-    bits = int(r.view(np.uint16)[0])
-    assert bits == int(ref.view(np.uint16)[0])
-    assert bits == (0x7E00 if npversions.FLOAT16_NAN_SIGN_DIFFERS else 0xFE00)
+        for ufunc in (np.arccos, np.arcsin, np.log, np.log10):
+            r = ufunc(x.astype(mldtypes.int4))
+            ref = ufunc(x.astype(np.int8))
+            assert r.dtype == ref.dtype == np.float16
+            assert r.tobytes() == ref.tobytes(), ufunc.__name__
