@@ -141,14 +141,13 @@ impl PromotionSetting {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> bool {
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) {
         let saved = self.saved.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match saved {
             Some(Saved::Mode(m)) => MODE_OVERRIDE.with(|c| c.set(m)),
             Some(Saved::X64(x)) => X64_OVERRIDE.with(|c| c.set(x)),
             None => {}
         }
-        false
     }
 
     fn __repr__(&self) -> String {

@@ -26,26 +26,33 @@
 //!
 //! NumPy caches each ufunc's dispatch decision per DType tuple for the life
 //! of the process, and `PyUFunc_AddPromoter` has no inverse. Switching
-//! therefore (a) adds / removes our promoters in each ufunc's `_loops` list
-//! and (b) empties each NumPy ufunc's dispatch cache, so that every
-//! decision is taken again under the new setting. Both fields are in NumPy's
-//! public `PyUFuncObject` struct; the cache's layout (`PyArrayIdentityHash`)
-//! is private, and it is only touched after checking it against the ufunc
-//! (key length = nargs, power-of-two size). Every layout the switch relies
-//! on is checked first; if any check fails nothing is changed and
-//! `RuntimeError` is raised.
+//! therefore (a) adds / removes our promoters in each ufunc's `_loops`
+//! (a list of `(DTypes, promoter)` in NumPy 2.0-2.4, a dict keyed by the
+//! DType tuple from 2.5) and (b) empties each NumPy ufunc's dispatch cache,
+//! so that every decision is taken again under the new setting. Both fields
+//! are in NumPy's public `PyUFuncObject` struct; the cache's layout
+//! (`PyArrayIdentityHash`) is private: a flat bucket array in 2.0-2.4, a
+//! pointer to a bucket block in 2.5. It is recognised by the type of
+//! `_loops` and only touched after checking it against the ufunc (key
+//! length = nargs, power-of-two size). Every layout the switch relies on is
+//! checked first; if any check fails nothing is changed and `RuntimeError`
+//! is raised.
+//!
+//! Locking: everything that runs Python code (building the tables, on the
+//! first switch to "jax") runs without any lock held; the switch itself runs
+//! no Python code (cyclic GC paused) with the GIL held, so it is atomic for
+//! other threads and for a signal handler that calls it again.
 
 use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mldtypes::dtype::DType;
 use mldtypes::promote::jax::{JaxType, PromotionConfig, PromotionMode};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
-use pyo3::types::{PyCapsule, PyList, PyTuple};
+use pyo3::types::{PyCapsule, PyDict, PyList, PyTuple};
 
 /// JAX's lattice as used inside NumPy: standard mode, 64-bit types enabled.
 const NUMPY_CONFIG: PromotionConfig = PromotionConfig {
@@ -181,14 +188,42 @@ struct UFuncObject {
 }
 
 /// NumPy's private `PyArrayIdentityHash` (numpy/_core/src/common/
-/// npy_hashtable.h, identical in 2.0–2.4 on GIL builds): a cache that holds
-/// no references.
+/// npy_hashtable.h) in NumPy 2.0–2.4 on GIL builds: a cache that holds no
+/// references, `size` buckets of `key_len + 1` pointers.
 #[repr(C)]
 struct IdentityHash {
     key_len: c_int,
     buckets: *mut *mut ffi::PyObject,
     size: isize,
     nelem: isize,
+}
+
+/// The same cache in NumPy 2.5 on GIL builds: the buckets moved into a
+/// block (`struct buckets`) that starts with a link to the blocks it
+/// replaced (only kept on free-threaded builds, so NULL here).
+#[repr(C)]
+struct IdentityHash25 {
+    key_len: c_int,
+    buckets: *mut Buckets25,
+}
+
+/// The header of NumPy 2.5's `struct buckets`; `size * (key_len + 1)`
+/// pointers follow it.
+#[repr(C)]
+struct Buckets25 {
+    prev: *mut Buckets25,
+    size: isize,
+    nelem: isize,
+}
+
+/// How this NumPy stores a ufunc's loops and dispatch cache.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Layout {
+    /// NumPy 2.0–2.4: `_loops` is a list, the cache an [`IdentityHash`].
+    List,
+    /// NumPy 2.5: `_loops` is a dict keyed by DType tuple, the cache an
+    /// [`IdentityHash25`].
+    Dict,
 }
 
 /// A DTypeMeta's `PyArray_DTypeMeta` fields (`heap` = sizeof(PyHeapTypeObject)).
@@ -208,23 +243,37 @@ struct Known {
     ours: bool,
 }
 
+/// One ufunc that gets promoters: its `_loops` and the prebuilt
+/// `(key, (key, promoter capsule))` entries.
+struct Promoted {
+    loops: Py<PyAny>,
+    entries: Vec<(Py<PyTuple>, Py<PyTuple>)>,
+}
+
 /// Everything the switch needs, built once (validated) while the GIL is held.
 struct Hooks {
     heap: usize,
+    layout: Layout,
     known: Vec<Known>,
     /// DTypeMeta of each DType in `DType::ALL` order (0 if not available).
     meta_of: Vec<usize>,
     /// Our lattice DTypeMetas (slot replaced) and the abstract Python scalar
     /// DTypeMetas, with the original `common_dtype` of each.
     patched: Vec<(usize, usize)>,
-    ufuncs: Vec<Py<PyAny>>,
+    promoted: Vec<Promoted>,
+    /// Every NumPy ufunc (its dispatch cache is emptied on each switch).
+    all_ufuncs: Vec<Py<PyAny>>,
     capsule: Py<PyAny>,
 }
 
 // SAFETY: the raw addresses are only dereferenced with the GIL held.
 unsafe impl Send for Hooks {}
+// SAFETY: as above; the Python objects are only touched with the GIL held.
+unsafe impl Sync for Hooks {}
 
-static HOOKS: Mutex<Option<Hooks>> = Mutex::new(None);
+/// The tables, once built. The mutex is only held to read or store the
+/// pointer (never while Python code runs), so it cannot be re-entered.
+static HOOKS: Mutex<Option<Arc<Hooks>>> = Mutex::new(None);
 static ON: AtomicUsize = AtomicUsize::new(0);
 /// The original `common_dtype` of each patched DTypeMeta, for delegation
 /// from the replacement (read without the mutex: set before installation).
@@ -380,18 +429,16 @@ unsafe extern "C" fn promoter(
 fn layout_error(what: &str) -> PyErr {
     PyRuntimeError::new_err(format!(
         "JAX promotion inside NumPy is not available with this NumPy: {what} \
-         (supported: NumPy 2.0-2.4 on a GIL-enabled CPython); nothing was changed"
+         (supported: NumPy 2.0-2.5 on a GIL-enabled CPython); nothing was changed"
     ))
 }
 
 /// Builds and validates everything the switch touches, without changing
 /// anything.
 fn build(py: Python<'_>) -> PyResult<Hooks> {
-    let free_threaded = py
-        .import("sysconfig")?
-        .call_method1("get_config_var", ("Py_GIL_DISABLED",))?
-        .is_truthy()?;
-    if free_threaded {
+    // `sys.abiflags` has "t" on free-threaded builds (no import needed).
+    let abiflags: String = py.import("sys")?.getattr("abiflags")?.extract()?;
+    if abiflags.contains('t') {
         return Err(layout_error("free-threaded Python"));
     }
     let np = py.import("numpy")?;
@@ -547,28 +594,95 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
         patched.push((meta as usize, slot));
     }
     // Ufuncs: public struct fields checked against the Python attributes,
-    // `_loops` a list, the dispatch cache keyed by nargs DTypes.
-    let mut ufuncs = Vec::new();
-    for name in UFUNCS {
-        let u = np.getattr(*name)?;
-        check_ufunc(&u)?;
-        ufuncs.push(u.unbind());
-    }
-    for u in all_numpy_ufuncs(py)? {
-        check_ufunc(u.bind(py))?;
+    // `_loops` a list (2.0-2.4) or dict (2.5), the dispatch cache keyed by
+    // nargs DTypes.
+    let add = np.getattr("add")?;
+    // SAFETY: `add` is a numpy.ufunc; `_loops` is a public struct field,
+    // checked for NULL and type before use.
+    let add_loops = unsafe { (*(add.as_ptr() as *const UFuncObject)).loops };
+    // SAFETY: non-null object pointers.
+    let layout = if add_loops.is_null() {
+        return Err(layout_error("ufunc without _loops"));
+    } else if unsafe { ffi::PyList_CheckExact(add_loops) } != 0 {
+        Layout::List
+    } else if unsafe { ffi::PyDict_CheckExact(add_loops) } != 0 {
+        Layout::Dict
+    } else {
+        return Err(layout_error("ufunc _loops neither a list nor a dict"));
+    };
+    let all_ufuncs = all_numpy_ufuncs(py)?;
+    for u in &all_ufuncs {
+        check_ufunc(u.bind(py), layout)?;
     }
     // SAFETY: `promoter` has the signature NumPy's promoter capsules need.
     let capsule = unsafe {
         PyCapsule::new_with_pointer(py, promoter_ptr(promoter), c"numpy._ufunc_promoter")?
-    };
+    }
+    .into_any();
+    let mut promoted = Vec::new();
+    for name in UFUNCS {
+        let u = np.getattr(*name)?;
+        check_ufunc(&u, layout)?;
+        let nargs: usize = u.getattr("nargs")?.extract()?;
+        let nin: usize = u.getattr("nin")?.extract()?;
+        if nin != 2 {
+            continue;
+        }
+        // SAFETY: validated by check_ufunc.
+        let loops = unsafe { (*(u.as_ptr() as *const UFuncObject)).loops };
+        // SAFETY: a live list/dict owned by the ufunc (which NumPy keeps alive).
+        let loops = unsafe { Bound::from_borrowed_ptr(py, loops) };
+        let entries = promoter_entries(py, &known, nargs, &capsule)?;
+        promoted.push(Promoted {
+            loops: loops.unbind(),
+            entries,
+        });
+    }
     Ok(Hooks {
         heap,
+        layout,
         known,
         meta_of,
         patched,
-        ufuncs,
-        capsule: capsule.into_any().unbind(),
+        promoted,
+        all_ufuncs,
+        capsule: capsule.unbind(),
     })
+}
+
+/// The `(key, (key, capsule))` promoter entries of one binary ufunc: one per
+/// (ours, other lattice DType) pair, both orders, outputs `None`.
+fn promoter_entries(
+    py: Python<'_>,
+    known: &[Known],
+    nargs: usize,
+    capsule: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(Py<PyTuple>, Py<PyTuple>)>> {
+    let mut out = Vec::new();
+    for x in known.iter().filter(|k| k.ours) {
+        for y in known {
+            if x.meta == y.meta {
+                continue;
+            }
+            for (a, b) in [(x.meta, y.meta), (y.meta, x.meta)] {
+                if y.ours && a == y.meta {
+                    continue; // ours x ours: added once per order
+                }
+                let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(nargs);
+                for m in [a, b] {
+                    // SAFETY: a live DTypeMeta.
+                    items.push(unsafe { Bound::from_borrowed_ptr(py, m as *mut ffi::PyObject) });
+                }
+                while items.len() < nargs {
+                    items.push(py.None().into_bound(py));
+                }
+                let key = PyTuple::new(py, items)?;
+                let info = PyTuple::new(py, [key.clone().into_any(), capsule.clone()])?;
+                out.push((key.unbind(), info.unbind()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A promoter function pointer as a capsule pointer.
@@ -592,17 +706,17 @@ fn np_api(py: Python<'_>) -> PyResult<*const *mut c_void> {
     Ok(p as *const *mut c_void)
 }
 
-/// Every ufunc object in `numpy` and `numpy._core.umath` (their dispatch
-/// caches are cleared on each switch).
+/// Every ufunc object NumPy's core module defines (their dispatch caches
+/// are cleared on each switch). Read from the already imported module's
+/// namespace: nothing is imported, no lazy attribute is triggered.
 fn all_numpy_ufuncs(py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
     let ufunc_type = py.import("numpy")?.getattr("ufunc")?;
     let mut out: Vec<Py<PyAny>> = Vec::new();
-    for module in ["numpy", "numpy._core.umath"] {
+    for module in ["numpy._core._multiarray_umath", "numpy._core.umath"] {
         let m = py.import(module)?;
-        for name in m.dir()?.iter() {
-            let Ok(v) = m.getattr(name.str()?) else {
-                continue;
-            };
+        let d = m.getattr("__dict__")?;
+        let d = d.cast::<PyDict>()?;
+        for (_, v) in d.iter() {
             if v.is_exact_instance(&ufunc_type) && !out.iter().any(|u| u.is(&v)) {
                 out.push(v.unbind());
             }
@@ -611,28 +725,52 @@ fn all_numpy_ufuncs(py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
     Ok(out)
 }
 
-fn check_ufunc(u: &Bound<'_, PyAny>) -> PyResult<()> {
+/// Whether a ufunc's struct, `_loops` and dispatch cache have `layout`
+/// (reads public fields and, for the cache, the recognised private layout;
+/// runs no Python code).
+///
+/// # Safety
+/// `u` must be a live `numpy.ufunc`.
+unsafe fn ufunc_layout_ok(u: *mut ffi::PyObject, layout: Layout) -> bool {
+    let s = &*(u as *const UFuncObject);
+    if s.nin < 1 || s.nargs < s.nin || s.nargs > 64 || s.loops.is_null() {
+        return false;
+    }
+    let loops_ok = match layout {
+        Layout::List => ffi::PyList_CheckExact(s.loops) != 0,
+        Layout::Dict => ffi::PyDict_CheckExact(s.loops) != 0,
+    };
+    if !loops_ok || s.dispatch_cache.is_null() {
+        return false;
+    }
+    let pow2 = |n: isize| n >= 4 && (n & (n - 1)) == 0;
+    match layout {
+        Layout::List => {
+            let h = &*s.dispatch_cache;
+            h.key_len == s.nargs
+                && pow2(h.size)
+                && h.nelem >= 0
+                && h.nelem <= h.size
+                && !h.buckets.is_null()
+        }
+        Layout::Dict => {
+            let h = &*(s.dispatch_cache as *const IdentityHash25);
+            if h.key_len != s.nargs || h.buckets.is_null() {
+                return false;
+            }
+            let b = &*h.buckets;
+            b.prev.is_null() && pow2(b.size) && b.nelem >= 0 && b.nelem <= b.size
+        }
+    }
+}
+
+fn check_ufunc(u: &Bound<'_, PyAny>, layout: Layout) -> PyResult<()> {
     let nin: c_int = u.getattr("nin")?.extract()?;
     let nargs: c_int = u.getattr("nargs")?.extract()?;
     // SAFETY: `u` is a numpy.ufunc (checked by the caller or by nin/nargs).
     let s = unsafe { &*(u.as_ptr() as *const UFuncObject) };
-    let ok = s.nin == nin
-        && s.nargs == nargs
-        && !s.loops.is_null()
-        // SAFETY: non-null object pointer.
-        && unsafe { ffi::PyList_CheckExact(s.loops) } != 0
-        && !s.dispatch_cache.is_null()
-        && {
-            // SAFETY: non-null cache pointer of a validated ufunc.
-            let h = unsafe { &*s.dispatch_cache };
-            h.key_len == nargs
-                && h.size >= 4
-                && (h.size & (h.size - 1)) == 0
-                && h.nelem >= 0
-                && h.nelem <= h.size
-                && !h.buckets.is_null()
-        };
-    if ok {
+    // SAFETY: as above.
+    if s.nin == nin && s.nargs == nargs && unsafe { ufunc_layout_ok(u.as_ptr(), layout) } {
         Ok(())
     } else {
         Err(layout_error(&format!(
@@ -642,64 +780,60 @@ fn check_ufunc(u: &Bound<'_, PyAny>) -> PyResult<()> {
     }
 }
 
-/// Empties a ufunc's dispatch cache (validated by `check_ufunc` first; a
-/// ufunc that fails the check is left alone).
-fn clear_dispatch_cache(u: &Bound<'_, PyAny>) {
-    if check_ufunc(u).is_err() {
+/// Empties a ufunc's dispatch cache (the layout is checked again first; a
+/// ufunc that fails the check is left alone). Runs no Python code.
+fn clear_dispatch_cache(u: &Bound<'_, PyAny>, layout: Layout) {
+    // SAFETY: `u` was collected as a numpy.ufunc by `all_numpy_ufuncs`.
+    if !unsafe { ufunc_layout_ok(u.as_ptr(), layout) } {
         return;
     }
-    // SAFETY: validated layout; the GIL is held, so no dispatch runs
-    // concurrently; the cache holds no references, so zeroing leaks nothing.
+    // SAFETY: validated layout; the GIL is held and no Python code runs, so
+    // no dispatch runs concurrently; the cache holds no references, so
+    // zeroing leaks nothing.
     unsafe {
         let s = &*(u.as_ptr() as *const UFuncObject);
-        let h = &mut *s.dispatch_cache;
-        let n = h.size as usize * (h.key_len as usize + 1);
-        std::ptr::write_bytes(h.buckets, 0, n);
-        h.nelem = 0;
+        match layout {
+            Layout::List => {
+                let h = &mut *s.dispatch_cache;
+                let n = h.size as usize * (h.key_len as usize + 1);
+                std::ptr::write_bytes(h.buckets, 0, n);
+                h.nelem = 0;
+            }
+            Layout::Dict => {
+                let h = &*(s.dispatch_cache as *const IdentityHash25);
+                let b = &mut *h.buckets;
+                let n = b.size as usize * (h.key_len as usize + 1);
+                let array = (h.buckets as *mut u8).add(std::mem::size_of::<Buckets25>())
+                    as *mut *mut ffi::PyObject;
+                std::ptr::write_bytes(array, 0, n);
+                b.nelem = 0;
+            }
+        }
     }
 }
 
+/// Adds our promoters and replaces the `common_dtype` slots. Runs no Python
+/// code (list appends / dict insertions of prebuilt tuples keyed by types).
 fn install(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
     *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = hooks.known.clone();
     *META_OF.lock().unwrap_or_else(|e| e.into_inner()) = hooks.meta_of.clone();
     *ORIGINALS.lock().unwrap_or_else(|e| e.into_inner()) = hooks.patched.clone();
-    // Promoters: one entry per ufunc and (ours, other) pair, both orders.
-    let capsule = hooks.capsule.bind(py);
-    let ours: Vec<Known> = hooks.known.iter().copied().filter(|k| k.ours).collect();
-    // Every other lattice DType, the Python scalar DTypes included.
-    let concrete: Vec<Known> = hooks.known.clone();
-    for u in &hooks.ufuncs {
-        let u = u.bind(py);
-        let nargs: usize = u.getattr("nargs")?.extract()?;
-        let nin: usize = u.getattr("nin")?.extract()?;
-        if nin != 2 {
-            continue;
-        }
-        // SAFETY: validated in build().
-        let loops = unsafe { (*(u.as_ptr() as *const UFuncObject)).loops };
-        // SAFETY: a live list owned by the ufunc.
-        let loops = unsafe { Bound::from_borrowed_ptr(py, loops) };
-        let loops = loops.cast::<PyList>()?;
-        for x in &ours {
-            for y in &concrete {
-                if x.meta == y.meta {
-                    continue;
+    for p in &hooks.promoted {
+        let loops = p.loops.bind(py);
+        match hooks.layout {
+            Layout::List => {
+                let loops = loops.cast::<PyList>()?;
+                for (_, info) in &p.entries {
+                    loops.append(info.bind(py))?;
                 }
-                for (a, b) in [(x.meta, y.meta), (y.meta, x.meta)] {
-                    if y.ours && a == y.meta {
-                        continue; // ours x ours: added once per order
+            }
+            Layout::Dict => {
+                let loops = loops.cast::<PyDict>()?;
+                for (key, info) in &p.entries {
+                    // A loop NumPy (or another package) registered is kept.
+                    if !loops.contains(key.bind(py))? {
+                        loops.set_item(key.bind(py), info.bind(py))?;
                     }
-                    let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(nargs);
-                    for m in [a, b] {
-                        // SAFETY: a live DTypeMeta.
-                        items
-                            .push(unsafe { Bound::from_borrowed_ptr(py, m as *mut ffi::PyObject) });
-                    }
-                    while items.len() < nargs {
-                        items.push(py.None().into_bound(py));
-                    }
-                    let key = PyTuple::new(py, items)?;
-                    loops.append(PyTuple::new(py, [key.into_any(), capsule.clone()])?)?;
                 }
             }
         }
@@ -715,6 +849,8 @@ fn install(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
     Ok(())
 }
 
+/// Puts the original `common_dtype` slots back and removes our promoters.
+/// Runs no Python code.
 fn uninstall(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
     for &(meta, orig) in &hooks.patched {
         // SAFETY: validated DTypeMeta; restoring the saved slot value.
@@ -724,35 +860,56 @@ fn uninstall(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
         }
     }
     let capsule = hooks.capsule.bind(py);
-    for u in &hooks.ufuncs {
-        let u = u.bind(py);
-        // SAFETY: validated in build().
-        let loops = unsafe { (*(u.as_ptr() as *const UFuncObject)).loops };
-        // SAFETY: a live list owned by the ufunc.
-        let loops = unsafe { Bound::from_borrowed_ptr(py, loops) };
-        let loops = loops.cast::<PyList>()?;
-        let keep: Vec<Bound<'_, PyAny>> = loops
-            .iter()
-            .filter(|info| {
-                info.cast::<PyTuple>()
-                    .ok()
-                    .and_then(|t| t.get_item(1).ok())
-                    .is_none_or(|r| !r.is(capsule))
-            })
-            .collect();
-        loops.as_any().del_item(pyo3::types::PySlice::full(py))?;
-        for k in keep {
-            loops.append(k)?;
+    let ours = |info: &Bound<'_, PyAny>| {
+        info.cast::<PyTuple>()
+            .ok()
+            .and_then(|t| t.get_item(1).ok())
+            .is_some_and(|r| r.is(capsule))
+    };
+    for p in &hooks.promoted {
+        let loops = p.loops.bind(py);
+        match hooks.layout {
+            Layout::List => {
+                let loops = loops.cast::<PyList>()?;
+                let keep: Vec<Bound<'_, PyAny>> = loops.iter().filter(|i| !ours(i)).collect();
+                loops.as_any().del_item(pyo3::types::PySlice::full(py))?;
+                for k in keep {
+                    loops.append(k)?;
+                }
+            }
+            Layout::Dict => {
+                let loops = loops.cast::<PyDict>()?;
+                for (key, _) in &p.entries {
+                    if let Some(info) = loops.get_item(key.bind(py))? {
+                        if ours(&info) {
+                            loops.del_item(key.bind(py))?;
+                        }
+                    }
+                }
+            }
         }
     }
     Ok(())
 }
 
-fn clear_all_caches(py: Python<'_>) -> PyResult<()> {
-    for u in all_numpy_ufuncs(py)? {
-        clear_dispatch_cache(u.bind(py));
+/// Pauses CPython's cyclic garbage collector (whose finalizers could run
+/// Python code) for the life of the guard.
+struct GcPause(bool);
+
+impl GcPause {
+    fn new() -> Self {
+        // SAFETY: the GIL is held by the caller.
+        GcPause(unsafe { ffi::PyGC_Disable() } != 0)
     }
-    Ok(())
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.0 {
+            // SAFETY: the GIL is still held (the guard lives inside `set`).
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
 }
 
 fn parse(mode: &str) -> PyResult<bool> {
@@ -765,29 +922,52 @@ fn parse(mode: &str) -> PyResult<bool> {
     }
 }
 
+/// The switch's tables, built on first use. Building runs Python code
+/// (reading NumPy's attributes) without any lock held: two threads, or a
+/// signal handler interrupting a build, may both build; the first stored wins.
+fn hooks(py: Python<'_>) -> PyResult<Arc<Hooks>> {
+    if let Some(h) = HOOKS.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        return Ok(h.clone());
+    }
+    let built = Arc::new(build(py)?);
+    let mut guard = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(guard.get_or_insert(built).clone())
+}
+
 fn set(py: Python<'_>, on: bool) -> PyResult<()> {
-    // Waits for another thread's switch with the GIL released (the holder may
-    // need the GIL to finish).
-    let mut guard = HOOKS
-        .lock_py_attached(py)
-        .unwrap_or_else(|e| e.into_inner());
+    if (ON.load(Ordering::Acquire) != 0) == on {
+        return Ok(());
+    }
+    let hooks = if on {
+        hooks(py)?
+    } else {
+        match HOOKS.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(h) => h.clone(),
+            None => return Ok(()),
+        }
+    };
+    // From here on no Python code runs and the GIL is never released, so the
+    // check and the switch are one step for every other thread and for a
+    // signal handler (which only runs between bytecodes).
+    let _gc = GcPause::new();
     if (ON.load(Ordering::Acquire) != 0) == on {
         return Ok(());
     }
     if on {
-        if guard.is_none() {
-            *guard = Some(build(py)?);
+        if let Err(e) = install(py, &hooks) {
+            // Leave NumPy as it was (uninstall only removes our entries).
+            let _ = uninstall(py, &hooks);
+            return Err(e);
         }
-        let hooks = guard.as_ref().ok_or_else(|| layout_error("not built"))?;
-        install(py, hooks)?;
         ON.store(1, Ordering::Release);
     } else {
         ON.store(0, Ordering::Release);
-        if let Some(hooks) = guard.as_ref() {
-            uninstall(py, hooks)?;
-        }
+        uninstall(py, &hooks)?;
     }
-    clear_all_caches(py)
+    for u in &hooks.all_ufuncs {
+        clear_dispatch_cache(u.bind(py), hooks.layout);
+    }
+    Ok(())
 }
 
 /// Chooses how NumPy itself promotes between mldtypes' dtypes and NumPy's,
@@ -842,12 +1022,12 @@ impl NumpyPromotion {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<()> {
         let prev = self.saved.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if let Some(prev) = prev {
             set(py, prev)?;
         }
-        Ok(false)
+        Ok(())
     }
 
     fn __repr__(&self) -> String {

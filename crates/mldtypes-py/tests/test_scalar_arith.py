@@ -6,6 +6,7 @@ division rules."""
 import numpy as np
 import pytest
 
+import npversions
 from conftest import INTS, OURS, describe, from_codes, load_json, outcome, same_outcome
 
 A = load_json("scalar_arith")
@@ -128,6 +129,13 @@ def test_mixed_with_python_and_numpy_scalars(name, label):
         else:
             got = outcome(lambda: OPFN[op](x, MIXED[label]()))
             text = f"{name} {op} {label}"
+        if (npversions.SCALAR_PY_INT_PROMOTES and label == "py_int_2" and name not in INTS
+                and want.get("type") == name):
+            # NumPy 2.0 computes in float32 / complex64 (see npversions)
+            c = npversions.scalar_counterpart(name)
+            fn = OPFN[op[1:]] if op.startswith("r") else OPFN[op]
+            pair = (2, c(x)) if op.startswith("r") else (c(x), 2)
+            want = outcome(lambda: fn(*pair))
         if not same_outcome(want, got, nan_equal=True):
             bad.append(f"  {text}: expected {want}, got {got}")
     assert not bad, f"{name} (code {d['mixed_code']:#x}):\n" + "\n".join(bad)

@@ -89,6 +89,22 @@ __all__ = [
     "uint1",
     "uint2",
     "uint4",
+    # type promotion (JAX's lattice) and the NumPy switch
+    "Config",
+    "TypePromotionError",
+    "config",
+    "enable_x64",
+    "get_numpy_promotion",
+    "numpy_dtype_promotion",
+    "numpy_promotion",
+    "promote_types",
+    "result_type",
+    "set_numpy_promotion",
+    "weak",
+    # safetensors checkpoints
+    "CheckpointError",
+    "convert_checkpoint",
+    "inspect_checkpoint",
 ]
 
 from mldtypes._info import finfo, iinfo  # noqa: E402

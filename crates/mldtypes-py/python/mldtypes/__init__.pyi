@@ -20,70 +20,237 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 import os
 import types
 from types import TracebackType
-from typing import Any, Literal, SupportsIndex, overload
+from typing import Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
+
+from typing_extensions import disjoint_base
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
-__all__: list[str]
+__all__ = [
+    "__version__",
+    "dot",
+    "mean",
+    "pack",
+    "sum",
+    "unpack",
+    "bcomplex32",
+    "bfloat16",
+    "complex32",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "finfo",
+    "iinfo",
+    "imag",
+    "int1",
+    "int2",
+    "int4",
+    "real",
+    "uint1",
+    "uint2",
+    "uint4",
+    "Config",
+    "TypePromotionError",
+    "config",
+    "enable_x64",
+    "get_numpy_promotion",
+    "numpy_dtype_promotion",
+    "numpy_promotion",
+    "promote_types",
+    "result_type",
+    "set_numpy_promotion",
+    "weak",
+    "CheckpointError",
+    "convert_checkpoint",
+    "inspect_checkpoint",
+]
 
-class bfloat16(np.generic):
+# Typing-only bases (not runtime classes): what every scalar type of a kind supports.
+# Arithmetic with the same type or a Python number keeps the type; with anything else
+# NumPy's promotion decides (typed as Any).
+
+_ScalarInput = SupportsFloat | SupportsIndex | str | bytes | np.generic
+
+class _MLScalar(np.generic):
+    def __new__(cls, value: _ScalarInput = ..., /) -> Self: ...
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def __float__(self) -> float: ...
+    def __int__(self) -> int: ...
+    def __bool__(self) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __lt__(self, other: Any, /) -> np.bool_: ...
+    def __le__(self, other: Any, /) -> np.bool_: ...
+    def __gt__(self, other: Any, /) -> np.bool_: ...
+    def __ge__(self, other: Any, /) -> np.bool_: ...
+
+class _MLFloat(_MLScalar):
+    @overload
+    def __add__(self, other: Self | int | float, /) -> Self: ...
+    @overload
+    def __add__(self, other: Any, /) -> Any: ...
+    @overload
+    def __radd__(self, other: int | float, /) -> Self: ...
+    @overload
+    def __radd__(self, other: Any, /) -> Any: ...
+    @overload
+    def __sub__(self, other: Self | int | float, /) -> Self: ...
+    @overload
+    def __sub__(self, other: Any, /) -> Any: ...
+    @overload
+    def __rsub__(self, other: int | float, /) -> Self: ...
+    @overload
+    def __rsub__(self, other: Any, /) -> Any: ...
+    @overload
+    def __mul__(self, other: Self | int | float, /) -> Self: ...
+    @overload
+    def __mul__(self, other: Any, /) -> Any: ...
+    @overload
+    def __rmul__(self, other: int | float, /) -> Self: ...
+    @overload
+    def __rmul__(self, other: Any, /) -> Any: ...
+    @overload
+    def __truediv__(self, other: Self | int | float, /) -> Self: ...
+    @overload
+    def __truediv__(self, other: Any, /) -> Any: ...
+    @overload
+    def __rtruediv__(self, other: int | float, /) -> Self: ...
+    @overload
+    def __rtruediv__(self, other: Any, /) -> Any: ...
+    @overload
+    def __pow__(self, other: Self | int | float, /) -> Self: ...
+    @overload
+    def __pow__(self, other: Any, /) -> Any: ...
+    def __neg__(self) -> Self: ...
+    def __pos__(self) -> Self: ...
+    def __abs__(self) -> Self: ...
+
+class _MLInt(_MLScalar):
+    def __index__(self) -> int: ...
+    @overload
+    def __add__(self, other: Self | int, /) -> Self: ...
+    @overload
+    def __add__(self, other: Any, /) -> Any: ...
+    @overload
+    def __radd__(self, other: int, /) -> Self: ...
+    @overload
+    def __radd__(self, other: Any, /) -> Any: ...
+    @overload
+    def __sub__(self, other: Self | int, /) -> Self: ...
+    @overload
+    def __sub__(self, other: Any, /) -> Any: ...
+    @overload
+    def __rsub__(self, other: int, /) -> Self: ...
+    @overload
+    def __rsub__(self, other: Any, /) -> Any: ...
+    @overload
+    def __mul__(self, other: Self | int, /) -> Self: ...
+    @overload
+    def __mul__(self, other: Any, /) -> Any: ...
+    @overload
+    def __rmul__(self, other: int, /) -> Self: ...
+    @overload
+    def __rmul__(self, other: Any, /) -> Any: ...
+    @overload
+    def __floordiv__(self, other: Self | int, /) -> Self: ...
+    @overload
+    def __floordiv__(self, other: Any, /) -> Any: ...
+    @overload
+    def __mod__(self, other: Self | int, /) -> Self: ...
+    @overload
+    def __mod__(self, other: Any, /) -> Any: ...
+    def __truediv__(self, other: Any, /) -> Any: ...
+    def __and__(self, other: Self | int, /) -> Self: ...
+    def __or__(self, other: Self | int, /) -> Self: ...
+    def __xor__(self, other: Self | int, /) -> Self: ...
+    def __neg__(self) -> Self: ...
+    def __pos__(self) -> Self: ...
+    def __abs__(self) -> Self: ...
+    def __invert__(self) -> Self: ...
+
+@disjoint_base
+class bfloat16(_MLFloat):
     """bfloat16: 1 sign, 8 exponent, 7 mantissa bits (bias 127), IEEE inf/NaN."""
-class float8_e3m4(np.generic):
+@disjoint_base
+class float8_e3m4(_MLFloat):
     """float8_e3m4: 1/3/4 bits, bias 3, IEEE inf/NaN."""
-class float8_e4m3(np.generic):
+@disjoint_base
+class float8_e4m3(_MLFloat):
     """float8_e4m3: 1/4/3 bits, bias 7, IEEE inf/NaN."""
-class float8_e4m3fn(np.generic):
+@disjoint_base
+class float8_e4m3fn(_MLFloat):
     """float8_e4m3fn: 1/4/3 bits, bias 7, finite only but NaN (OCP FP8 E4M3)."""
-class float8_e4m3fnuz(np.generic):
+@disjoint_base
+class float8_e4m3fnuz(_MLFloat):
     """float8_e4m3fnuz: 1/4/3 bits, bias 8, no inf, no -0, NaN = 0x80."""
-class float8_e4m3b11fnuz(np.generic):
+@disjoint_base
+class float8_e4m3b11fnuz(_MLFloat):
     """float8_e4m3b11fnuz: 1/4/3 bits, bias 11, no inf, no -0, NaN = 0x80."""
-class float8_e5m2(np.generic):
+@disjoint_base
+class float8_e5m2(_MLFloat):
     """float8_e5m2: 1/5/2 bits, bias 15, IEEE inf/NaN (OCP FP8 E5M2)."""
-class float8_e5m2fnuz(np.generic):
+@disjoint_base
+class float8_e5m2fnuz(_MLFloat):
     """float8_e5m2fnuz: 1/5/2 bits, bias 16, no inf, no -0, NaN = 0x80."""
-class float8_e8m0fnu(np.generic):
+@disjoint_base
+class float8_e8m0fnu(_MLFloat):
     """float8_e8m0fnu: 8 exponent bits, bias 127, unsigned powers of two, NaN = 0xff."""
-class float6_e2m3fn(np.generic):
+@disjoint_base
+class float6_e2m3fn(_MLFloat):
     """float6_e2m3fn: 1/2/3 bits, bias 1, finite only (OCP MX FP6), low 6 bits of a byte."""
-class float6_e3m2fn(np.generic):
+@disjoint_base
+class float6_e3m2fn(_MLFloat):
     """float6_e3m2fn: 1/3/2 bits, bias 3, finite only (OCP MX FP6), low 6 bits of a byte."""
-class float4_e2m1fn(np.generic):
+@disjoint_base
+class float4_e2m1fn(_MLFloat):
     """float4_e2m1fn: 1/2/1 bits, bias 1, finite only (OCP MX FP4), low 4 bits of a byte."""
-class int1(np.generic):
+@disjoint_base
+class int1(_MLInt):
     """int1: 1-bit two's complement, -1 … 0."""
-class int2(np.generic):
+@disjoint_base
+class int2(_MLInt):
     """int2: 2-bit two's complement, -2 … 1."""
-class int4(np.generic):
+@disjoint_base
+class int4(_MLInt):
     """int4: 4-bit two's complement, -8 … 7."""
-class uint1(np.generic):
+@disjoint_base
+class uint1(_MLInt):
     """uint1: 0 … 1."""
-class uint2(np.generic):
+@disjoint_base
+class uint2(_MLInt):
     """uint2: 0 … 3."""
-class uint4(np.generic):
+@disjoint_base
+class uint4(_MLInt):
     """uint4: 0 … 15."""
-class complex32(np.generic):
+@disjoint_base
+class complex32(_MLScalar):
     """complex32: two IEEE float16, real part first."""
+    def __new__(cls, value: _ScalarInput | complex = ..., /) -> Self: ...
+    def __complex__(self) -> complex: ...
     @property
     def real(self) -> np.float16: ...
     @property
     def imag(self) -> np.float16: ...
-class bcomplex32(np.generic):
+@disjoint_base
+class bcomplex32(_MLScalar):
     """bcomplex32: two bfloat16, real part first."""
+    def __new__(cls, value: _ScalarInput | complex = ..., /) -> Self: ...
+    def __complex__(self) -> complex: ...
     @property
     def real(self) -> bfloat16: ...
     @property
     def imag(self) -> bfloat16: ...
 
-class finfo(np.finfo[Any]):
-    """Machine limits of a float format (ml_dtypes' values); NumPy's for other types."""
-    def __new__(cls, dtype: Any) -> finfo: ...
-
-class iinfo(np.iinfo[Any]):
-    """Machine limits of a sub-byte integer; NumPy's for other types."""
-    def __new__(cls, int_type: Any) -> iinfo: ...
+from mldtypes._info import finfo as finfo, iinfo as iinfo
 
 def real(x: Any) -> Any:
     """The real part; a bfloat16/float16 view for bcomplex32/complex32 arrays."""
@@ -173,6 +340,7 @@ class TypePromotionError(ValueError):
     """No implicit promotion path between the input dtypes (jax 0.10.2's
     ``jax.errors.TypePromotionError``, a ``ValueError``); the message is JAX's text."""
 
+@final
 class weak:
     """A weakly typed value of the given dtype (JAX's ``weak_type=True``), for ``result_type``.
 
@@ -182,7 +350,7 @@ class weak:
     accepts. Raises TypeError for a dtype JAX arrays cannot have (strings, objects,
     float128, ...). Instances compare equal and hash alike when their dtypes are equal.
     """
-    def __init__(self, dtype: npt.DTypeLike) -> None: ...
+    def __new__(cls, dtype: npt.DTypeLike) -> weak: ...
     @property
     def dtype(self) -> np.dtype[Any]:
         """The value's dtype (a ``numpy.dtype``)."""
@@ -197,8 +365,9 @@ class _PromotionSetting:
     unaffected."""
     def __enter__(self) -> _PromotionSetting: ...
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool: ...
+                 tb: TracebackType | None, /) -> None: ...
 
+@final
 class Config:
     """The process-wide promotion settings, as ``jax.config``.
 
@@ -244,7 +413,8 @@ def promote_types(a: _DTypeSpec, b: _DTypeSpec) -> np.dtype[Any]:
 def result_type(*args: Any, return_weak_type_flag: Literal[False] = ...) -> np.dtype[Any]: ...
 @overload
 def result_type(*args: Any, return_weak_type_flag: Literal[True]) -> tuple[np.dtype[Any], bool]: ...
-def result_type(*args: Any, return_weak_type_flag: bool = False
+@overload
+def result_type(*args: Any, return_weak_type_flag: bool
                 ) -> np.dtype[Any] | tuple[np.dtype[Any], bool]:
     """The dtype JAX gives an operation on ``args`` (``jax.dtypes.result_type``, jax 0.10.2),
     under the current ``numpy_dtype_promotion`` mode and x64 setting.
@@ -289,7 +459,7 @@ class _NumpyPromotion:
     caches are shared by all threads), not thread-local."""
     def __enter__(self) -> _NumpyPromotion: ...
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool: ...
+                 tb: TracebackType | None, /) -> None: ...
 
 def set_numpy_promotion(mode: Literal["numpy", "jax"]) -> None:
     """Chooses how NumPy itself promotes between mldtypes' dtypes and NumPy's, process-wide.

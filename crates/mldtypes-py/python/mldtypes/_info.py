@@ -98,14 +98,27 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     def _build(cls, name):
         obj = object.__new__(cls)
         fields = _core._finfo_fields(name)
-        for key, value in fields.items():
-            setattr(obj, key, value)
-        obj.dtype = np.dtype(getattr(_core, name))
+        # Stored in the instance dict, never through setattr: NumPy 2.0-2.3 make
+        # `tiny` and `smallest_normal` read-only properties of numpy.finfo (the
+        # properties below read them back), 2.4+ make several fields cached properties.
+        state = obj.__dict__
+        state.update(fields)
+        state["dtype"] = np.dtype(getattr(_core, name))
         # ml_dtypes' text fields (NumPy's finfo templates used them before 2.3)
         for key in ("eps", "epsneg", "max", "resolution", "tiny", "smallest_normal",
                     "smallest_subnormal"):
-            setattr(obj, f"_str_{key}", str(fields[key]))
+            state[f"_str_{key}"] = str(fields[key])
         return obj
+
+    @property
+    def smallest_normal(self):
+        """The smallest positive normal number, a scalar of the format itself."""
+        return self.__dict__["smallest_normal"]
+
+    @property
+    def tiny(self):
+        """An alias of ``smallest_normal`` (NumPy's name)."""
+        return self.__dict__["tiny"]
 
     def __init__(self, *args, **kwargs):
         pass

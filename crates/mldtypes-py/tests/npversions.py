@@ -1,0 +1,71 @@
+"""The NumPy behaviours that differ between NumPy 2.0 and the newest, for the tests.
+
+The reference vectors were recorded with ml_dtypes 0.6.0 on NumPy 2.4.6. ml_dtypes' types
+go through NumPy's own type resolution and builtin loops for many operations, so on another
+NumPy ml_dtypes (and mldtypes) give what that NumPy gives. Where the README's "NumPy
+versions" table lists a difference, the tests expect this NumPy's behaviour, computed by
+NumPy itself on the builtin counterpart (int8/uint8 for the sub-byte integers, float32 /
+complex64 for scalar arithmetic).
+"""
+
+import numpy as np
+
+NUMPY = tuple(int(p) for p in np.__version__.split(".")[:2])
+VECTORS_NUMPY = (2, 4)
+
+# NumPy 2.0: np.ceil/floor/trunc on integers return float16 (integer loops from 2.1).
+INT_ROUNDING_IS_FLOAT = NUMPY < (2, 1)
+# The sign of the NaN that NumPy's float16 loops of arccos/arcsin/log/log2/log10 give for
+# invalid inputs depends on the NumPy build, not only its version: -NaN (0xfe00) for some
+# inputs with NumPy 2.4.6 on CPython 3.11 (the vectors), +NaN (0x7e00) with the same NumPy on
+# CPython 3.12 and with 2.0-2.3 and 2.5. The NaN-bit tests of these ufuncs on the sub-byte
+# integers therefore expect NumPy's own int8/uint8 result on every NumPy.
+FLOAT16_NAN_SIGN_VARIES = True
+# NumPy 2.0: a scalar of a user float type with a Python int computes in float32 (complex64
+# for complex types) instead of keeping the type.
+SCALAR_PY_INT_PROMOTES = NUMPY < (2, 1)
+# NumPy < 2.4: finfo's str() pads the numbers to a fixed width and shows "min = -max", its
+# repr() shows min=-max (also for float8_e8m0fnu, whose min is positive), and NumPy's own
+# float16 text (complex32's finfo) has other digits.
+FINFO_OLD_TEXT = NUMPY < (2, 4)
+
+INT_COUNTERPART = {"int1": np.int8, "int2": np.int8, "int4": np.int8,
+                   "uint1": np.uint8, "uint2": np.uint8, "uint4": np.uint8}
+_ROUNDING = ("ceil", "floor", "trunc")
+_NAN_UFUNCS = ("arccos", "arcsin", "log", "log2", "log10")
+
+
+def int_ufunc_follows_counterpart(name, ufunc, nan_bits=False):
+    """Whether this NumPy's result for `ufunc` on sub-byte int `name` may differ from the
+    vectors' NumPy for a listed reason (the tests then expect the int8/uint8 result):
+    the output dtype of the rounding ufuncs on 2.0, and (for the NaN-bit test) the NaN sign."""
+    if name not in INT_COUNTERPART:
+        return False
+    return ((INT_ROUNDING_IS_FLOAT and ufunc in _ROUNDING)
+            or (nan_bits and FLOAT16_NAN_SIGN_VARIES and ufunc in _NAN_UFUNCS))
+
+
+def counterpart_results(name, ufunc, args):
+    """`ufunc` applied by NumPy to the inputs cast to the builtin counterpart."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = getattr(np, ufunc)(*[a.astype(INT_COUNTERPART[name]) for a in args])
+    return res if isinstance(res, tuple) else (res,)
+
+
+def scalar_counterpart(name):
+    """The type NumPy 2.0 computes `scalar op python_int` in for our type `name`."""
+    return np.complex64 if name in ("complex32", "bcomplex32") else np.float32
+
+
+def old_finfo_text(fn, text, fields):
+    """ml_dtypes' finfo text as NumPy < 2.4's templates print it (the same fields)."""
+    if fn == "repr":
+        head, _, rest = text.partition("min=")
+        _, _, tail = rest.partition(", max=")
+        return f"{head}min=-{fields['max_str']}, max={tail}"
+    text = " ".join(text.split())
+    head, _, rest = text.partition(" min = ")
+    return f"{head} min = -max smallest_normal{rest.partition(' smallest_normal')[2]}"
