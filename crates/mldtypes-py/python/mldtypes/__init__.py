@@ -154,9 +154,10 @@ def _part(x, i):
 # which other threads read without a lock; on a free-threaded CPython it is refused (everything
 # else in the package is free-threading safe).
 def _refuse_jax_promotion_if_free_threaded(mode):
-    import sysconfig
+    import sys  # already loaded: the first call imports no module
 
-    if isinstance(mode, str) and mode == "jax" and sysconfig.get_config_var("Py_GIL_DISABLED"):
+    # sys.abiflags has "t" on free-threaded builds
+    if isinstance(mode, str) and mode == "jax" and "t" in getattr(sys, "abiflags", ""):
         raise RuntimeError(
             "mldtypes: JAX promotion inside NumPy (set_numpy_promotion / numpy_promotion "
             "'jax') is not available on a free-threaded CPython: the switch rewrites NumPy's "
