@@ -149,23 +149,11 @@ fn compile_glob(g: &str) -> PyResult<globset::GlobMatcher> {
     }
 }
 
-/// A panic's message.
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
-/// Runs a pyfunction's body; a Rust panic becomes RuntimeError with its
+/// Runs a pyfunction's body under the module's panic guard
+/// ([`crate::guard::run`]): a Rust panic becomes RuntimeError with its
 /// message instead of reaching Python.
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        Err(PyRuntimeError::new_err(format!(
-            "internal error (please report): {}",
-            panic_message(&*p)
-        )))
-    })
+    crate::guard::run(f)
 }
 
 /// Runs `work` on a worker thread with the GIL released. The calling thread
@@ -198,10 +186,7 @@ fn interruptible<T: Send>(
                     }
                     return match done {
                         Ok(r) => r.map_err(to_py_err),
-                        Err(p) => Err(PyRuntimeError::new_err(format!(
-                            "internal error (please report): {}",
-                            panic_message(&*p)
-                        ))),
+                        Err(p) => Err(crate::guard::panic_error(&*p)),
                     };
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {

@@ -32,7 +32,7 @@ fn payload_text(payload: &(dyn Any + Send)) -> &str {
 
 /// The `RuntimeError` a caught panic becomes: the panic message, marked as
 /// an internal error of mldtypes.
-fn panic_error(payload: &(dyn Any + Send)) -> PyErr {
+pub(crate) fn panic_error(payload: &(dyn Any + Send)) -> PyErr {
     PyRuntimeError::new_err(format!(
         "internal error in mldtypes (please report it): {}",
         payload_text(payload)
