@@ -280,14 +280,35 @@ unsafe extern "C" fn delete_v1(p: *mut DLManagedTensorVersioned) {
     });
 }
 
-/// Destructor of a capsule we produced: frees the tensor unless a consumer
-/// took it (renamed the capsule `used_...`).
-unsafe extern "C" fn capsule_v0_destructor(cap: *mut ffi::PyObject) {
+/// A DLPack managed tensor (`DLManagedTensor` or `DLManagedTensorVersioned`):
+/// both end their lifetime through their own `deleter`.
+trait Managed: Sized {
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)>;
+}
+
+impl Managed for DLManagedTensor {
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+}
+
+impl Managed for DLManagedTensorVersioned {
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+}
+
+/// The body of every capsule destructor: if the capsule still has `name`
+/// (no consumer renamed it `used_...`), calls its tensor's deleter.
+///
+/// # Safety
+/// `cap` is a live capsule whose pointer, under `name`, is a `T`.
+unsafe fn run_deleter<T: Managed>(cap: *mut ffi::PyObject, name: &CStr) {
     unsafe {
-        if ffi::PyCapsule_IsValid(cap, NAME_V0.as_ptr()) == 1 {
-            let p = ffi::PyCapsule_GetPointer(cap, NAME_V0.as_ptr()) as *mut DLManagedTensor;
+        if ffi::PyCapsule_IsValid(cap, name.as_ptr()) == 1 {
+            let p = ffi::PyCapsule_GetPointer(cap, name.as_ptr()) as *mut T;
             if !p.is_null() {
-                if let Some(d) = (*p).deleter {
+                if let Some(d) = (*p).deleter() {
                     d(p);
                 }
             }
@@ -295,18 +316,16 @@ unsafe extern "C" fn capsule_v0_destructor(cap: *mut ffi::PyObject) {
     }
 }
 
+/// Destructor of a capsule we produced: frees the tensor unless a consumer
+/// took it (renamed the capsule `used_...`).
+unsafe extern "C" fn capsule_v0_destructor(cap: *mut ffi::PyObject) {
+    // SAFETY: called by Python with a live capsule.
+    unsafe { run_deleter::<DLManagedTensor>(cap, NAME_V0) }
+}
+
 unsafe extern "C" fn capsule_v1_destructor(cap: *mut ffi::PyObject) {
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, NAME_V1.as_ptr()) == 1 {
-            let p =
-                ffi::PyCapsule_GetPointer(cap, NAME_V1.as_ptr()) as *mut DLManagedTensorVersioned;
-            if !p.is_null() {
-                if let Some(d) = (*p).deleter {
-                    d(p);
-                }
-            }
-        }
-    }
+    // SAFETY: called by Python with a live capsule.
+    unsafe { run_deleter::<DLManagedTensorVersioned>(cap, NAME_V1) }
 }
 
 /// The exported layout: dtype, shape, strides (elements), data, owner.
@@ -812,30 +831,13 @@ impl CapsuleHolder {
 }
 
 unsafe extern "C" fn owner_v0_destructor(cap: *mut ffi::PyObject) {
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, OWNER_V0.as_ptr()) == 1 {
-            let p = ffi::PyCapsule_GetPointer(cap, OWNER_V0.as_ptr()) as *mut DLManagedTensor;
-            if !p.is_null() {
-                if let Some(d) = (*p).deleter {
-                    d(p);
-                }
-            }
-        }
-    }
+    // SAFETY: called by Python with a live capsule.
+    unsafe { run_deleter::<DLManagedTensor>(cap, OWNER_V0) }
 }
 
 unsafe extern "C" fn owner_v1_destructor(cap: *mut ffi::PyObject) {
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, OWNER_V1.as_ptr()) == 1 {
-            let p =
-                ffi::PyCapsule_GetPointer(cap, OWNER_V1.as_ptr()) as *mut DLManagedTensorVersioned;
-            if !p.is_null() {
-                if let Some(d) = (*p).deleter {
-                    d(p);
-                }
-            }
-        }
-    }
+    // SAFETY: called by Python with a live capsule.
+    unsafe { run_deleter::<DLManagedTensorVersioned>(cap, OWNER_V1) }
 }
 
 /// What the capsule holds.
