@@ -653,11 +653,19 @@ impl DLPackExport {
     ) -> PyResult<Bound<'py, PyAny>> {
         let arr = self.array.bind(py);
         let Some(dt) = self.dtype else {
+            // Only the keywords given: NumPy 2.0's `__dlpack__` takes
+            // `stream` alone (a consumer then retries without the others).
             let kw = PyDict::new(py);
             kw.set_item("stream", stream)?;
-            kw.set_item("max_version", max_version)?;
-            kw.set_item("dl_device", dl_device)?;
-            kw.set_item("copy", copy)?;
+            if let Some(v) = max_version {
+                kw.set_item("max_version", v)?;
+            }
+            if let Some(d) = dl_device {
+                kw.set_item("dl_device", d)?;
+            }
+            if let Some(c) = copy {
+                kw.set_item("copy", c)?;
+            }
             return arr.call_method("__dlpack__", (), Some(&kw));
         };
         if stream.as_ref().is_some_and(|s| !s.is_none()) {
