@@ -499,12 +499,15 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly_and_cleans_up(tmp_path, func)
     src, dst = tmp_path / "big.safetensors", tmp_path / "out.safetensors"
     big_model(src, 256)
     code = """
-        import sys, time, mldtypes
+        import os, sys, time, mldtypes
         src, dst, func = sys.argv[1:4]
         print("ready", flush=True)
         try:
             if func == "convert":
-                mldtypes.convert_checkpoint(src, dst, "nvfp4", threads=1)
+                # repeated, so that a fast build is still converting when the signal comes
+                for _ in range(50):
+                    mldtypes.convert_checkpoint(src, dst, "nvfp4", threads=1)
+                    os.remove(dst)
             else:
                 for _ in range(50):
                     mldtypes.inspect_checkpoint(src)
