@@ -499,7 +499,10 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly_and_cleans_up(tmp_path, func)
     src, dst = tmp_path / "big.safetensors", tmp_path / "out.safetensors"
     big_model(src, 256)
     code = """
-        import os, sys, time, mldtypes
+        import os, signal, sys, time, mldtypes
+        # Python's own Ctrl-C handler, even when this process started with SIGINT ignored
+        # (as a shell without job control starts background commands)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         src, dst, func = sys.argv[1:4]
         print("ready", flush=True)
         try:
