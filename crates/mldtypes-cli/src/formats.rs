@@ -142,8 +142,9 @@ pub struct CastArgs {
     /// Parse inputs as this type first.
     #[arg(long, value_enum, default_value = "f64")]
     from: FromType,
-    /// Clamp finite values beyond the largest finite number to ±max instead of
-    /// ml_dtypes' overflow to inf / NaN.
+    /// Saturate: clamp values beyond the largest finite number, infinities
+    /// included, to ±max instead of ml_dtypes' overflow to inf / NaN (NaN
+    /// stays NaN).
     #[arg(long)]
     saturate: bool,
     /// Print a JSON array with one `{"input", "bits", "value", "error"}` object per value.

@@ -42,7 +42,8 @@ pub struct ConvertArgs {
     /// Convert only the tensors whose names match this glob; others are copied.
     #[arg(long, value_name = "GLOB")]
     only: Option<String>,
-    /// Clamp overflowing values to ±max instead of inf / NaN.
+    /// Saturate: clamp values beyond the largest finite number, infinities
+    /// included, to ±max instead of inf / NaN (NaN stays NaN).
     #[arg(long)]
     saturate: bool,
     /// The MX scale rule.

@@ -495,6 +495,27 @@ fn cast_decimal_and_hex_float_to_float16() {
     let v = &json_of(&["cast", "--to", "float16", "--saturate", "--json", "1e6"])[0];
     assert_eq!(v["value"], 65504.0);
     assert_eq!(v["bits"], 0x7bff);
+    // Saturation takes infinities to ±max as well; NaN stays NaN.
+    let v = json_of(&[
+        "cast",
+        "--to",
+        "float8_e4m3fn",
+        "--saturate",
+        "--json",
+        "--",
+        "-inf",
+        "inf",
+        "nan",
+    ]);
+    assert_eq!(
+        (&v[0]["bits"], &v[0]["value"]),
+        (&serde_json::json!(0xfe), &serde_json::json!(-448.0))
+    );
+    assert_eq!(
+        (&v[1]["bits"], &v[1]["value"]),
+        (&serde_json::json!(0x7e), &serde_json::json!(448.0))
+    );
+    assert_eq!(v[2]["value"], "nan");
     let text = stdout_of(&["cast", "--to", "bfloat16", "1.00390625"]);
     assert!(text.lines().nth(1).unwrap().contains("0x3f80"), "{text}"); // tie to even
     mldtypes()
