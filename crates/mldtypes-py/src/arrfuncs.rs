@@ -35,7 +35,9 @@ unsafe extern "C" fn getitem<T: Family_>(
     data: *mut c_void,
     _arr: *mut c_void,
 ) -> *mut ffi::PyObject {
-    unsafe { rd::<T>(data).to_python() }
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
+        rd::<T>(data).to_python()
+    })
 }
 
 unsafe extern "C" fn setitem<T: Family_>(
@@ -43,7 +45,7 @@ unsafe extern "C" fn setitem<T: Family_>(
     data: *mut c_void,
     _arr: *mut c_void,
 ) -> c_int {
-    unsafe {
+    crate::guard::ffi(-1, || unsafe {
         match scalar::convert_for_setitem::<T>(item) {
             Some(Ok(v)) => {
                 wr(data, v);
@@ -58,7 +60,7 @@ unsafe extern "C" fn setitem<T: Family_>(
                 -1
             }
         }
-    }
+    })
 }
 
 /// Reverses the bytes of an element in place (bfloat16: its 2 bytes;
@@ -87,32 +89,34 @@ unsafe extern "C" fn copyswapn<T: MlType>(
     swap: c_int,
     _arr: *mut c_void,
 ) {
-    let size = std::mem::size_of::<T>() as npy_intp;
-    let (dst, src) = (dst as *mut u8, src as *const u8);
-    unsafe {
-        if !src.is_null() {
-            if dstride == size && sstride == size {
-                std::ptr::copy(src, dst, (n * size) as usize);
-            } else {
-                for i in 0..n {
-                    std::ptr::copy(
-                        src.offset(i * sstride),
-                        dst.offset(i * dstride),
-                        size as usize,
-                    );
-                }
-            }
-        }
-        if swap != 0 && size >= 2 {
-            for i in 0..n {
-                if src.is_null() {
-                    swap_first_pair(dst.offset(i * dstride));
+    crate::guard::ffi((), || {
+        let size = std::mem::size_of::<T>() as npy_intp;
+        let (dst, src) = (dst as *mut u8, src as *const u8);
+        unsafe {
+            if !src.is_null() {
+                if dstride == size && sstride == size {
+                    std::ptr::copy(src, dst, (n * size) as usize);
                 } else {
-                    swap_in_place::<T>(dst.offset(i * dstride));
+                    for i in 0..n {
+                        std::ptr::copy(
+                            src.offset(i * sstride),
+                            dst.offset(i * dstride),
+                            size as usize,
+                        );
+                    }
+                }
+            }
+            if swap != 0 && size >= 2 {
+                for i in 0..n {
+                    if src.is_null() {
+                        swap_first_pair(dst.offset(i * dstride));
+                    } else {
+                        swap_in_place::<T>(dst.offset(i * dstride));
+                    }
                 }
             }
         }
-    }
+    })
 }
 
 unsafe extern "C" fn copyswap<T: MlType>(
@@ -121,14 +125,14 @@ unsafe extern "C" fn copyswap<T: MlType>(
     swap: c_int,
     _arr: *mut c_void,
 ) {
-    unsafe {
+    crate::guard::ffi((), || unsafe {
         if !src.is_null() {
             std::ptr::copy(src as *const u8, dst as *mut u8, std::mem::size_of::<T>());
         }
         if swap != 0 {
             swap_in_place::<T>(dst as *mut u8);
         }
-    }
+    })
 }
 
 /// Total order for sorting: by value, NaN last (NumPy's order for floats);
@@ -158,7 +162,9 @@ unsafe extern "C" fn compare<T: MlType>(
     b: *const c_void,
     _arr: *mut c_void,
 ) -> c_int {
-    unsafe { order(rd::<T>(a).to_pair(), rd::<T>(b).to_pair()) }
+    crate::guard::ffi(-1, || unsafe {
+        order(rd::<T>(a).to_pair(), rd::<T>(b).to_pair())
+    })
 }
 
 /// How `T` is sorted: by a key table over its one-byte codes, by a radix
@@ -197,23 +203,25 @@ unsafe extern "C" fn sort<T: MlType>(
     num: npy_intp,
     _arr: *mut c_void,
 ) -> c_int {
-    let n = num.max(0) as usize;
-    let r = std::panic::catch_unwind(|| match sort_plan::<T>() {
-        SortPlan::Bytes(keys) => {
-            let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, n) };
-            counting_sort_u8(v, &keys).is_ok()
+    crate::guard::ffi(-1, || {
+        let n = num.max(0) as usize;
+        let r = std::panic::catch_unwind(|| match sort_plan::<T>() {
+            SortPlan::Bytes(keys) => {
+                let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, n) };
+                counting_sort_u8(v, &keys).is_ok()
+            }
+            SortPlan::Halves(f) => {
+                let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u16, n) };
+                radix_sort_u16(v, |c| f.key(c as u32) as u16).is_ok()
+            }
+            SortPlan::Compare => false,
+        });
+        if matches!(r, Ok(true)) {
+            0
+        } else {
+            -1
         }
-        SortPlan::Halves(f) => {
-            let v = unsafe { std::slice::from_raw_parts_mut(start as *mut u16, n) };
-            radix_sort_u16(v, |c| f.key(c as u32) as u16).is_ok()
-        }
-        SortPlan::Compare => false,
-    });
-    if matches!(r, Ok(true)) {
-        0
-    } else {
-        -1
-    }
+    })
 }
 
 /// The `argsort` slot (every kind): sorts the indices in `tosort` (the
@@ -225,29 +233,31 @@ unsafe extern "C" fn argsort<T: MlType>(
     num: npy_intp,
     _arr: *mut c_void,
 ) -> c_int {
-    let n = num.max(0) as usize;
-    let r = std::panic::catch_unwind(|| {
-        let idx = unsafe { std::slice::from_raw_parts_mut(tosort, n) };
-        if idx.iter().any(|&i| i < 0 || i as usize >= n) {
-            return false;
-        }
-        match sort_plan::<T>() {
-            SortPlan::Bytes(keys) => {
-                let d = unsafe { std::slice::from_raw_parts(v as *const u8, n) };
-                argsort_u8(d, idx, &keys).is_ok()
+    crate::guard::ffi(-1, || {
+        let n = num.max(0) as usize;
+        let r = std::panic::catch_unwind(|| {
+            let idx = unsafe { std::slice::from_raw_parts_mut(tosort, n) };
+            if idx.iter().any(|&i| i < 0 || i as usize >= n) {
+                return false;
             }
-            SortPlan::Halves(f) => {
-                let d = unsafe { std::slice::from_raw_parts(v as *const u16, n) };
-                argsort_u16(d, idx, |c| f.key(c as u32) as u16).is_ok()
+            match sort_plan::<T>() {
+                SortPlan::Bytes(keys) => {
+                    let d = unsafe { std::slice::from_raw_parts(v as *const u8, n) };
+                    argsort_u8(d, idx, &keys).is_ok()
+                }
+                SortPlan::Halves(f) => {
+                    let d = unsafe { std::slice::from_raw_parts(v as *const u16, n) };
+                    argsort_u16(d, idx, |c| f.key(c as u32) as u16).is_ok()
+                }
+                SortPlan::Compare => false,
             }
-            SortPlan::Compare => false,
+        });
+        if matches!(r, Ok(true)) {
+            0
+        } else {
+            -1
         }
-    });
-    if matches!(r, Ok(true)) {
-        0
-    } else {
-        -1
-    }
+    })
 }
 
 /// ml_dtypes' argmax: the first maximum, or the first NaN.
@@ -257,24 +267,26 @@ unsafe extern "C" fn argmax<T: MlType>(
     out: *mut npy_intp,
     _arr: *mut c_void,
 ) -> c_int {
-    let p = data as *const T;
-    let mut best: Option<(f64, f64)> = None;
-    unsafe {
-        *out = 0;
-        for i in 0..n.max(0) {
-            let v = rd::<T>(p.offset(i) as *const c_void);
-            if v.is_nan() {
-                *out = i;
-                break;
-            }
-            let x = v.to_pair();
-            if best.is_none_or(|b| x.0 > b.0 || (x.0 == b.0 && x.1 > b.1)) {
-                best = Some(x);
-                *out = i;
+    crate::guard::ffi(-1, || {
+        let p = data as *const T;
+        let mut best: Option<(f64, f64)> = None;
+        unsafe {
+            *out = 0;
+            for i in 0..n.max(0) {
+                let v = rd::<T>(p.offset(i) as *const c_void);
+                if v.is_nan() {
+                    *out = i;
+                    break;
+                }
+                let x = v.to_pair();
+                if best.is_none_or(|b| x.0 > b.0 || (x.0 == b.0 && x.1 > b.1)) {
+                    best = Some(x);
+                    *out = i;
+                }
             }
         }
-    }
-    0
+        0
+    })
 }
 
 /// ml_dtypes' argmin: the first minimum, or the first NaN.
@@ -284,28 +296,30 @@ unsafe extern "C" fn argmin<T: MlType>(
     out: *mut npy_intp,
     _arr: *mut c_void,
 ) -> c_int {
-    let p = data as *const T;
-    let mut best: Option<(f64, f64)> = None;
-    unsafe {
-        *out = 0;
-        for i in 0..n.max(0) {
-            let v = rd::<T>(p.offset(i) as *const c_void);
-            if v.is_nan() {
-                *out = i;
-                break;
-            }
-            let x = v.to_pair();
-            if best.is_none_or(|b| x.0 < b.0 || (x.0 == b.0 && x.1 < b.1)) {
-                best = Some(x);
-                *out = i;
+    crate::guard::ffi(-1, || {
+        let p = data as *const T;
+        let mut best: Option<(f64, f64)> = None;
+        unsafe {
+            *out = 0;
+            for i in 0..n.max(0) {
+                let v = rd::<T>(p.offset(i) as *const c_void);
+                if v.is_nan() {
+                    *out = i;
+                    break;
+                }
+                let x = v.to_pair();
+                if best.is_none_or(|b| x.0 < b.0 || (x.0 == b.0 && x.1 < b.1)) {
+                    best = Some(x);
+                    *out = i;
+                }
             }
         }
-    }
-    0
+        0
+    })
 }
 
 unsafe extern "C" fn nonzero<T: MlType>(data: *mut c_void, _arr: *mut c_void) -> c_uchar {
-    unsafe { rd::<T>(data).is_nonzero() as c_uchar }
+    crate::guard::ffi(0, || unsafe { rd::<T>(data).is_nonzero() as c_uchar })
 }
 
 /// `numpy.arange`: element i is `start + i·delta` computed in float32
@@ -315,26 +329,28 @@ unsafe extern "C" fn fill<T: MlType>(
     length: npy_intp,
     _arr: *mut c_void,
 ) -> c_int {
-    let p = buffer as *mut T;
-    unsafe {
-        if length < 2 {
-            return 0;
+    crate::guard::ffi(-1, || {
+        let p = buffer as *mut T;
+        unsafe {
+            if length < 2 {
+                return 0;
+            }
+            let a = rd::<T>(p as *const c_void).to_pair();
+            let b = rd::<T>(p.add(1) as *const c_void).to_pair();
+            for i in 2..length {
+                let v = if T::FAMILY == Family::Int {
+                    let (s, d) = (a.0 as i64, b.0 as i64 - a.0 as i64);
+                    T::from_f64(((s + i as i64 * d) as i32) as f64)
+                } else {
+                    let (s0, s1) = (a.0 as f32, a.1 as f32);
+                    let (d0, d1) = (b.0 as f32 - s0, b.1 as f32 - s1);
+                    T::from_pair((s0 + i as f32 * d0) as f64, (s1 + i as f32 * d1) as f64)
+                };
+                wr(p.offset(i) as *mut c_void, v);
+            }
         }
-        let a = rd::<T>(p as *const c_void).to_pair();
-        let b = rd::<T>(p.add(1) as *const c_void).to_pair();
-        for i in 2..length {
-            let v = if T::FAMILY == Family::Int {
-                let (s, d) = (a.0 as i64, b.0 as i64 - a.0 as i64);
-                T::from_f64(((s + i as i64 * d) as i32) as f64)
-            } else {
-                let (s0, s1) = (a.0 as f32, a.1 as f32);
-                let (d0, d1) = (b.0 as f32 - s0, b.1 as f32 - s1);
-                T::from_pair((s0 + i as f32 * d0) as f64, (s1 + i as f32 * d1) as f64)
-            };
-            wr(p.offset(i) as *mut c_void, v);
-        }
-    }
-    0
+        0
+    })
 }
 
 unsafe extern "C" fn fillwithscalar<T: MlType>(
@@ -343,14 +359,16 @@ unsafe extern "C" fn fillwithscalar<T: MlType>(
     value: *mut c_void,
     _arr: *mut c_void,
 ) -> c_int {
-    unsafe {
-        let v = rd::<T>(value);
-        let p = buffer as *mut T;
-        for i in 0..length.max(0) {
-            wr(p.offset(i) as *mut c_void, v);
+    crate::guard::ffi(-1, || {
+        unsafe {
+            let v = rd::<T>(value);
+            let p = buffer as *mut T;
+            for i in 0..length.max(0) {
+                wr(p.offset(i) as *mut c_void, v);
+            }
         }
-    }
-    0
+        0
+    })
 }
 
 /// `numpy.dot` of two strided vectors: accumulated in float32 (complex:
@@ -364,40 +382,42 @@ unsafe extern "C" fn dotfunc<T: MlType>(
     n: npy_intp,
     _arr: *mut c_void,
 ) {
-    let (a, b) = (ip1 as *const u8, ip2 as *const u8);
-    unsafe {
-        match T::FAMILY {
-            Family::Int => {
-                let mut acc: i32 = 0;
-                for i in 0..n.max(0) {
-                    let x = rd::<T>(a.offset(i * is1) as *const c_void).to_f64() as i32;
-                    let y = rd::<T>(b.offset(i * is2) as *const c_void).to_f64() as i32;
-                    acc = acc.wrapping_add(x.wrapping_mul(y));
+    crate::guard::ffi((), || {
+        let (a, b) = (ip1 as *const u8, ip2 as *const u8);
+        unsafe {
+            match T::FAMILY {
+                Family::Int => {
+                    let mut acc: i32 = 0;
+                    for i in 0..n.max(0) {
+                        let x = rd::<T>(a.offset(i * is1) as *const c_void).to_f64() as i32;
+                        let y = rd::<T>(b.offset(i * is2) as *const c_void).to_f64() as i32;
+                        acc = acc.wrapping_add(x.wrapping_mul(y));
+                    }
+                    wr(op, T::from_f64(acc as f64));
                 }
-                wr(op, T::from_f64(acc as f64));
-            }
-            Family::Float => {
-                let mut acc = 0f32;
-                for i in 0..n.max(0) {
-                    let x = rd::<T>(a.offset(i * is1) as *const c_void).to_f64() as f32;
-                    let y = rd::<T>(b.offset(i * is2) as *const c_void).to_f64() as f32;
-                    acc += x * y;
+                Family::Float => {
+                    let mut acc = 0f32;
+                    for i in 0..n.max(0) {
+                        let x = rd::<T>(a.offset(i * is1) as *const c_void).to_f64() as f32;
+                        let y = rd::<T>(b.offset(i * is2) as *const c_void).to_f64() as f32;
+                        acc += x * y;
+                    }
+                    wr(op, T::from_f64(acc as f64));
                 }
-                wr(op, T::from_f64(acc as f64));
-            }
-            Family::Complex => {
-                let (mut re, mut im) = (0f32, 0f32);
-                for i in 0..n.max(0) {
-                    let (xr, xi) = rd::<T>(a.offset(i * is1) as *const c_void).to_pair();
-                    let (yr, yi) = rd::<T>(b.offset(i * is2) as *const c_void).to_pair();
-                    let (xr, xi, yr, yi) = (xr as f32, xi as f32, yr as f32, yi as f32);
-                    re += xr * yr - xi * yi;
-                    im += xr * yi + xi * yr;
+                Family::Complex => {
+                    let (mut re, mut im) = (0f32, 0f32);
+                    for i in 0..n.max(0) {
+                        let (xr, xi) = rd::<T>(a.offset(i * is1) as *const c_void).to_pair();
+                        let (yr, yi) = rd::<T>(b.offset(i * is2) as *const c_void).to_pair();
+                        let (xr, xi, yr, yi) = (xr as f32, xi as f32, yr as f32, yi as f32);
+                        re += xr * yr - xi * yi;
+                        im += xr * yi + xi * yr;
+                    }
+                    wr(op, T::from_pair(re as f64, im as f64));
                 }
-                wr(op, T::from_pair(re as f64, im as f64));
             }
         }
-    }
+    })
 }
 
 /// Creates the scalar type of `T`, registers its dtype with NumPy and

@@ -635,75 +635,78 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
     _fromarr: *mut c_void,
     _toarr: *mut c_void,
 ) {
-    let n = n.max(0) as usize;
-    let (src, dst) = (from as *const u8, to as *mut u8);
-    // The floating-point flags raised before this call (by the ufunc loop
-    // whose output this cast converts, or by the previous chunk of a
-    // strided cast, which NumPy converts one element per call) stay raised
-    // for NumPy to report; the flags our conversions raise are dropped
-    // (ml_dtypes' conversions between float formats raise none), and an
-    // invalid float → integer conversion raises "invalid" afterwards.
-    let saved = FpFlags::save();
-    if let (Some(fa), Some(fb)) = (A::KERNEL, B::KERNEL) {
-        if cast::is_supported(fa, fb) && kernel_semantics_match(fa, fb) {
-            // SAFETY: NumPy hands us n elements of each side.
-            let (s, d) = unsafe {
-                (
-                    std::slice::from_raw_parts(src, n * A::SIZE),
-                    std::slice::from_raw_parts_mut(dst, n * B::SIZE),
-                )
-            };
-            if cast::cast_bytes_on(cast::path(), s, fa, d, fb, Overflow::NonSaturating).is_ok() {
-                saved.restore_if_changed();
-                return;
-            }
-        }
-    }
-    if A::OURS && A::COMPLEX && !B::COMPLEX {
-        // ml_dtypes warns `ComplexWarning` when its own complex types lose
-        // their imaginary part (not for NumPy's complex types). NumPy calls
-        // legacy casts with the GIL released for large arrays; take it.
-        // A warning turned into an error stays set and NumPy raises it
-        // after the call: our complex dtypes carry NPY_NEEDS_PYAPI (see
-        // `arrfuncs::register_dtype`), the flag NumPy checks for that.
-        Python::attach(|_| unsafe { npapi::complex_warning() });
-    }
-    let mut flags = Flags {
-        float8_source: A::FLOAT8,
-        complex_to_bool: A::OURS && A::COMPLEX && B::KERNEL == Some(DType::Bool),
-        f32_source: A::F32_VALUES,
-        ..Flags::default()
-    };
-    let body = n / 8 * 8;
-    for i in 0..n {
-        flags.vector_body = !A::COMPLEX && i < body;
-        // SAFETY: i < n elements on both sides.
-        unsafe {
-            if let Some(bits) = A::read_f32_bits(src.add(i * A::SIZE)) {
-                if B::write_f32_bits(dst.add(i * B::SIZE), bits) {
-                    continue;
+    crate::guard::ffi((), || {
+        let n = n.max(0) as usize;
+        let (src, dst) = (from as *const u8, to as *mut u8);
+        // The floating-point flags raised before this call (by the ufunc loop
+        // whose output this cast converts, or by the previous chunk of a
+        // strided cast, which NumPy converts one element per call) stay raised
+        // for NumPy to report; the flags our conversions raise are dropped
+        // (ml_dtypes' conversions between float formats raise none), and an
+        // invalid float → integer conversion raises "invalid" afterwards.
+        let saved = FpFlags::save();
+        if let (Some(fa), Some(fb)) = (A::KERNEL, B::KERNEL) {
+            if cast::is_supported(fa, fb) && kernel_semantics_match(fa, fb) {
+                // SAFETY: NumPy hands us n elements of each side.
+                let (s, d) = unsafe {
+                    (
+                        std::slice::from_raw_parts(src, n * A::SIZE),
+                        std::slice::from_raw_parts_mut(dst, n * B::SIZE),
+                    )
+                };
+                if cast::cast_bytes_on(cast::path(), s, fa, d, fb, Overflow::NonSaturating).is_ok()
+                {
+                    saved.restore_if_changed();
+                    return;
                 }
             }
         }
-        // SAFETY: i < n elements on both sides.
-        unsafe {
-            let v = A::read(src.add(i * A::SIZE));
-            let v = match v {
-                // ml_dtypes converts our floats to a standard integer
-                // through float32, and our complex to real through its
-                // real part as float32
-                Val::Float(a, b) if A::OURS && !B::OURS => {
-                    Val::Float(a, if B::COMPLEX { b } else { 0.0 })
-                }
-                other => other,
-            };
-            B::write(dst.add(i * B::SIZE), v, &mut flags);
+        if A::OURS && A::COMPLEX && !B::COMPLEX {
+            // ml_dtypes warns `ComplexWarning` when its own complex types lose
+            // their imaginary part (not for NumPy's complex types). NumPy calls
+            // legacy casts with the GIL released for large arrays; take it.
+            // A warning turned into an error stays set and NumPy raises it
+            // after the call: our complex dtypes carry NPY_NEEDS_PYAPI (see
+            // `arrfuncs::register_dtype`), the flag NumPy checks for that.
+            Python::attach(|_| unsafe { npapi::complex_warning() });
         }
-    }
-    saved.restore_if_changed();
-    if flags.invalid {
-        raise_invalid();
-    }
+        let mut flags = Flags {
+            float8_source: A::FLOAT8,
+            complex_to_bool: A::OURS && A::COMPLEX && B::KERNEL == Some(DType::Bool),
+            f32_source: A::F32_VALUES,
+            ..Flags::default()
+        };
+        let body = n / 8 * 8;
+        for i in 0..n {
+            flags.vector_body = !A::COMPLEX && i < body;
+            // SAFETY: i < n elements on both sides.
+            unsafe {
+                if let Some(bits) = A::read_f32_bits(src.add(i * A::SIZE)) {
+                    if B::write_f32_bits(dst.add(i * B::SIZE), bits) {
+                        continue;
+                    }
+                }
+            }
+            // SAFETY: i < n elements on both sides.
+            unsafe {
+                let v = A::read(src.add(i * A::SIZE));
+                let v = match v {
+                    // ml_dtypes converts our floats to a standard integer
+                    // through float32, and our complex to real through its
+                    // real part as float32
+                    Val::Float(a, b) if A::OURS && !B::OURS => {
+                        Val::Float(a, if B::COMPLEX { b } else { 0.0 })
+                    }
+                    other => other,
+                };
+                B::write(dst.add(i * B::SIZE), v, &mut flags);
+            }
+        }
+        saved.restore_if_changed();
+        if flags.invalid {
+            raise_invalid();
+        }
+    })
 }
 
 /// Whether the library's kernel for `from → to` computes exactly what

@@ -350,21 +350,23 @@ unsafe extern "C" fn common_dtype(
     cls: *mut ffi::PyObject,
     other: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    if ON.load(Ordering::Acquire) != 0 {
-        match jax_common(cls, other, &ERROR_CLASS) {
-            Some(Ok(p)) => return p,
-            Some(Err(())) => return std::ptr::null_mut(),
-            None => {}
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
+        if ON.load(Ordering::Acquire) != 0 {
+            match jax_common(cls, other, &ERROR_CLASS) {
+                Some(Ok(p)) => return p,
+                Some(Err(())) => return std::ptr::null_mut(),
+                None => {}
+            }
         }
-    }
-    match original(cls) {
-        Some(f) => f(cls, other),
-        None => {
-            let ni = ffi::Py_NotImplemented();
-            ffi::Py_IncRef(ni);
-            ni
+        match original(cls) {
+            Some(f) => f(cls, other),
+            None => {
+                let ni = ffi::Py_NotImplemented();
+                ffi::Py_IncRef(ni);
+                ni
+            }
         }
-    }
+    })
 }
 
 /// The ufunc promoter: inputs become the JAX join of the two input DTypes
@@ -375,55 +377,57 @@ unsafe extern "C" fn promoter(
     signature: *const *mut ffi::PyObject,
     new_op_dtypes: *mut *mut ffi::PyObject,
 ) -> c_int {
-    let u = ufunc as *mut UFuncObject;
-    let (nin, nargs) = ((*u).nin as usize, (*u).nargs as usize);
-    let pick = |i: usize| {
-        let s = *signature.add(i);
-        if s.is_null() {
-            *op_dtypes.add(i)
-        } else {
-            s
-        }
-    };
-    let (a, b) = (pick(0), pick(1));
-    let (a, b) = match (a.is_null(), b.is_null()) {
-        (false, false) => (a, b),
-        (true, false) => (b, b),
-        (false, true) => (a, a),
-        (true, true) => {
-            let msg =
-                CString::new("mldtypes promoter called without input DTypes").unwrap_or_default();
-            ffi::PyErr_SetString(ffi::PyExc_RuntimeError, msg.as_ptr());
-            return -1;
-        }
-    };
-    // NumPy turns a DTypePromotionError from a promoter into "no loop";
-    // raise JAX's TypePromotionError itself, as a JAX operation would.
-    let common = match jax_common(a, b, &UFUNC_ERROR_CLASS) {
-        Some(Ok(p)) => p,
-        Some(Err(())) => return -1,
-        None => {
-            let msg = CString::new("mldtypes promoter: no JAX promotion for these DTypes")
-                .unwrap_or_default();
-            ffi::PyErr_SetString(ffi::PyExc_RuntimeError, msg.as_ptr());
-            return -1;
-        }
-    };
-    for i in 0..nin {
-        let s = *signature.add(i);
-        let t = if s.is_null() { common } else { s };
-        ffi::Py_IncRef(t);
-        *new_op_dtypes.add(i) = t;
-    }
-    for i in nin..nargs {
-        let t = *op_dtypes.add(i);
-        if !t.is_null() {
+    crate::guard::ffi(-1, || unsafe {
+        let u = ufunc as *mut UFuncObject;
+        let (nin, nargs) = ((*u).nin as usize, (*u).nargs as usize);
+        let pick = |i: usize| {
+            let s = *signature.add(i);
+            if s.is_null() {
+                *op_dtypes.add(i)
+            } else {
+                s
+            }
+        };
+        let (a, b) = (pick(0), pick(1));
+        let (a, b) = match (a.is_null(), b.is_null()) {
+            (false, false) => (a, b),
+            (true, false) => (b, b),
+            (false, true) => (a, a),
+            (true, true) => {
+                let msg = CString::new("mldtypes promoter called without input DTypes")
+                    .unwrap_or_default();
+                ffi::PyErr_SetString(ffi::PyExc_RuntimeError, msg.as_ptr());
+                return -1;
+            }
+        };
+        // NumPy turns a DTypePromotionError from a promoter into "no loop";
+        // raise JAX's TypePromotionError itself, as a JAX operation would.
+        let common = match jax_common(a, b, &UFUNC_ERROR_CLASS) {
+            Some(Ok(p)) => p,
+            Some(Err(())) => return -1,
+            None => {
+                let msg = CString::new("mldtypes promoter: no JAX promotion for these DTypes")
+                    .unwrap_or_default();
+                ffi::PyErr_SetString(ffi::PyExc_RuntimeError, msg.as_ptr());
+                return -1;
+            }
+        };
+        for i in 0..nin {
+            let s = *signature.add(i);
+            let t = if s.is_null() { common } else { s };
             ffi::Py_IncRef(t);
+            *new_op_dtypes.add(i) = t;
         }
-        *new_op_dtypes.add(i) = t;
-    }
-    ffi::Py_DecRef(common);
-    0
+        for i in nin..nargs {
+            let t = *op_dtypes.add(i);
+            if !t.is_null() {
+                ffi::Py_IncRef(t);
+            }
+            *new_op_dtypes.add(i) = t;
+        }
+        ffi::Py_DecRef(common);
+        0
+    })
 }
 
 fn layout_error(what: &str) -> PyErr {

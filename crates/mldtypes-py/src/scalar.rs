@@ -608,7 +608,7 @@ unsafe extern "C" fn tp_new<T: Family_>(
     args: *mut ffi::PyObject,
     kwds: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    unsafe {
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
         if !kwds.is_null() && ffi::PyDict_Size(kwds) != 0 {
             set_error(
                 ffi::PyExc_TypeError,
@@ -647,7 +647,7 @@ unsafe extern "C" fn tp_new<T: Family_>(
             ffi::Py_DECREF(pair);
         }
         r
-    }
+    })
 }
 
 unsafe fn new_from<T: Family_>(arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
@@ -706,12 +706,14 @@ unsafe fn new_from<T: Family_>(arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
 }
 
 unsafe extern "C" fn tp_repr<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    let s = unsafe { value::<T>(o) }.text();
-    unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr() as *const _, s.len() as _) }
+    crate::guard::ffi(std::ptr::null_mut(), || {
+        let s = unsafe { value::<T>(o) }.text();
+        unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr() as *const _, s.len() as _) }
+    })
 }
 
 unsafe extern "C" fn tp_hash<T: Family_>(o: *mut ffi::PyObject) -> ffi::Py_hash_t {
-    unsafe { value::<T>(o).hash(o) }
+    crate::guard::ffi(-1, || unsafe { value::<T>(o).hash(o) })
 }
 
 unsafe extern "C" fn tp_richcompare<T: Family_>(
@@ -719,7 +721,7 @@ unsafe extern "C" fn tp_richcompare<T: Family_>(
     b: *mut ffi::PyObject,
     op: c_int,
 ) -> *mut ffi::PyObject {
-    unsafe {
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
         if is::<T>(a) && is::<T>(b) {
             return npapi::np_bool(value::<T>(a).compare(value::<T>(b), op));
         }
@@ -743,11 +745,11 @@ unsafe extern "C" fn tp_richcompare<T: Family_>(
                 ni
             }
         }
-    }
+    })
 }
 
 unsafe extern "C" fn nb_float<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    unsafe {
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
         if T::FAMILY == Family::Complex && npapi::complex_warning() < 0 {
             return null_mut();
         }
@@ -758,7 +760,7 @@ unsafe extern "C" fn nb_float<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::Py
             v as f32 as f64
         };
         ffi::PyFloat_FromDouble(v)
-    }
+    })
 }
 
 /// C's `(long)(float)x` on x86-64: truncation, with the "integer
@@ -772,7 +774,7 @@ pub(crate) fn c_f64_to_i64(x: f64) -> i64 {
 }
 
 unsafe extern "C" fn nb_int<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    unsafe {
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
         if T::FAMILY == Family::Complex && npapi::complex_warning() < 0 {
             return null_mut();
         }
@@ -785,15 +787,15 @@ unsafe extern "C" fn nb_int<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyOb
             c_f64_to_i64(v)
         };
         ffi::PyLong_FromLongLong(i)
-    }
+    })
 }
 
 unsafe extern "C" fn nb_negative<T: Family_ + Arith>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    unsafe { new(value::<T>(o).neg()) }
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe { new(value::<T>(o).neg()) })
 }
 
 unsafe extern "C" fn nb_positive<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    unsafe { new(value::<T>(o)) }
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe { new(value::<T>(o)) })
 }
 
 /// Scalar arithmetic between two values of one type.
@@ -961,7 +963,7 @@ unsafe extern "C" fn format_method<T: Family_>(
     o: *mut ffi::PyObject,
     spec: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    unsafe {
+    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
         if ffi::PyUnicode_Check(spec) == 0 {
             set_error(
                 ffi::PyExc_TypeError,
@@ -984,29 +986,31 @@ unsafe extern "C" fn format_method<T: Family_>(
         let r = ffi::PyObject_Format(x, spec);
         ffi::Py_DECREF(x);
         r
-    }
+    })
 }
 
 unsafe extern "C" fn complex_method<T: Family_>(
     o: *mut ffi::PyObject,
     _unused: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    let (a, b) = unsafe { value::<T>(o) }.to_pair();
-    unsafe { ffi::PyComplex_FromDoubles(a as f32 as f64, b as f32 as f64) }
+    crate::guard::ffi(std::ptr::null_mut(), || {
+        let (a, b) = unsafe { value::<T>(o) }.to_pair();
+        unsafe { ffi::PyComplex_FromDoubles(a as f32 as f64, b as f32 as f64) }
+    })
 }
 
 unsafe extern "C" fn get_real<T: Family_ + ComplexType>(
     o: *mut ffi::PyObject,
     _c: *mut c_void,
 ) -> *mut ffi::PyObject {
-    part::<T>(o, false)
+    crate::guard::ffi(std::ptr::null_mut(), || part::<T>(o, false))
 }
 
 unsafe extern "C" fn get_imag<T: Family_ + ComplexType>(
     o: *mut ffi::PyObject,
     _c: *mut c_void,
 ) -> *mut ffi::PyObject {
-    part::<T>(o, true)
+    crate::guard::ffi(std::ptr::null_mut(), || part::<T>(o, true))
 }
 
 /// The real or imaginary part as a scalar of the component type

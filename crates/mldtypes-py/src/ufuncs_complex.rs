@@ -528,18 +528,20 @@ unsafe extern "C" fn unary<C: Complex, O: CUnary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let mut x = [Cf32::default(); BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 4], 1);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<C>(a, start, x);
-        for z in x.iter_mut() {
-            *z = O::f(*z);
-        }
-        encode::<C>(x, o, start);
-    });
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let mut x = [Cf32::default(); BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 4], 1);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<C>(a, start, x);
+            for z in x.iter_mut() {
+                *z = O::f(*z);
+            }
+            encode::<C>(x, o, start);
+        });
+    })
 }
 
 /// Loop of a [`CBinary`].
@@ -549,22 +551,24 @@ unsafe extern "C" fn binary<C: Complex, O: CBinary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut x = [Cf32::default(); BLOCK];
-    let mut y = [Cf32::default(); BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 4, 4], 2);
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<C>(a, start, x);
-        decode::<C>(b, start, y);
-        for (u, v) in x.iter_mut().zip(y.iter()) {
-            *u = O::f(*u, *v);
-        }
-        encode::<C>(x, o, start);
-    });
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut x = [Cf32::default(); BLOCK];
+        let mut y = [Cf32::default(); BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 4, 4], 2);
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<C>(a, start, x);
+            decode::<C>(b, start, y);
+            for (u, v) in x.iter_mut().zip(y.iter()) {
+                *u = O::f(*u, *v);
+            }
+            encode::<C>(x, o, start);
+        });
+    })
 }
 
 /// `absolute`: `|z|` (`cabsf`, i.e. `hypotf`) rounded once into the part
@@ -575,23 +579,25 @@ unsafe extern "C" fn absolute<C: Complex>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let mut x = [Cf32::default(); BLOCK];
-    let mut m = [0f32; BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 2], 1);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<C>(a, start, x);
-        for (z, r) in x.iter().zip(m.iter_mut()) {
-            *r = clib::cabsf(*z);
-        }
-        let flags = FpFlags::save();
-        for (k, r) in m[..len].iter().enumerate() {
-            o.write::<u16>(start + k, C::part_from_f32(*r));
-        }
-        flags.restore();
-    });
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let mut x = [Cf32::default(); BLOCK];
+        let mut m = [0f32; BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 2], 1);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<C>(a, start, x);
+            for (z, r) in x.iter().zip(m.iter_mut()) {
+                *r = clib::cabsf(*z);
+            }
+            let flags = FpFlags::save();
+            for (k, r) in m[..len].iter().enumerate() {
+                o.write::<u16>(start + k, C::part_from_f32(*r));
+            }
+            flags.restore();
+        });
+    })
 }
 
 /// `positive`: the operand's bits unchanged.
@@ -601,10 +607,12 @@ unsafe extern "C" fn positive<C: Complex>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    for k in 0..count(dims) {
-        o.write::<[u16; 2]>(k, a.read(k));
-    }
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        for k in 0..count(dims) {
+            o.write::<[u16; 2]>(k, a.read(k));
+        }
+    })
 }
 
 /// `conjugate`: the imaginary part's sign bit flipped (Eigen's `-half` /
@@ -615,11 +623,13 @@ unsafe extern "C" fn conjugate<C: Complex>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    for k in 0..count(dims) {
-        let [re, im]: [u16; 2] = a.read(k);
-        o.write::<[u16; 2]>(k, [re, im ^ 0x8000]);
-    }
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        for k in 0..count(dims) {
+            let [re, im]: [u16; 2] = a.read(k);
+            o.write::<[u16; 2]>(k, [re, im ^ 0x8000]);
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -727,25 +737,27 @@ unsafe extern "C" fn compare<C: Complex, O: CCompare>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut x = [Cf32::default(); BLOCK];
-    let mut y = [Cf32::default(); BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 4, 1], 2);
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<C>(a, start, x);
-        decode::<C>(b, start, y);
-        let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
-        for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-            o.write::<u8>(start + k, O::f(*u, *v) as u8);
-        }
-        if let Some(flags) = quiet {
-            flags.restore();
-        }
-    });
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut x = [Cf32::default(); BLOCK];
+        let mut y = [Cf32::default(); BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 4, 1], 2);
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<C>(a, start, x);
+            decode::<C>(b, start, y);
+            let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                o.write::<u8>(start + k, O::f(*u, *v) as u8);
+            }
+            if let Some(flags) = quiet {
+                flags.restore();
+            }
+        });
+    })
 }
 
 /// A choice between two complex operands: whether the result is `x`.
@@ -796,26 +808,28 @@ unsafe extern "C" fn select<C: Complex, O: CSelect>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut x = [Cf32::default(); BLOCK];
-    let mut y = [Cf32::default(); BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 4, 4], 2);
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<C>(a, start, x);
-        decode::<C>(b, start, y);
-        let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
-        for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-            let src = if O::pick_x(*u, *v) { a } else { b };
-            o.write::<[u16; 2]>(start + k, src.read(start + k));
-        }
-        if let Some(flags) = quiet {
-            flags.restore();
-        }
-    });
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut x = [Cf32::default(); BLOCK];
+        let mut y = [Cf32::default(); BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 4, 4], 2);
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<C>(a, start, x);
+            decode::<C>(b, start, y);
+            let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                let src = if O::pick_x(*u, *v) { a } else { b };
+                o.write::<[u16; 2]>(start + k, src.read(start + k));
+            }
+            if let Some(flags) = quiet {
+                flags.restore();
+            }
+        });
+    })
 }
 
 /// A boolean function of one complex value.
@@ -866,17 +880,19 @@ unsafe extern "C" fn predicate<C: Complex, O: CPredicate>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let mut x = [Cf32::default(); BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[4, 1], 1);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<C>(a, start, x);
-        let flags = FpFlags::save();
-        for (k, z) in x.iter().enumerate() {
-            o.write::<u8>(start + k, O::f(*z) as u8);
-        }
-        flags.restore();
-    });
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let mut x = [Cf32::default(); BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[4, 1], 1);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<C>(a, start, x);
+            let flags = FpFlags::save();
+            for (k, z) in x.iter().enumerate() {
+                o.write::<u8>(start + k, O::f(*z) as u8);
+            }
+            flags.restore();
+        });
+    })
 }

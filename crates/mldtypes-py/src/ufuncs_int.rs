@@ -125,20 +125,22 @@ unsafe extern "C" fn binary<T: Int, O: IntOp>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut zero_divisor = false;
-    for k in 0..count(dims) {
-        let x = T::from_bits(a.read::<u8>(k)).to_i32();
-        let y = T::from_bits(b.read::<u8>(k)).to_i32();
-        let r = O::f(x, y).unwrap_or_else(|| {
-            zero_divisor = true;
-            0
-        });
-        o.write::<u8>(k, T::from_i64_wrapping(r as i64).to_bits());
-    }
-    if zero_divisor {
-        raise_divide_by_zero();
-    }
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut zero_divisor = false;
+        for k in 0..count(dims) {
+            let x = T::from_bits(a.read::<u8>(k)).to_i32();
+            let y = T::from_bits(b.read::<u8>(k)).to_i32();
+            let r = O::f(x, y).unwrap_or_else(|| {
+                zero_divisor = true;
+                0
+            });
+            o.write::<u8>(k, T::from_i64_wrapping(r as i64).to_bits());
+        }
+        if zero_divisor {
+            raise_divide_by_zero();
+        }
+    })
 }
