@@ -493,7 +493,8 @@ fn pack_body<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// Unpacks `shape` elements of `dtype` (float4_e2m1fn, float6_e2m3fn,
 /// float6_e3m2fn, int4, uint4, int2, uint2) from `buffer` (bytes or any
 /// object with the buffer protocol) in the layout `mldtypes.pack` writes.
-/// Returns a new C-contiguous array of that dtype and shape.
+/// Returns a new C-contiguous array of that dtype and shape (ml_dtypes'
+/// types of these names are accepted and returned as such).
 ///
 /// `shape` is an integer or a sequence of integers (anything with
 /// `__index__`, e.g. `numpy.int64`).
@@ -602,7 +603,20 @@ fn unpack_body<'py>(
                     == p as usize
             })
         })
-        .ok_or_else(|| PyTypeError::new_err("mldtypes.unpack needs a sub-byte mldtypes dtype"))?;
+        // ml_dtypes' twin of a format: the same bytes, returned as that dtype
+        .or_else(|| {
+            descr
+                .getattr("num")
+                .and_then(|n| n.extract::<std::os::raw::c_int>())
+                .ok()
+                .and_then(crate::twins::twin_of_num)
+        })
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "mldtypes.unpack needs a sub-byte mldtypes dtype, got {}",
+                crate::twins::qualified_name(&descr)
+            ))
+        })?;
     let shape = read_shape(py, shape)?;
     let n = shape
         .iter()

@@ -239,6 +239,13 @@ ERRORS = textwrap.dedent("""
     m = raises(TypeError, mldtypes.dot, x, x.astype(ml_dtypes.float8_e4m3fn))
     assert m.endswith("got mldtypes.bfloat16 and ml_dtypes.float8_e4m3fn"), m
     assert mldtypes.pack(np.zeros(4, ml_dtypes.int4)).tolist() == [0, 0]
+    m = raises(TypeError, mldtypes.pack, np.zeros(4, np.float32))
+    assert m.endswith("got numpy.float32"), m
+    packed = mldtypes.pack(np.arange(4, dtype=np.int8).astype(mldtypes.int4))
+    u = mldtypes.unpack(packed, ml_dtypes.int4, 4)
+    assert u.dtype.type is ml_dtypes.int4 and u.astype(np.int8).tolist() == [0, 1, 2, 3]
+    m = raises(TypeError, mldtypes.unpack, packed, np.float32, 4)
+    assert m.endswith("got numpy.float32"), m
     print("OK")
 """)
 
