@@ -729,7 +729,9 @@ impl DLPackExport {
 /// Type codes (DLPack 1.1): bfloat16 → kDLBfloat (bits 16); the float8
 /// formats → kDLFloat8_*; float6/float4 → kDLFloat6_*/kDLFloat4_e2m1fn
 /// (bits 6/4); int1…uint4 → kDLInt/kDLUInt with bits 1/2/4; complex32 →
-/// kDLComplex bits 32. NumPy's own dtypes are exported by NumPy.
+/// kDLComplex bits 32. NumPy's own dtypes are exported by NumPy; an array
+/// of an ml_dtypes type (loaded in the same process) as its format, and
+/// errors name its package (`ml_dtypes.bcomplex32`).
 /// Sub-byte types are one value per byte in NumPy; they are exported as
 /// such (flag IS_SUBBYTE_TYPE_PADDED, DLPack >= 1.3), or with
 /// `packed=True` as a packed copy (the bit stream `mldtypes.pack` writes,
