@@ -908,6 +908,17 @@ fn npapi_itemsize(num: c_int) -> usize {
     }
 }
 
+/// The casts registered between two of our types, `(from, to, function)`,
+/// in registration order: `twins.rs` registers the same functions between
+/// our types and ml_dtypes' twins.
+static AMONG_OURS: std::sync::Mutex<Vec<(DType, DType, numpy::npyffi::PyArray_VectorUnaryFunc)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The casts registered between two of our types (see [`AMONG_OURS`]).
+pub(crate) fn among_ours() -> Vec<(DType, DType, numpy::npyffi::PyArray_VectorUnaryFunc)> {
+    AMONG_OURS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Registers `A → B` between two of our types.
 ///
 /// # Safety
@@ -915,7 +926,13 @@ fn npapi_itemsize(num: c_int) -> usize {
 pub(crate) unsafe fn one_way<A: MlType, B: MlType>(py: Python<'_>) -> PyResult<()> {
     let da = registry::descr(A::DTYPE).expect("registered");
     let nb = registry::typenum(B::DTYPE).expect("registered");
-    unsafe { register_cast::<Ours<A>, Ours<B>>(py, da, nb) }
+    unsafe { register_cast::<Ours<A>, Ours<B>>(py, da, nb)? };
+    AMONG_OURS.lock().unwrap_or_else(|e| e.into_inner()).push((
+        A::DTYPE,
+        B::DTYPE,
+        Some(cast_fn::<Ours<A>, Ours<B>>),
+    ));
+    Ok(())
 }
 
 /// Registers `A ↔ B` between two of our types.

@@ -220,7 +220,8 @@ fn device_error(t: i32, id: i32) -> PyErr {
     ))
 }
 
-/// The dtype of `arr` among ours.
+/// The dtype of `arr` among ours, or the one whose ml_dtypes twin it has
+/// (the same bytes: an ml_dtypes array exports as its format).
 fn array_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
     // SAFETY: `arr` is an ndarray (checked by the callers).
     let num = unsafe { npapi::array_typenum(arr.as_ptr()) };
@@ -228,6 +229,15 @@ fn array_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
         .iter()
         .copied()
         .find(|&d| registry::typenum(d) == Some(num))
+        .or_else(|| crate::twins::twin_of_num(num))
+}
+
+/// The package-qualified name of `arr`'s dtype for messages
+/// (`mldtypes.bfloat16`, or `ml_dtypes.bfloat16` for an ml_dtypes array).
+fn type_name(arr: &Bound<'_, PyAny>, dt: DType) -> String {
+    arr.getattr("dtype")
+        .map(|d| crate::twins::qualified_name(&d))
+        .unwrap_or_else(|_| format!("mldtypes.{}", dt.name()))
 }
 
 /// Releases a reference from any thread: attaches to the interpreter if it
@@ -355,10 +365,10 @@ fn layout<'py>(
     copy: bool,
 ) -> PyResult<Layout<'py>> {
     let py = arr.py();
-    let name = dt.name();
+    let name = type_name(arr, dt);
     let (code, bits) = dl_type(dt).ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "to_dlpack: mldtypes.{name} has no DLPack type code (DLPack 1.1 has none for a \
+            "to_dlpack: {name} has no DLPack type code (DLPack 1.1 has none for a \
              complex of two bfloat16); convert it first, e.g. with mldtypes.real/imag"
         ))
     })?;
@@ -366,12 +376,12 @@ fn layout<'py>(
     if packed {
         if !sub {
             return Err(PyValueError::new_err(format!(
-                "to_dlpack: packed=True applies to the sub-byte dtypes, not mldtypes.{name}"
+                "to_dlpack: packed=True applies to the sub-byte dtypes, not {name}"
             )));
         }
         if dt == DType::Int1 || dt == DType::UInt1 {
             return Err(PyTypeError::new_err(format!(
-                "to_dlpack: mldtypes.{name} has no packed layout (mldtypes.pack covers 2-, 4- \
+                "to_dlpack: {name} has no packed layout (mldtypes.pack covers 2-, 4- \
                  and 6-bit types); export it padded (packed=False)"
             )));
         }
@@ -379,7 +389,7 @@ fn layout<'py>(
         if lanes != 1 {
             if lanes as u32 * bits as u32 != 8 {
                 return Err(PyValueError::new_err(format!(
-                    "to_dlpack: lanes={lanes} does not group {bits}-bit mldtypes.{name} values \
+                    "to_dlpack: lanes={lanes} does not group {bits}-bit {name} values \
                      into bytes (lanes x bits must be 8)"
                 )));
             }
@@ -437,7 +447,7 @@ fn layout<'py>(
     for (s, d) in bstrides.iter().zip(&shape) {
         if s % itemsize != 0 && *d > 1 {
             return Err(PyBufferError::new_err(format!(
-                "to_dlpack: a stride of {s} bytes is not a whole number of mldtypes.{name} \
+                "to_dlpack: a stride of {s} bytes is not a whole number of {name} \
                  elements ({itemsize} bytes); DLPack strides count elements — copy the array \
                  first"
             )));
@@ -496,17 +506,17 @@ fn make_capsule<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = arr.py();
     let lay = layout(arr, dt, packed, lanes, copy)?;
-    let name = dt.name();
+    let name = type_name(arr, dt);
     if minor.is_none() && lay.flags & FLAG_READ_ONLY != 0 {
         return Err(PyBufferError::new_err(format!(
-            "to_dlpack: this mldtypes.{name} array is read-only, which only a versioned \
+            "to_dlpack: this {name} array is read-only, which only a versioned \
              (DLPack >= 1.0) capsule can signal; ask for max_version=(1, 0) or later, or pass \
              copy=True"
         )));
     }
     if lay.flags & FLAG_SUBBYTE_PADDED != 0 && minor.is_none_or(|m| m < 3) {
         return Err(PyBufferError::new_err(format!(
-            "to_dlpack: mldtypes.{name} stores one value per byte, which DLPack signals with \
+            "to_dlpack: {name} stores one value per byte, which DLPack signals with \
              the IS_SUBBYTE_TYPE_PADDED flag of DLPack >= 1.3 (this consumer asked for {}); \
              pass packed=True to export a packed copy instead",
             match minor {
@@ -687,8 +697,8 @@ impl DLPackExport {
         }
         if self.packed && copy == Some(false) {
             return Err(PyBufferError::new_err(format!(
-                "__dlpack__: copy=False, but a packed export of mldtypes.{} is a packed copy",
-                dt.name()
+                "__dlpack__: copy=False, but a packed export of {} is a packed copy",
+                type_name(self.array.bind(py), dt)
             )));
         }
         let minor = wanted_minor(max_version.as_ref())?;
@@ -719,7 +729,9 @@ impl DLPackExport {
 /// Type codes (DLPack 1.1): bfloat16 → kDLBfloat (bits 16); the float8
 /// formats → kDLFloat8_*; float6/float4 → kDLFloat6_*/kDLFloat4_e2m1fn
 /// (bits 6/4); int1…uint4 → kDLInt/kDLUInt with bits 1/2/4; complex32 →
-/// kDLComplex bits 32. NumPy's own dtypes are exported by NumPy.
+/// kDLComplex bits 32. NumPy's own dtypes are exported by NumPy; an array
+/// of an ml_dtypes type (loaded in the same process) as its format, and
+/// errors name its package (`ml_dtypes.bcomplex32`).
 /// Sub-byte types are one value per byte in NumPy; they are exported as
 /// such (flag IS_SUBBYTE_TYPE_PADDED, DLPack >= 1.3), or with
 /// `packed=True` as a packed copy (the bit stream `mldtypes.pack` writes,
@@ -756,8 +768,8 @@ pub(crate) fn to_dlpack<'py>(
         }
         if packed && width(dt).is_none() {
             return Err(PyValueError::new_err(format!(
-                "to_dlpack: packed=True applies to the sub-byte dtypes, not mldtypes.{}",
-                dt.name()
+                "to_dlpack: packed=True applies to the sub-byte dtypes, not {}",
+                type_name(array, dt)
             )));
         }
     } else if packed {

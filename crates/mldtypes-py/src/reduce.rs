@@ -397,9 +397,16 @@ fn dot_body<'py>(
     let dt = match (dx, dy) {
         (Some(a), Some(b)) if a == b && !matches!(a, DType::Complex32 | DType::BComplex32) => a,
         _ => {
-            return Err(PyTypeError::new_err(
-                "mldtypes.dot needs two arrays of the same mldtypes real dtype",
-            ))
+            let name = |a: &Bound<'_, PyAny>| {
+                a.getattr("dtype")
+                    .map(|d| crate::twins::qualified_name(&d))
+                    .unwrap_or_default()
+            };
+            return Err(PyTypeError::new_err(format!(
+                "mldtypes.dot needs two arrays of the same mldtypes real dtype, got {} and {}",
+                name(&x),
+                name(&y)
+            )));
         }
     };
     let (xn, yn): (usize, usize) = (x.getattr("ndim")?.extract()?, y.getattr("ndim")?.extract()?);
@@ -448,9 +455,11 @@ fn dot_body<'py>(
 /// one least-significant-bit-first bit stream (element k in bits k·w … k·w+w−1,
 /// w the element width; a trailing partial byte is padded with zeros), the
 /// layout of safetensors' F4 / F6_E2M3 / F6_E3M2 tensors. Bits above the
-/// element width are ignored. Source: `mldtypes::cast::pack`.
+/// element width are ignored. Source: `mldtypes::cast::pack`. Arrays of
+/// ml_dtypes' types of these names (same bytes) are accepted too.
 ///
-/// Raises TypeError for other dtypes.
+/// Raises TypeError for other dtypes, naming the array's dtype with its
+/// package.
 #[pyfunction]
 pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     crate::guard::run(|| pack_body(py, array))
@@ -460,8 +469,16 @@ pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<
 fn pack_body<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let arr = np.call_method1("ascontiguousarray", (array,))?;
-    let dt = our_dtype(&arr).ok_or_else(|| {
-        PyTypeError::new_err("mldtypes.pack needs an array of a sub-byte mldtypes dtype")
+    // ml_dtypes' twins hold the same bytes
+    // SAFETY: `arr` is an ndarray (from ascontiguousarray).
+    let twin = || crate::twins::twin_of_num(unsafe { npapi::array_typenum(arr.as_ptr()) });
+    let dt = our_dtype(&arr).or_else(twin).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "mldtypes.pack needs an array of a sub-byte mldtypes dtype, got {}",
+            arr.getattr("dtype")
+                .map(|d| crate::twins::qualified_name(&d))
+                .unwrap_or_default()
+        ))
     })?;
     let n: usize = arr.getattr("size")?.extract()?;
     let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
@@ -476,7 +493,8 @@ fn pack_body<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// Unpacks `shape` elements of `dtype` (float4_e2m1fn, float6_e2m3fn,
 /// float6_e3m2fn, int4, uint4, int2, uint2) from `buffer` (bytes or any
 /// object with the buffer protocol) in the layout `mldtypes.pack` writes.
-/// Returns a new C-contiguous array of that dtype and shape.
+/// Returns a new C-contiguous array of that dtype and shape (ml_dtypes'
+/// types of these names are accepted and returned as such).
 ///
 /// `shape` is an integer or a sequence of integers (anything with
 /// `__index__`, e.g. `numpy.int64`).
@@ -585,7 +603,20 @@ fn unpack_body<'py>(
                     == p as usize
             })
         })
-        .ok_or_else(|| PyTypeError::new_err("mldtypes.unpack needs a sub-byte mldtypes dtype"))?;
+        // ml_dtypes' twin of a format: the same bytes, returned as that dtype
+        .or_else(|| {
+            descr
+                .getattr("num")
+                .and_then(|n| n.extract::<std::os::raw::c_int>())
+                .ok()
+                .and_then(crate::twins::twin_of_num)
+        })
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "mldtypes.unpack needs a sub-byte mldtypes dtype, got {}",
+                crate::twins::qualified_name(&descr)
+            ))
+        })?;
     let shape = read_shape(py, shape)?;
     let n = shape
         .iter()

@@ -41,7 +41,20 @@ def _our_name(obj):
     t = dt.type
     if getattr(t, "__module__", None) == "mldtypes" and t.__name__ in _ALL:
         return t.__name__
+    # ml_dtypes' type of the same name (its twin): the same format
+    if t.__name__ in _ALL and _core._qualified_name(t) == "ml_dtypes." + t.__name__:
+        return t.__name__
     return None
+
+
+def _qualified(obj):
+    """The package-qualified name of the type `obj` designates (``ml_dtypes.int4``)."""
+    obj = _dtype_of_array(obj)
+    try:
+        obj = np.dtype(obj).type
+    except TypeError:
+        pass
+    return _core._qualified_name(obj)
 
 
 def _dtype_of_array(x):
@@ -55,7 +68,8 @@ def _dtype_of_array(x):
 class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     """Machine limits of a floating-point type, as ``numpy.finfo`` and ml_dtypes' ``finfo``.
 
-    ``finfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar. For the
+    ``finfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar (ml_dtypes'
+    types too, when ml_dtypes is loaded: the same formats, answered with mldtypes' finfo). For the
     mldtypes float formats every field of ``numpy.finfo`` is given (``bits``, ``eps``,
     ``epsneg``, ``machep``, ``negep``, ``max``, ``min``, ``nexp``, ``nmant``, ``iexp``,
     ``maxexp``, ``minexp``, ``precision``, ``resolution``, ``tiny``, ``smallest_normal``,
@@ -82,7 +96,7 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
         if name is None:
             return np.finfo(dtype)
         if name in _INTS:
-            raise ValueError(f"data type {getattr(_core, name)!r} not inexact")
+            raise ValueError(f"data type <class '{_qualified(dtype)}'> not inexact")
         part = _COMPLEX_PART.get(name)
         if part is not None:
             obj = np.finfo(part) if not isinstance(part, str) else cls(part)
@@ -127,7 +141,8 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
 class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
     """Machine limits of an integer type, as ``numpy.iinfo`` and ml_dtypes' ``iinfo``.
 
-    ``iinfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar. For the
+    ``iinfo(t)`` accepts a type, a dtype, a dtype name, an array or a scalar (ml_dtypes'
+    types too, as for ``finfo``). For the
     sub-byte integers ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` it
     gives ``dtype``, ``kind`` (``"i"``/``"u"``), ``bits`` (1, 2 or 4) and ``min``/``max``
     as Python ints (source: the Rust library's ``mldtypes::info``); ``str()`` and
@@ -143,7 +158,7 @@ class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
         if name is None:
             return np.iinfo(int_type)
         if name not in _INTS:
-            raise ValueError(f"Invalid integer data type {name!r}.")
+            raise ValueError(f"Invalid integer data type {_qualified(int_type)!r}.")
         obj = object.__new__(cls)
         obj.kind, obj.bits, min_, max_ = _core._iinfo_fields(name)
         obj.dtype = np.dtype(getattr(_core, name))

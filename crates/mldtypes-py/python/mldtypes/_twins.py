@@ -3,16 +3,19 @@
 When ``ml_dtypes`` is loaded in the same process, NumPy knows two dtypes named
 ``bfloat16`` (``mldtypes.bfloat16`` and ``ml_dtypes.bfloat16``), and so on for
 every format. Their bytes are identical (mldtypes is bit-exact with ml_dtypes
-0.6.0), so this module registers, for each name both packages define, a cast
-in each direction that copies the bytes unchanged and that NumPy treats as
-safe: ``a.astype(ml_dtypes.bfloat16)``, ``np.asarray(a, dtype=...)`` and
-``np.can_cast(..., "safe")`` work both ways. ``a.view(ml_dtypes.bfloat16)``
-reinterprets without copying.
+0.6.0), so ``_core._register_twins`` registers, for each name both packages
+define, a cast in each direction that copies the bytes unchanged (``can_cast``
+"equiv" where the running NumPy allows it, else "safe"), and for every cast
+between two of our formats the same cast between ours and ml_dtypes' type of
+the other format: mixed-package ``astype``, ``np.asarray(x, dtype=...)``,
+``copyto``, ufuncs and promotions behave as within one package (see
+``src/twins.rs``). ``a.view(ml_dtypes.bfloat16)`` reinterprets without copying.
 
 Registration happens when ``mldtypes`` is imported if ``ml_dtypes`` already
 is, or else right after ``ml_dtypes`` finishes importing: a finder at the
 front of ``sys.meta_path`` waits for that one module name (every other import
 costs it a string comparison) and removes itself once it has fired.
+``_core._twin_state()`` reports what was registered.
 """
 
 import sys
