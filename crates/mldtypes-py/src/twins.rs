@@ -96,12 +96,14 @@ unsafe extern "C" fn copy_cast<const N: usize>(
     _fromarr: *mut c_void,
     _toarr: *mut c_void,
 ) {
-    if n <= 0 || from.is_null() || to.is_null() {
-        return;
-    }
-    // SAFETY: NumPy passes buffers of `n` elements of N bytes each; they may
-    // overlap only when identical (copy is then a no-op in effect).
-    unsafe { std::ptr::copy(from as *const u8, to as *mut u8, n as usize * N) };
+    crate::guard::ffi((), || {
+        if n <= 0 || from.is_null() || to.is_null() {
+            return;
+        }
+        // SAFETY: NumPy passes buffers of `n` elements of N bytes each; they may
+        // overlap only when identical (copy is then a no-op in effect).
+        unsafe { std::ptr::copy(from as *const u8, to as *mut u8, n as usize * N) };
+    })
 }
 
 fn copy_fn(itemsize: usize) -> Option<numpy::npyffi::PyArray_VectorUnaryFunc> {
@@ -413,33 +415,35 @@ unsafe extern "C" fn twin_common_dtype(
     cls: *mut pyo3::ffi::PyObject,
     other: *mut pyo3::ffi::PyObject,
 ) -> *mut pyo3::ffi::PyObject {
-    let legacy = LEGACY_COMMON.load(Ordering::Acquire);
-    // SAFETY: set to NumPy's function before any slot points here.
-    let legacy: CommonDTypeFn = unsafe { std::mem::transmute::<usize, CommonDTypeFn>(legacy) };
-    let (Some((ia, oa)), Some((ib, ob))) = (meta_index(cls), meta_index(other)) else {
-        return unsafe { legacy(cls, other) };
-    };
-    if oa == ob {
-        return unsafe { legacy(cls, other) };
-    }
-    let ma = OUR_METAS[ia].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
-    let mb = OUR_METAS[ib].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
-    // SAFETY: NumPy's common_dtype protocol on live DType classes (ours,
-    // alive for the process): a new reference, NotImplemented or NULL.
-    unsafe {
-        let mut r = legacy(ma, mb);
-        if r == pyo3::ffi::Py_NotImplemented() {
-            pyo3::ffi::Py_DecRef(r);
-            r = legacy(mb, ma);
+    crate::guard::ffi(std::ptr::null_mut(), || {
+        let legacy = LEGACY_COMMON.load(Ordering::Acquire);
+        // SAFETY: set to NumPy's function before any slot points here.
+        let legacy: CommonDTypeFn = unsafe { std::mem::transmute::<usize, CommonDTypeFn>(legacy) };
+        let (Some((ia, oa)), Some((ib, ob))) = (meta_index(cls), meta_index(other)) else {
+            return unsafe { legacy(cls, other) };
+        };
+        if oa == ob {
+            return unsafe { legacy(cls, other) };
         }
-        if r == ma || r == mb {
-            let pick = if r == ma { cls } else { other };
-            pyo3::ffi::Py_DecRef(r);
-            pyo3::ffi::Py_IncRef(pick);
-            return pick;
+        let ma = OUR_METAS[ia].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
+        let mb = OUR_METAS[ib].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
+        // SAFETY: NumPy's common_dtype protocol on live DType classes (ours,
+        // alive for the process): a new reference, NotImplemented or NULL.
+        unsafe {
+            let mut r = legacy(ma, mb);
+            if r == pyo3::ffi::Py_NotImplemented() {
+                pyo3::ffi::Py_DecRef(r);
+                r = legacy(mb, ma);
+            }
+            if r == ma || r == mb {
+                let pick = if r == ma { cls } else { other };
+                pyo3::ffi::Py_DecRef(r);
+                pyo3::ffi::Py_IncRef(pick);
+                return pick;
+            }
+            r
         }
-        r
-    }
+    })
 }
 
 /// Points the `common_dtype` slot of our DTypes and their twins (`twins`:
