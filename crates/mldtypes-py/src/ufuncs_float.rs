@@ -1091,10 +1091,57 @@ mod simd {
         }
 
         /// Two vectors of 8 codes (low 16 bits of each lane, at most 0xffff,
-        /// in [`load`]'s lane order) stored as 16 codes at `o`.
+        /// in [`load`]'s lane order) stored as 16 codes at `o` (32-byte
+        /// aligned when `NT`: a non-temporal store).
         #[inline(always)]
-        unsafe fn store16(o: *mut u8, lo: __m256i, hi: __m256i) {
-            _mm256_storeu_si256(o.cast(), _mm256_packus_epi32(lo, hi));
+        unsafe fn store16<const NT: bool>(o: *mut u8, lo: __m256i, hi: __m256i) {
+            let v = _mm256_packus_epi32(lo, hi);
+            if NT {
+                _mm256_stream_si256(o.cast(), v);
+            } else {
+                _mm256_storeu_si256(o.cast(), v);
+            }
+        }
+
+        /// Output bytes from which the kernels store with non-temporal
+        /// stores: the operands (at least three times this) then exceed the
+        /// last-level cache of current processors, so the output lines need
+        /// not be read in before being written.
+        const STREAM_BYTES: usize = 16 << 20;
+
+        /// Runs `run::<false>` on the elements before the first
+        /// `align`-byte boundary of the output, `run::<true>` (non-temporal
+        /// stores) on the rest, when the output of `n` elements of `size`
+        /// bytes at `o` is large enough ([`STREAM_BYTES`]) and `size`-aligned;
+        /// else `run::<false>` on all. `run(skip, count)` processes
+        /// `count` elements from element `skip`; the results are or-ed.
+        #[inline(always)]
+        unsafe fn streamed<R: std::ops::BitOr<Output = R>>(
+            o: *mut u8,
+            n: usize,
+            size: usize,
+            align: usize,
+            mut plain: impl FnMut(usize, usize) -> R,
+            mut stream: impl FnMut(usize, usize) -> R,
+        ) -> R {
+            if n * size < STREAM_BYTES || !(o as usize).is_multiple_of(size) {
+                return plain(0, n);
+            }
+            let head = ((align - o as usize % align) % align / size).min(n);
+            let r = plain(0, head) | stream(head, n - head);
+            _mm_sfence();
+            r
+        }
+
+        /// A pair of flags or-ed lane by lane.
+        #[derive(Clone, Copy)]
+        pub(in super::super) struct Flags(pub(in super::super) bool, pub(in super::super) bool);
+
+        impl std::ops::BitOr for Flags {
+            type Output = Flags;
+            fn bitor(self, o: Flags) -> Flags {
+                Flags(self.0 | o.0, self.1 | o.1)
+            }
         }
 
         /// Elements handled by the vector loop: whole groups of 16, leaving
@@ -1167,6 +1214,31 @@ mod simd {
             o: *mut u8,
             n: usize,
         ) -> bool {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
+            streamed(
+                o,
+                n,
+                2,
+                32,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    binary_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    binary_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`binary`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn binary_run<O: Binary, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> bool {
             let mut snan = _mm256_setzero_ps();
             let nv = vector_len::<S>(n);
             for k in 0..nv / 16 {
@@ -1183,7 +1255,7 @@ mod simd {
                         round(op::<O>(g.x[1], g.y[1])),
                     )
                 };
-                store16(o.add(32 * k), lo, hi);
+                store16::<NT>(o.add(32 * k), lo, hi);
             }
             let mut seen = any_signalling(snan);
             for k in nv..n {
@@ -1205,7 +1277,32 @@ mod simd {
             b: *const u8,
             o: *mut u8,
             n: usize,
-        ) -> (bool, bool) {
+        ) -> Flags {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
+            streamed(
+                o,
+                n,
+                2,
+                32,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    select_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    select_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`select`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn select_run<O: Select, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
             let (mut snan, mut signals) = (_mm256_setzero_ps(), _mm256_setzero_ps());
             let nv = vector_len::<S>(n);
             let mut codes = [_mm256_setzero_si256(); 2];
@@ -1232,7 +1329,7 @@ mod simd {
                     let r = _mm256_blendv_ps(y, x, _mm256_or_ps(first, ord));
                     *code = _mm256_srli_epi32::<16>(_mm256_castps_si256(r));
                 }
-                store16(o.add(32 * k), codes[0], codes[1]);
+                store16::<NT>(o.add(32 * k), codes[0], codes[1]);
             }
             let mut seen = any_signalling(snan);
             let mut signalled = _mm256_testz_ps(signals, signals) == 0;
@@ -1244,7 +1341,7 @@ mod simd {
                 let r = if O::pick_x(x, y) { p } else { q };
                 std::ptr::write_unaligned(o.add(2 * k).cast::<u16>(), r);
             }
-            (seen, signalled)
+            Flags(seen, signalled)
         }
 
         /// `o[k] = f(a[k], b[k])` as one byte (0/1) for `k < n` (`o`
@@ -1257,7 +1354,32 @@ mod simd {
             b: *const u8,
             o: *mut u8,
             n: usize,
-        ) -> (bool, bool) {
+        ) -> Flags {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(k));
+            streamed(
+                o,
+                n,
+                1,
+                16,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    compare_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    compare_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`compare`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn compare_run<O: Compare, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
             let mut snan = _mm256_setzero_ps();
             let mut unordered = false;
             let nv = vector_len::<S>(n);
@@ -1285,7 +1407,12 @@ mod simd {
                     _mm256_castsi256_si128(words),
                     _mm256_extracti128_si256::<1>(words),
                 );
-                _mm_storeu_si128(o.add(16 * k).cast(), _mm_and_si128(bytes, _mm_set1_epi8(1)));
+                let bytes = _mm_and_si128(bytes, _mm_set1_epi8(1));
+                if NT {
+                    _mm_stream_si128(o.add(16 * k).cast(), bytes);
+                } else {
+                    _mm_storeu_si128(o.add(16 * k).cast(), bytes);
+                }
             }
             let mut seen = any_signalling(snan);
             for k in nv..n {
@@ -1295,7 +1422,7 @@ mod simd {
                 unordered |= x.is_nan() | y.is_nan();
                 *o.add(k) = O::f(x, y) as u8;
             }
-            (seen, unordered)
+            Flags(seen, unordered)
         }
     }
 }
@@ -1800,7 +1927,10 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
                 1,
                 simd::bf16_avx2::compare::<O, 1>,
                 simd::bf16_avx2::compare::<O, 2>,
-                fold,
+                |f| {
+                    snan |= f.0;
+                    unordered |= f.1;
+                },
             );
         } else {
             bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
@@ -2017,7 +2147,10 @@ unsafe extern "C" fn select<T: Float, O: Select>(
                 2,
                 simd::bf16_avx2::select::<O, 1>,
                 simd::bf16_avx2::select::<O, 2>,
-                fold,
+                |f| {
+                    snan |= f.0;
+                    signals |= f.1;
+                },
             );
         } else {
             bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);

@@ -435,3 +435,27 @@ def test_bfloat16_kernel_signalling_nan():
                     with np.errstate(all="ignore"):
                         r = f(a, b).view(np.uint16)[pos]
                     assert r == (code & 0x8000) | 0x7FC0, (ufunc, hex(code), hex(r))
+
+
+@pytest.mark.parametrize("ufunc", ["add", "divide", "maximum", "fmin", "less", "not_equal"])
+def test_bfloat16_kernel_large(ufunc):
+    """Outputs of 16 MiB and more (stored with non-temporal stores after an unaligned head):
+    the vectors' pairs repeated, at an unaligned output address, in place and every second
+    element give the same bits."""
+    a, b, dn, want = _bf16_pairs(ufunc)
+    f = getattr(np, ufunc)
+    reps = (16 << 20) // len(a) + 3
+    big_a, big_b, big_want = np.tile(a, reps), np.tile(b, reps), np.tile(want, reps)
+    with np.errstate(all="ignore"):
+        assert np.array_equal(result_bits(dn, f(big_a, big_b)).ravel(), big_want), ufunc
+        buf = np.empty(len(big_a) + 3, dtype=dn)
+        out = buf[3:]
+        f(big_a, big_b, out=out)
+        assert np.array_equal(result_bits(dn, out).ravel(), big_want), f"{ufunc}, out= at +3"
+        if dn == "bfloat16":
+            x = big_a.copy()
+            f(x, big_b, out=x)
+            assert np.array_equal(to_codes("bfloat16", x), big_want), f"{ufunc}, in place"
+            half = len(big_a) // 2
+            got = f(_spread(big_a[:half], 2), _spread(big_b[:half], 2))
+            assert np.array_equal(to_codes("bfloat16", got), big_want[:half]), f"{ufunc}, step 2"
