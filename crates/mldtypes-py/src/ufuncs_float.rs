@@ -402,12 +402,14 @@ trait Binary {
     /// (arithmetic the compiler vectorises; no libm call).
     const CHEAP: bool = false;
     /// The float32 operation, for the explicit AVX2 bfloat16 kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const ARITH: Arith = Arith::None;
     fn f(x: f32, y: f32) -> f32;
 }
 
 /// The float32 operation of a [`Binary`] that has an explicit vector
 /// kernel (bfloat16 on AVX2).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Arith {
     /// None: the blocked float32 loop.
@@ -419,6 +421,7 @@ enum Arith {
 }
 
 /// The predicate of a [`Compare`], for the explicit vector kernel.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pred {
     Eq,
@@ -1867,6 +1870,7 @@ trait Compare {
     /// operator when comparing as float32.
     const ORDERED: bool;
     /// The same predicate, for the explicit vector kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const PRED: Pred;
     fn f(x: f32, y: f32) -> bool;
 }
@@ -1968,10 +1972,12 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
 trait Select {
     /// Whether the ordered part of [`Select::pick_x`] is `x > y` (else
     /// `x < y`), for the explicit vector kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const GREATER: bool;
     /// Whether a NaN `x` is picked (`maximum`, `minimum`: NaN propagates;
     /// signals when only `y` is NaN), else a NaN `y` picks `x` (`fmax`,
     /// `fmin`; signals when only `x` is NaN).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const NAN_FROM_X: bool;
     /// Whether the result is `x` (else `y`).
     fn pick_x(x: f32, y: f32) -> bool;
