@@ -14,13 +14,14 @@ Run it from a virtual environment outside the repository that has both packages:
         [--small 1024] [--sections casts,arith,sort]
 
 Sections: ``casts`` (float32 ↔ every float format), ``arith`` (binary ufuncs of bfloat16,
-float8_e4m3fn and float8_e5m2 on contiguous arrays and on every second element), ``sort``
+float8_e4m3fn and float8_e5m2 on contiguous arrays and on every second element, with the memory
+bound: the same traffic through NumPy's integer ``add`` on the codes), ``sort``
 (``np.sort`` of every float format at ``--n`` elements and at ``--small`` elements; the small
 case times a loop of calls, so per-call overheads are included).
 
 Prints one Markdown table: for each operation the best-of-`repeat` time of ml_dtypes and of
-mldtypes and the ratio (ml_dtypes time / mldtypes time; above 1 means mldtypes is faster),
-then the CPU's vector extensions and the kernel path mldtypes selected.
+mldtypes (the two alternating) and the ratio (ml_dtypes time / mldtypes time; above 1 means
+mldtypes is faster), then the CPU's vector extensions and the kernel path mldtypes selected.
 """
 
 import argparse
@@ -47,6 +48,18 @@ def best(fn, repeat):
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def best_pair(ref, ours, repeat):
+    """Best wall times of `repeat` calls of each, the two alternating (a shared, noisy machine
+    slows both alike), in seconds."""
+    t_ref, t_ours = [], []
+    for _ in range(repeat):
+        for fn, times in ((ref, t_ref), (ours, t_ours)):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+    return min(t_ref), min(t_ours)
 
 
 def cpu_flags():
@@ -82,8 +95,7 @@ def main():
     rows = []
 
     def row(label, ref, ours):
-        t_ref, t_ours = best(ref, repeat), best(ours, repeat)
-        rows.append((label, t_ref, t_ours))
+        rows.append((label, *best_pair(ref, ours, repeat)))
 
     for name in FORMATS if "casts" in sections else []:
         ref_t, our_t = getattr(ml_dtypes, name), getattr(mldtypes, name)
@@ -101,13 +113,22 @@ def main():
         ra, rb = x32.astype(ref_t), x32[::-1].copy().astype(ref_t)
         oa, ob = x32.astype(our_t), x32[::-1].copy().astype(our_t)
         ua, ub = oa.view(f"u{oa.itemsize}"), ob.view(f"u{ob.itemsize}")
+        r_out, o_out, u_out = np.empty_like(ra), np.empty_like(oa), np.empty_like(ua)
+        bits = 8 * oa.itemsize
         with np.errstate(all="ignore"):
-            # The memory bound: NumPy's own integer add on the same bytes (same traffic, same
-            # fresh output), shown as "ours"; the ratio is the best any loop could show.
-            row(f"{name}: bound (NumPy uint{8 * oa.itemsize} a + b on the codes)",
+            # The memory bound: NumPy's own integer add on the same codes (the same bytes read
+            # and written), shown as "mldtypes"; the ratio is the best any loop could show.
+            # A fresh 16M-element output costs page faults that a preallocated `out=` avoids.
+            row(f"{name}: bound (NumPy uint{bits} a + b on the codes)",
                 lambda: ra + rb, lambda: ua + ub)
+            row(f"{name}: bound, out= (NumPy uint{bits} a + b on the codes)",
+                lambda: np.add(ra, rb, out=r_out), lambda: np.add(ua, ub, out=u_out))
             for label, op in binary:
                 row(f"{name} {label}", lambda: op(ra, rb), lambda: op(oa, ob))
+            row(f"{name} +, out=", lambda: np.add(ra, rb, out=r_out),
+                lambda: np.add(oa, ob, out=o_out))
+            row(f"{name}: bound, strided (NumPy uint{bits} a + b on the codes)",
+                lambda: ra[::2] + rb[::2], lambda: ua[::2] + ub[::2])
             for label, op in binary:
                 row(f"{name} {label}, strided (every 2nd)", lambda: op(ra[::2], rb[::2]),
                     lambda: op(oa[::2], ob[::2]))

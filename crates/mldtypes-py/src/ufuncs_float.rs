@@ -401,7 +401,35 @@ trait Binary {
     /// Whether bfloat16 takes the one-pass loop [`simd::bf16_binary`]
     /// (arithmetic the compiler vectorises; no libm call).
     const CHEAP: bool = false;
+    /// The float32 operation, for the explicit AVX2 bfloat16 kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const ARITH: Arith = Arith::None;
     fn f(x: f32, y: f32) -> f32;
+}
+
+/// The float32 operation of a [`Binary`] that has an explicit vector
+/// kernel (bfloat16 on AVX2).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arith {
+    /// None: the blocked float32 loop.
+    None,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// The predicate of a [`Compare`], for the explicit vector kernel.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pred {
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
 }
 
 /// The NaN an arithmetic operation of ml_dtypes' scalar types returns when
@@ -531,13 +559,17 @@ unary_fns! {
 
 binary_fns! {
     Add [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true] = |x, y| x + y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true]
+        [ARITH: Arith = Arith::Add] = |x, y| x + y;
     Subtract [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true] = |x, y| x - y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true]
+        [ARITH: Arith = Arith::Sub] = |x, y| x - y;
     Multiply [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] [CHEAP: bool = true] = |x, y| x * y;
+        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] [CHEAP: bool = true]
+        [ARITH: Arith = Arith::Mul] = |x, y| x * y;
     Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] [CHEAP: bool = true] = |x, y| x / y;
+        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] [CHEAP: bool = true]
+        [ARITH: Arith = Arith::Div] = |x, y| x / y;
     LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
     LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
     FloorDivide = |x, y| divmod_f32(x, y).0;
@@ -934,6 +966,468 @@ mod simd {
         }
         binary::<T, O>(x, y)
     }
+
+    /// Explicit AVX2 kernels of the bfloat16 `add`, `subtract`, `multiply`,
+    /// `divide`, selections and comparisons, on raw pointers (so the output may
+    /// be an input, element for element: each group of 16 is loaded before it
+    /// is stored).
+    ///
+    /// Widening is an interleave with zeros (the codes become the high
+    /// halves of 32-bit lanes; the lanes' order is undone by the packing
+    /// that stores the result), the float32 operation runs on 8 lanes and
+    /// the rounding to nearest even is integer arithmetic raising no flags of
+    /// its own, as the scalar [`super::round_bf16`]. A group of 16 without a
+    /// NaN operand (one test) skips the NaN rule, the NaN rounding and the
+    /// signalling-NaN check: a NaN the operation makes from other values is
+    /// x86's default NaN, which the integer rounding already takes to the
+    /// `0xffc0` the scalar rounding gives. The NaN masks are quiet compares:
+    /// they raise the invalid flag only for a signalling NaN operand, for
+    /// which the loop raises it anyway.
+    ///
+    /// `S` is the element step in codes: 1 (packed) or 2 (every second code
+    /// of a packed array, read as 32-bit words whose low half is the
+    /// element). The remainder (under 16 elements, or 17 when `S == 2`: the
+    /// 32-bit load of the last element would read past it) takes the scalar
+    /// code.
+    #[cfg(target_arch = "x86_64")]
+    pub(super) mod bf16_avx2 {
+        use std::arch::x86_64::*;
+
+        use super::super::{
+            nan_rule, round_bf16, widen_bf16, Arith, Binary, Compare, NanRule, Pred, Select,
+        };
+        use mldtypes::bfloat16;
+
+        /// Whether the kernels of this module may run (the detected kernel
+        /// path has AVX2).
+        #[inline]
+        pub(in super::super) fn available() -> bool {
+            use mldtypes::cast::Path;
+            matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512)
+        }
+
+        /// Codes `16 k .. 16 k + 16` read from `p` (step `S` codes) as
+        /// float32, in the lane order of [`_mm256_unpacklo_epi16`] /
+        /// [`_mm256_unpackhi_epi16`]: elements 0..4 and 8..12, then 4..8
+        /// and 12..16.
+        #[inline(always)]
+        unsafe fn load<const S: usize>(p: *const u8, k: usize) -> (__m256, __m256) {
+            let (lo, hi) = if S == 1 {
+                let v = _mm256_loadu_si256(p.add(32 * k).cast());
+                let z = _mm256_setzero_si256();
+                (_mm256_unpacklo_epi16(z, v), _mm256_unpackhi_epi16(z, v))
+            } else {
+                let w0 = _mm256_slli_epi32::<16>(_mm256_loadu_si256(p.add(64 * k).cast()));
+                let w1 = _mm256_slli_epi32::<16>(_mm256_loadu_si256(p.add(64 * k + 32).cast()));
+                (
+                    _mm256_permute2x128_si256::<0x20>(w0, w1),
+                    _mm256_permute2x128_si256::<0x31>(w0, w1),
+                )
+            };
+            (_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi))
+        }
+
+        /// All-ones lanes where `x` is NaN.
+        #[inline(always)]
+        unsafe fn nan(x: __m256) -> __m256 {
+            _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)
+        }
+
+        /// Accumulates the lanes of `x` that are signalling NaNs (quiet bit
+        /// clear where `xn` is set) into bit 22 of `acc`.
+        #[inline(always)]
+        unsafe fn signalling(acc: &mut __m256, x: __m256, xn: __m256) {
+            *acc = _mm256_or_ps(*acc, _mm256_andnot_ps(x, xn));
+        }
+
+        /// Whether bit 22 (the float32 quiet bit) of some lane of `acc` is
+        /// set: a signalling NaN was accumulated.
+        #[inline(always)]
+        unsafe fn any_signalling(acc: __m256) -> bool {
+            let quiet = _mm256_set1_epi32(0x0040_0000);
+            _mm256_testz_si256(_mm256_castps_si256(acc), quiet) == 0
+        }
+
+        /// Float32 lanes rounded to bfloat16 codes (low 16 bits) to nearest
+        /// even; NaN lanes other than x86's default NaN need [`round_nan`].
+        #[inline(always)]
+        unsafe fn round(r: __m256) -> __m256i {
+            let u = _mm256_castps_si256(r);
+            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), _mm256_set1_epi32(1));
+            let bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd);
+            _mm256_srli_epi32::<16>(_mm256_add_epi32(u, bias))
+        }
+
+        /// [`round`] with every NaN lane `0x7fc0` with its sign, as
+        /// [`round_bf16`].
+        #[inline(always)]
+        unsafe fn round_nan(r: __m256) -> __m256i {
+            let sign = _mm256_and_si256(
+                _mm256_srli_epi32::<16>(_mm256_castps_si256(r)),
+                _mm256_set1_epi32(0x8000),
+            );
+            let quiet = _mm256_or_si256(sign, _mm256_set1_epi32(0x7fc0));
+            _mm256_blendv_epi8(round(r), quiet, _mm256_castps_si256(nan(r)))
+        }
+
+        /// `f(x, y)` on 8 lanes.
+        #[inline(always)]
+        unsafe fn op<O: Binary>(x: __m256, y: __m256) -> __m256 {
+            match O::ARITH {
+                Arith::Add => _mm256_add_ps(x, y),
+                Arith::Sub => _mm256_sub_ps(x, y),
+                Arith::Mul => _mm256_mul_ps(x, y),
+                _ => _mm256_div_ps(x, y),
+            }
+        }
+
+        /// `f(x, y)` with [`Binary::NAN_BF16`]'s NaN rule, rounded.
+        #[inline(always)]
+        unsafe fn op_nan<O: Binary>(x: __m256, y: __m256, xn: __m256, yn: __m256) -> __m256i {
+            let r = op::<O>(x, y);
+            let r = match O::NAN_BF16 {
+                NanRule::SecondFirst => _mm256_blendv_ps(_mm256_blendv_ps(r, x, xn), y, yn),
+                NanRule::FirstSecond => _mm256_blendv_ps(_mm256_blendv_ps(r, y, yn), x, xn),
+                _ => r,
+            };
+            round_nan(r)
+        }
+
+        /// Two vectors of 8 codes (low 16 bits of each lane, at most 0xffff,
+        /// in [`load`]'s lane order) stored as 16 codes at `o` (32-byte
+        /// aligned when `NT`: a non-temporal store).
+        #[inline(always)]
+        unsafe fn store16<const NT: bool>(o: *mut u8, lo: __m256i, hi: __m256i) {
+            let v = _mm256_packus_epi32(lo, hi);
+            if NT {
+                _mm256_stream_si256(o.cast(), v);
+            } else {
+                _mm256_storeu_si256(o.cast(), v);
+            }
+        }
+
+        /// Output bytes from which the kernels store with non-temporal
+        /// stores: the operands (at least three times this) then exceed the
+        /// last-level cache of current processors, so the output lines need
+        /// not be read in before being written.
+        const STREAM_BYTES: usize = 16 << 20;
+
+        /// Runs `run::<false>` on the elements before the first
+        /// `align`-byte boundary of the output, `run::<true>` (non-temporal
+        /// stores) on the rest, when the output of `n` elements of `size`
+        /// bytes at `o` is large enough ([`STREAM_BYTES`]) and `size`-aligned;
+        /// else `run::<false>` on all. `run(skip, count)` processes
+        /// `count` elements from element `skip`; the results are or-ed.
+        #[inline(always)]
+        unsafe fn streamed<R: std::ops::BitOr<Output = R>>(
+            o: *mut u8,
+            n: usize,
+            size: usize,
+            align: usize,
+            mut plain: impl FnMut(usize, usize) -> R,
+            mut stream: impl FnMut(usize, usize) -> R,
+        ) -> R {
+            if n * size < STREAM_BYTES || !(o as usize).is_multiple_of(size) {
+                return plain(0, n);
+            }
+            let head = ((align - o as usize % align) % align / size).min(n);
+            let r = plain(0, head) | stream(head, n - head);
+            _mm_sfence();
+            r
+        }
+
+        /// A pair of flags or-ed lane by lane.
+        #[derive(Clone, Copy)]
+        pub(in super::super) struct Flags(pub(in super::super) bool, pub(in super::super) bool);
+
+        impl std::ops::BitOr for Flags {
+            type Output = Flags;
+            fn bitor(self, o: Flags) -> Flags {
+                Flags(self.0 | o.0, self.1 | o.1)
+            }
+        }
+
+        /// Elements handled by the vector loop: whole groups of 16, leaving
+        /// at least one element when `S == 2` (the 32-bit load of the last
+        /// one would read past it).
+        #[inline(always)]
+        fn vector_len<const S: usize>(n: usize) -> usize {
+            if S == 1 {
+                n / 16 * 16
+            } else {
+                n.saturating_sub(1) / 16 * 16
+            }
+        }
+
+        /// Code `k` of an operand of step `S` codes.
+        #[inline(always)]
+        unsafe fn code<const S: usize>(p: *const u8, k: usize) -> u16 {
+            std::ptr::read_unaligned(p.add(2 * S * k).cast::<u16>())
+        }
+
+        /// The four operands of a group of 16, their NaN masks and whether
+        /// any is NaN.
+        #[inline(always)]
+        unsafe fn group<const S: usize>(a: *const u8, b: *const u8, k: usize) -> Group {
+            let (xl, xh) = load::<S>(a, k);
+            let (yl, yh) = load::<S>(b, k);
+            let (xnl, xnh, ynl, ynh) = (nan(xl), nan(xh), nan(yl), nan(yh));
+            let any = _mm256_or_ps(_mm256_or_ps(xnl, xnh), _mm256_or_ps(ynl, ynh));
+            Group {
+                x: [xl, xh],
+                y: [yl, yh],
+                xn: [xnl, xnh],
+                yn: [ynl, ynh],
+                any_nan: _mm256_testz_ps(any, any) == 0,
+            }
+        }
+
+        /// See [`group`].
+        struct Group {
+            x: [__m256; 2],
+            y: [__m256; 2],
+            xn: [__m256; 2],
+            yn: [__m256; 2],
+            any_nan: bool,
+        }
+
+        impl Group {
+            /// Accumulates the signalling NaN operands into `acc`.
+            #[inline(always)]
+            unsafe fn signalling(&self, acc: &mut __m256) {
+                for h in 0..2 {
+                    signalling(acc, self.x[h], self.xn[h]);
+                    signalling(acc, self.y[h], self.yn[h]);
+                }
+            }
+        }
+
+        /// `o[k] = bfloat16(f(a[k], b[k]))` for `k < n` (`o` packed);
+        /// whether a signalling NaN was read.
+        ///
+        /// # Safety
+        ///
+        /// The CPU has AVX2; `a`, `b` hold `n` elements of step `S` codes,
+        /// `o` `n` packed codes; `o` is disjoint from the inputs or equal to
+        /// one element for element.
+        #[target_feature(enable = "avx2")]
+        pub(in super::super) unsafe fn binary<O: Binary, const S: usize>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> bool {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
+            streamed(
+                o,
+                n,
+                2,
+                32,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    binary_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    binary_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`binary`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn binary_run<O: Binary, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> bool {
+            let mut snan = _mm256_setzero_ps();
+            let nv = vector_len::<S>(n);
+            for k in 0..nv / 16 {
+                let g = group::<S>(a, b, k);
+                let (lo, hi) = if g.any_nan {
+                    g.signalling(&mut snan);
+                    (
+                        op_nan::<O>(g.x[0], g.y[0], g.xn[0], g.yn[0]),
+                        op_nan::<O>(g.x[1], g.y[1], g.xn[1], g.yn[1]),
+                    )
+                } else {
+                    (
+                        round(op::<O>(g.x[0], g.y[0])),
+                        round(op::<O>(g.x[1], g.y[1])),
+                    )
+                };
+                store16::<NT>(o.add(32 * k), lo, hi);
+            }
+            let mut seen = any_signalling(snan);
+            for k in nv..n {
+                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
+                seen |= super::snan_code(p) | super::snan_code(q);
+                let (x, y) = (widen_bf16(p), widen_bf16(q));
+                let r = nan_rule::<bfloat16, O>(x, y, O::f(x, y));
+                std::ptr::write_unaligned(o.add(2 * k).cast::<u16>(), round_bf16(r.to_bits()));
+            }
+            seen
+        }
+
+        /// `o[k] = pick(a[k], b[k]) ? a[k] : b[k]` for `k < n` (`o` packed);
+        /// (whether a signalling NaN was read, whether the comparison
+        /// ml_dtypes evaluates had a NaN operand). Safety as [`binary`].
+        #[target_feature(enable = "avx2")]
+        pub(in super::super) unsafe fn select<O: Select, const S: usize>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
+            streamed(
+                o,
+                n,
+                2,
+                32,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    select_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    select_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`select`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn select_run<O: Select, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
+            let (mut snan, mut signals) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            let nv = vector_len::<S>(n);
+            let mut codes = [_mm256_setzero_si256(); 2];
+            for k in 0..nv / 16 {
+                let g = group::<S>(a, b, k);
+                if g.any_nan {
+                    g.signalling(&mut snan);
+                }
+                for (h, code) in codes.iter_mut().enumerate() {
+                    let (x, y) = (g.x[h], g.y[h]);
+                    let ord = if O::GREATER {
+                        _mm256_cmp_ps::<_CMP_GT_OQ>(x, y)
+                    } else {
+                        _mm256_cmp_ps::<_CMP_LT_OQ>(x, y)
+                    };
+                    let (first, second) = if O::NAN_FROM_X {
+                        (g.xn[h], g.yn[h])
+                    } else {
+                        (g.yn[h], g.xn[h])
+                    };
+                    if g.any_nan {
+                        signals = _mm256_or_ps(signals, _mm256_andnot_ps(first, second));
+                    }
+                    let r = _mm256_blendv_ps(y, x, _mm256_or_ps(first, ord));
+                    *code = _mm256_srli_epi32::<16>(_mm256_castps_si256(r));
+                }
+                store16::<NT>(o.add(32 * k), codes[0], codes[1]);
+            }
+            let mut seen = any_signalling(snan);
+            let mut signalled = _mm256_testz_ps(signals, signals) == 0;
+            for k in nv..n {
+                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
+                seen |= super::snan_code(p) | super::snan_code(q);
+                let (x, y) = (widen_bf16(p), widen_bf16(q));
+                signalled |= O::signals(x, y);
+                let r = if O::pick_x(x, y) { p } else { q };
+                std::ptr::write_unaligned(o.add(2 * k).cast::<u16>(), r);
+            }
+            Flags(seen, signalled)
+        }
+
+        /// `o[k] = f(a[k], b[k])` as one byte (0/1) for `k < n` (`o`
+        /// packed); (whether a signalling NaN was read, whether an operand
+        /// was NaN). The vector compares may set flags: the caller restores
+        /// them. Safety as [`binary`].
+        #[target_feature(enable = "avx2")]
+        pub(in super::super) unsafe fn compare<O: Compare, const S: usize>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
+            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(k));
+            streamed(
+                o,
+                n,
+                1,
+                16,
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    compare_run::<O, S, false>(a, b, o, m)
+                },
+                |k, m| {
+                    let (a, b, o) = at(k);
+                    compare_run::<O, S, true>(a, b, o, m)
+                },
+            )
+        }
+
+        /// [`compare`] on `n` elements, non-temporal stores when `NT`.
+        #[inline(always)]
+        unsafe fn compare_run<O: Compare, const S: usize, const NT: bool>(
+            a: *const u8,
+            b: *const u8,
+            o: *mut u8,
+            n: usize,
+        ) -> Flags {
+            let mut snan = _mm256_setzero_ps();
+            let mut unordered = false;
+            let nv = vector_len::<S>(n);
+            for k in 0..nv / 16 {
+                let g = group::<S>(a, b, k);
+                if g.any_nan {
+                    g.signalling(&mut snan);
+                    unordered = true;
+                }
+                let test = |h: usize| {
+                    let (x, y) = (g.x[h], g.y[h]);
+                    _mm256_castps_si256(match O::PRED {
+                        Pred::Eq => _mm256_cmp_ps::<_CMP_EQ_OQ>(x, y),
+                        Pred::Ne => _mm256_cmp_ps::<_CMP_NEQ_UQ>(x, y),
+                        Pred::Lt => _mm256_cmp_ps::<_CMP_LT_OQ>(x, y),
+                        Pred::Gt => _mm256_cmp_ps::<_CMP_GT_OQ>(x, y),
+                        Pred::Le => _mm256_cmp_ps::<_CMP_LE_OQ>(x, y),
+                        Pred::Ge => _mm256_cmp_ps::<_CMP_GE_OQ>(x, y),
+                    })
+                };
+                // 16 words in element order (the packing undoes `load`'s
+                // lane order), then 16 bytes.
+                let words = _mm256_packs_epi32(test(0), test(1));
+                let bytes = _mm_packs_epi16(
+                    _mm256_castsi256_si128(words),
+                    _mm256_extracti128_si256::<1>(words),
+                );
+                let bytes = _mm_and_si128(bytes, _mm_set1_epi8(1));
+                if NT {
+                    _mm_stream_si128(o.add(16 * k).cast(), bytes);
+                } else {
+                    _mm_storeu_si128(o.add(16 * k).cast(), bytes);
+                }
+            }
+            let mut seen = any_signalling(snan);
+            for k in nv..n {
+                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
+                seen |= super::snan_code(p) | super::snan_code(q);
+                let (x, y) = (widen_bf16(p), widen_bf16(q));
+                unordered |= x.is_nan() | y.is_nan();
+                *o.add(k) = O::f(x, y) as u8;
+            }
+            Flags(seen, unordered)
+        }
+    }
 }
 
 /// A bfloat16 code as float32: a shift, payload and sign kept, as
@@ -1000,6 +1494,65 @@ unsafe fn bf16_chunks<V: bytemuck::Pod + Default, R>(
     });
 }
 
+/// A bfloat16 kernel of [`simd::bf16_avx2`]: inputs, packed output,
+/// element count.
+#[cfg(target_arch = "x86_64")]
+type Bf16Kernel<R> = unsafe fn(*const u8, *const u8, *mut u8, usize) -> R;
+
+/// Runs an AVX2 bfloat16 kernel over `n` elements of `a`, `b` into `o`
+/// (elements of `out_size` bytes): in one call straight on the arrays when
+/// the output is packed and both inputs are packed (`packed`) or every
+/// second code of packed arrays (`every_second`); otherwise chunk by
+/// chunk, the strided operands gathered into and the strided output
+/// scattered from stack buffers.
+///
+/// # Safety
+///
+/// The CPU has AVX2 ([`simd::bf16_avx2::available`]); the operands are
+/// those of a loop call of `n` elements whose [`block_len`] is not 1 (so
+/// `o` is disjoint from each input or equal to it element for element).
+#[cfg(target_arch = "x86_64")]
+unsafe fn bf16_avx2_run<R>(
+    (a, b, o): (Operand, Operand, Operand),
+    n: usize,
+    out_size: usize,
+    packed: Bf16Kernel<R>,
+    every_second: Bf16Kernel<R>,
+    mut fold: impl FnMut(R),
+) {
+    if o.contiguous(out_size) {
+        if a.contiguous(2) && b.contiguous(2) {
+            fold(packed(a.at(0), b.at(0), o.at(0), n));
+            return;
+        }
+        if a.contiguous(4) && b.contiguous(4) {
+            fold(every_second(a.at(0), b.at(0), o.at(0), n));
+            return;
+        }
+    }
+    let (mut ga, mut gb) = ([0u16; BF16_CHUNK], [0u16; BF16_CHUNK]);
+    let mut out = [0u8; 2 * BF16_CHUNK];
+    let gather = |x: Operand, start: usize, buf: &mut [u16]| -> *const u8 {
+        if x.contiguous(2) {
+            return x.at(start);
+        }
+        for (k, v) in buf.iter_mut().enumerate() {
+            *v = x.read::<u16>(start + k);
+        }
+        buf.as_ptr().cast()
+    };
+    blocks(n, BF16_CHUNK, |start, len| {
+        let pa = gather(a, start, &mut ga[..len]);
+        let pb = gather(b, start, &mut gb[..len]);
+        if o.contiguous(out_size) {
+            fold(packed(pa, pb, o.at(start), len));
+        } else {
+            fold(packed(pa, pb, out.as_mut_ptr(), len));
+            o.put_bytes(start, &out[..len * out_size], out_size);
+        }
+    });
+}
+
 /// Runs a one-byte block function over `n` elements of `a`, `b` into `o`
 /// as [`bf16_chunks`] does.
 #[inline(always)]
@@ -1057,6 +1610,19 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
         return;
     }
     if eigen_float::<T>() && O::CHEAP && !O::NONNEGATIVE {
+        #[cfg(target_arch = "x86_64")]
+        if block != 1 && O::ARITH != Arith::None && simd::bf16_avx2::available() {
+            bf16_avx2_run(
+                (a, b, o),
+                n,
+                2,
+                simd::bf16_avx2::binary::<O, 1>,
+                simd::bf16_avx2::binary::<O, 2>,
+                |s| snan |= s,
+            );
+            signal_snan::<T>(snan);
+            return;
+        }
         bf16_chunks((a, b, o), n, block, simd::bf16_binary_block::<O>, |s| {
             snan |= s
         });
@@ -1303,14 +1869,18 @@ trait Compare {
     /// Whether ml_dtypes evaluates it with an ordered (signalling) C
     /// operator when comparing as float32.
     const ORDERED: bool;
+    /// The same predicate, for the explicit vector kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const PRED: Pred;
     fn f(x: f32, y: f32) -> bool;
 }
 
 macro_rules! compares {
-    ($($name:ident = |$x:ident, $y:ident| $e:expr, $ordered:expr;)*) => {$(
+    ($($name:ident = |$x:ident, $y:ident| $e:expr, $ordered:expr, $pred:ident;)*) => {$(
         struct $name;
         impl Compare for $name {
             const ORDERED: bool = $ordered;
+            const PRED: Pred = Pred::$pred;
             #[inline(always)]
             fn f($x: f32, $y: f32) -> bool { $e }
         }
@@ -1318,12 +1888,12 @@ macro_rules! compares {
 }
 
 compares! {
-    Equal = |x, y| x == y, false;
-    NotEqual = |x, y| x != y, false;
-    Less = |x, y| x < y, true;
-    Greater = |x, y| x > y, true;
-    LessEqual = |x, y| x <= y, true;
-    GreaterEqual = |x, y| x >= y, true;
+    Equal = |x, y| x == y, false, Eq;
+    NotEqual = |x, y| x != y, false, Ne;
+    Less = |x, y| x < y, true, Lt;
+    Greater = |x, y| x > y, true, Gt;
+    LessEqual = |x, y| x <= y, true, Le;
+    GreaterEqual = |x, y| x >= y, true, Ge;
 }
 
 /// Loop of a [`Compare`]: boolean output. Comparing decoded float32 values
@@ -1349,16 +1919,28 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
         // The compiler may vectorise with signalling compares; the flags
         // ml_dtypes raises are set explicitly below.
         let flags = FpFlags::save();
-        bf16_chunks(
-            (a, b, o),
-            n,
-            block,
-            simd::bf16_compare_block::<O>,
-            |(s, u)| {
-                snan |= s;
-                unordered |= u;
-            },
-        );
+        let fold = |(s, u): (bool, bool)| {
+            snan |= s;
+            unordered |= u;
+        };
+        #[cfg(target_arch = "x86_64")]
+        if block != 1 && simd::bf16_avx2::available() {
+            bf16_avx2_run(
+                (a, b, o),
+                n,
+                1,
+                simd::bf16_avx2::compare::<O, 1>,
+                simd::bf16_avx2::compare::<O, 2>,
+                |f| {
+                    snan |= f.0;
+                    unordered |= f.1;
+                },
+            );
+        } else {
+            bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
         flags.restore_if_changed();
         if O::ORDERED && unordered {
             raise_invalid();
@@ -1388,6 +1970,15 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
 
 /// A choice between two operands.
 trait Select {
+    /// Whether the ordered part of [`Select::pick_x`] is `x > y` (else
+    /// `x < y`), for the explicit vector kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const GREATER: bool;
+    /// Whether a NaN `x` is picked (`maximum`, `minimum`: NaN propagates;
+    /// signals when only `y` is NaN), else a NaN `y` picks `x` (`fmax`,
+    /// `fmin`; signals when only `x` is NaN).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const NAN_FROM_X: bool;
     /// Whether the result is `x` (else `y`).
     fn pick_x(x: f32, y: f32) -> bool;
     /// Whether ml_dtypes evaluates an ordered float32 comparison with a NaN
@@ -1403,6 +1994,8 @@ trait Select {
 /// `maximum(+0, -0)` is `-0`, the second operand).
 struct Maximum;
 impl Select for Maximum {
+    const GREATER: bool = true;
+    const NAN_FROM_X: bool = true;
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         x.is_nan() | (x > y)
@@ -1420,6 +2013,8 @@ impl Select for Maximum {
 /// `minimum`: `isnan(a) || a < b ? a : b`.
 struct Minimum;
 impl Select for Minimum {
+    const GREATER: bool = false;
+    const NAN_FROM_X: bool = true;
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         x.is_nan() | (x < y)
@@ -1437,6 +2032,8 @@ impl Select for Minimum {
 /// `fmax`: `isnan(b) || a > b ? a : b` (NaN only if both are).
 struct Fmax;
 impl Select for Fmax {
+    const GREATER: bool = true;
+    const NAN_FROM_X: bool = false;
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         y.is_nan() | (x > y)
@@ -1454,6 +2051,8 @@ impl Select for Fmax {
 /// `fmin`: `isnan(b) || a < b ? a : b`.
 struct Fmin;
 impl Select for Fmin {
+    const GREATER: bool = false;
+    const NAN_FROM_X: bool = false;
     #[inline(always)]
     fn pick_x(x: f32, y: f32) -> bool {
         y.is_nan() | (x < y)
@@ -1542,16 +2141,28 @@ unsafe extern "C" fn select<T: Float, O: Select>(
         store::<T>(o, 0, code);
     } else if eigen_float::<T>() {
         let flags = FpFlags::save();
-        bf16_chunks(
-            (a, b, o),
-            n,
-            block,
-            simd::bf16_select_block::<O>,
-            |(s, g)| {
-                snan |= s;
-                signals |= g;
-            },
-        );
+        let fold = |(s, g): (bool, bool)| {
+            snan |= s;
+            signals |= g;
+        };
+        #[cfg(target_arch = "x86_64")]
+        if block != 1 && simd::bf16_avx2::available() {
+            bf16_avx2_run(
+                (a, b, o),
+                n,
+                2,
+                simd::bf16_avx2::select::<O, 1>,
+                simd::bf16_avx2::select::<O, 2>,
+                |f| {
+                    snan |= f.0;
+                    signals |= f.1;
+                },
+            );
+        } else {
+            bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
         flags.restore_if_changed();
     } else if size_of::<T>() == 1 {
         // float8 and smaller: ml_dtypes compares bit patterns, raising no

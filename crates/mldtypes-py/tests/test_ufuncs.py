@@ -279,3 +279,183 @@ def test_arithmetic_every_code_pair(name, ufunc):
     if not np.array_equal(want_v, got_v):
         keys = (a.astype(np.uint64) << np.uint64(32)) | b.astype(np.uint64)
         pytest.fail(_report(name, ufunc, 0, keys, want_v, got_v, 2))
+
+
+# The bfloat16 kernels that run straight on the arrays (packed, or every second element of a
+# packed array) and the chunked path for every other layout.
+BF16_KERNEL_UFUNCS = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax",
+                      "fmin", "equal", "not_equal", "less", "less_equal", "greater",
+                      "greater_equal"]
+
+
+def _bf16_pairs(ufunc):
+    (a, b), _ = inputs("bfloat16", ufunc)
+    dn = META["types"]["bfloat16"][ufunc]["out_dtypes"][0]
+    return a, b, dn, expected("bfloat16", ufunc, 0)
+
+
+def _spread(x, step, offset=0):
+    """`x` as every `step`-th element of a larger zeroed array, from `offset`."""
+    buf = np.zeros(len(x) * step + offset, dtype=x.dtype)
+    buf[offset::step][:len(x)] = x
+    return buf[offset::step][:len(x)]
+
+
+def _misaligned(x):
+    """A copy of `x` at an odd address."""
+    raw = np.zeros(x.nbytes + 1, dtype=np.uint8)
+    y = raw[1:].view(x.dtype)
+    y[...] = x
+    return y
+
+
+def _layouts(a, b):
+    """(label, a, b) for each input layout the loops tell apart."""
+    yield "packed", a, b
+    yield "every second", _spread(a, 2), _spread(b, 2)
+    # The last element is the last code of the buffer: the 32-bit loads must stop before it.
+    yield "every second, odd start", _spread(a, 2, 1), _spread(b, 2, 1)
+    yield "step 3", _spread(a, 3), _spread(b, 3)
+    yield "reversed", a[::-1].copy()[::-1], b[::-1].copy()[::-1]
+    yield "mixed packed and every second", a, _spread(b, 2)
+    yield "misaligned", _misaligned(a), _misaligned(b)
+    yield "broadcast scalar", a, np.broadcast_to(b[7], b.shape)
+
+
+@pytest.mark.parametrize("ufunc", BF16_KERNEL_UFUNCS)
+def test_bfloat16_kernel_layouts(ufunc):
+    """Every operand layout gives the vectors' bits (NaN payloads and signs included)."""
+    a, b, dn, want = _bf16_pairs(ufunc)
+    f = getattr(np, ufunc)
+    with np.errstate(all="ignore"):
+        for label, x, y in _layouts(a, b):
+            if label == "broadcast scalar":
+                w = result_bits(dn, f(a, np.full_like(b, b[7]))).ravel()
+            else:
+                w = want
+            got = result_bits(dn, f(x, y)).ravel()
+            assert np.array_equal(got, w), f"{ufunc}, {label}"
+        # Strided and misaligned outputs.
+        for out in (np.empty(2 * len(a), dtype=dn)[::2], _misaligned(np.empty(len(a), dtype=dn))):
+            f(a, b, out=out)
+            assert np.array_equal(result_bits(dn, out).ravel(), want), f"{ufunc}, out= {out}"
+
+
+@pytest.mark.parametrize("ufunc", BF16_KERNEL_UFUNCS[:8])
+def test_bfloat16_kernel_in_place(ufunc):
+    """`a op= b` and an output aliasing the second input, packed and every second element."""
+    a, b, dn, want = _bf16_pairs(ufunc)
+    f = getattr(np, ufunc)
+    with np.errstate(all="ignore"):
+        for spread in (lambda x: x.copy(), lambda x: _spread(x, 2)):
+            x, y = spread(a), spread(b)
+            f(x, y, out=x)
+            assert np.array_equal(to_codes("bfloat16", x), want), f"{ufunc}, out is a"
+            x, y = spread(a), spread(b)
+            f(x, y, out=y)
+            assert np.array_equal(to_codes("bfloat16", y), want), f"{ufunc}, out is b"
+        # An output overlapping an input shifted by one element: element by element.
+        buf = np.concatenate([a, a[:1]])
+        x = buf[1:].copy()
+        f(buf[1:], b, out=buf[:-1])
+        step = result_bits(dn, f(x, b)).ravel()
+        assert np.array_equal(to_codes("bfloat16", buf[:-1]), step), f"{ufunc}, shifted"
+
+
+@pytest.mark.parametrize("ufunc", BF16_KERNEL_UFUNCS)
+def test_bfloat16_kernel_lengths(ufunc):
+    """Lengths around the vector width (16 elements) and offsets into a group: the vector
+    part and the element-by-element remainder agree with the vectors."""
+    a, b, dn, want = _bf16_pairs(ufunc)
+    f = getattr(np, ufunc)
+    with np.errstate(all="ignore"):
+        for start in (0, 5, 16):
+            for n in list(range(0, 40)) + [63, 64, 65]:
+                sl = slice(start, start + n)
+                got = result_bits(dn, f(a[sl], b[sl])).ravel()
+                assert np.array_equal(got, want[sl]), f"{ufunc}, [{start}:{start + n}]"
+                got = result_bits(dn, f(_spread(a[sl], 2), _spread(b[sl], 2))).ravel()
+                assert np.array_equal(got, want[sl]), f"{ufunc}, [{start}:{start + n}], step 2"
+
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn()
+    return sorted({str(x.message) for x in w if x.category is RuntimeWarning})
+
+
+# float32 values (exact in bfloat16) and the flags ml_dtypes' float32 arithmetic raises on them.
+BF16_FLAG_CASES = [
+    ("multiply", 3e38, 3e38, ["overflow encountered in multiply"]),
+    ("add", 3e38, 3e38, ["overflow encountered in add"]),
+    ("subtract", np.inf, np.inf, ["invalid value encountered in subtract"]),
+    ("divide", 1.0, 0.0, ["divide by zero encountered in divide"]),
+    ("divide", 0.0, 0.0, ["invalid value encountered in divide"]),
+    ("add", np.nan, 1.0, []),
+    ("maximum", 1.0, np.nan, ["invalid value encountered in maximum"]),
+    ("maximum", np.nan, 1.0, []),
+    ("fmax", np.nan, 1.0, ["invalid value encountered in fmax"]),
+    ("less", np.nan, 1.0, ["invalid value encountered in less"]),
+    ("equal", np.nan, 1.0, []),
+]
+
+
+@pytest.mark.parametrize("ufunc,x,y,flags", BF16_FLAG_CASES)
+def test_bfloat16_kernel_flags(ufunc, x, y, flags):
+    """One special pair among ordinary values raises the same warnings wherever it sits: in a
+    vector group, in the remainder, packed or every second element; ordinary values alone raise
+    nothing."""
+    bf = from_codes("bfloat16", np.zeros(1, dtype=np.uint16)).dtype
+    f = getattr(np, ufunc)
+    a, b = np.full(40, 1.5, dtype=bf), np.full(40, 0.75, dtype=bf)
+    assert _warnings_of(lambda: f(a, b)) == []
+    for pos in (0, 9, 31, 32, 39):
+        p, q = a.copy(), b.copy()
+        p[pos], q[pos] = x, y
+        for label, u, v in (("packed", p, q), ("every second", _spread(p, 2), _spread(q, 2))):
+            got = _warnings_of(lambda: f(u, v))
+            assert got == flags, f"{ufunc}({x}, {y}) at {pos}, {label}: {got}"
+
+
+def test_bfloat16_kernel_signalling_nan():
+    """A signalling NaN operand raises the invalid flag in every kernel (ml_dtypes reads it as
+    float32), wherever it sits; the result NaN is quiet, with the operand's sign."""
+    bf = from_codes("bfloat16", np.zeros(1, dtype=np.uint16)).dtype
+    for code in (0x7F81, 0xFFBF):
+        for ufunc in BF16_KERNEL_UFUNCS:
+            f = getattr(np, ufunc)
+            for pos in (3, 35):
+                a = np.full(40, 1.5, dtype=bf)
+                a.view(np.uint16)[pos] = code
+                b = np.full(40, 0.75, dtype=bf)
+                got = _warnings_of(lambda: f(a, b))
+                assert got == [f"invalid value encountered in {ufunc}"], (ufunc, hex(code), pos)
+                if ufunc in ("add", "subtract", "multiply", "divide"):
+                    with np.errstate(all="ignore"):
+                        r = f(a, b).view(np.uint16)[pos]
+                    assert r == (code & 0x8000) | 0x7FC0, (ufunc, hex(code), hex(r))
+
+
+@pytest.mark.parametrize("ufunc", ["add", "divide", "maximum", "fmin", "less", "not_equal"])
+def test_bfloat16_kernel_large(ufunc):
+    """Outputs of 16 MiB and more (stored with non-temporal stores after an unaligned head):
+    the vectors' pairs repeated, at an unaligned output address, in place and every second
+    element give the same bits."""
+    a, b, dn, want = _bf16_pairs(ufunc)
+    f = getattr(np, ufunc)
+    reps = (16 << 20) // len(a) + 3
+    big_a, big_b, big_want = np.tile(a, reps), np.tile(b, reps), np.tile(want, reps)
+    with np.errstate(all="ignore"):
+        assert np.array_equal(result_bits(dn, f(big_a, big_b)).ravel(), big_want), ufunc
+        buf = np.empty(len(big_a) + 3, dtype=dn)
+        out = buf[3:]
+        f(big_a, big_b, out=out)
+        assert np.array_equal(result_bits(dn, out).ravel(), big_want), f"{ufunc}, out= at +3"
+        if dn == "bfloat16":
+            x = big_a.copy()
+            f(x, big_b, out=x)
+            assert np.array_equal(to_codes("bfloat16", x), big_want), f"{ufunc}, in place"
+            half = len(big_a) // 2
+            got = f(_spread(big_a[:half], 2), _spread(big_b[:half], 2))
+            assert np.array_equal(to_codes("bfloat16", got), big_want[:half]), f"{ufunc}, step 2"
