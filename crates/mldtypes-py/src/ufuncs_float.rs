@@ -715,19 +715,21 @@ unsafe extern "C" fn unary<T: Float, O: Unary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<T>(a, start, &mut buf, x);
-        snan |= simd::unary_block::<T, O>(x);
-        encode::<T>(x, o, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<T>(a, start, &mut buf, x);
+            snan |= simd::unary_block::<T, O>(x);
+            encode::<T>(x, o, start, &mut buf);
+        });
+        signal_snan::<T>(snan);
+    })
 }
 
 /// The float32 compute of the blocked loops, compiled for each instruction
@@ -1590,57 +1592,59 @@ unsafe extern "C" fn binary<T: Float, O: Binary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(
-        args,
-        steps,
-        n,
-        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-        2,
-    );
-    if is_reduction(a, o, block) {
-        signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
-        return;
-    }
-    if eigen_float::<T>() && O::CHEAP && !O::NONNEGATIVE {
-        #[cfg(target_arch = "x86_64")]
-        if block != 1 && O::ARITH != Arith::None && simd::bf16_avx2::available() {
-            bf16_avx2_run(
-                (a, b, o),
-                n,
-                2,
-                simd::bf16_avx2::binary::<O, 1>,
-                simd::bf16_avx2::binary::<O, 2>,
-                |s| snan |= s,
-            );
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(
+            args,
+            steps,
+            n,
+            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+            2,
+        );
+        if is_reduction(a, o, block) {
+            signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
+            return;
+        }
+        if eigen_float::<T>() && O::CHEAP && !O::NONNEGATIVE {
+            #[cfg(target_arch = "x86_64")]
+            if block != 1 && O::ARITH != Arith::None && simd::bf16_avx2::available() {
+                bf16_avx2_run(
+                    (a, b, o),
+                    n,
+                    2,
+                    simd::bf16_avx2::binary::<O, 1>,
+                    simd::bf16_avx2::binary::<O, 2>,
+                    |s| snan |= s,
+                );
+                signal_snan::<T>(snan);
+                return;
+            }
+            bf16_chunks((a, b, o), n, block, simd::bf16_binary_block::<O>, |s| {
+                snan |= s
+            });
             signal_snan::<T>(snan);
             return;
         }
-        bf16_chunks((a, b, o), n, block, simd::bf16_binary_block::<O>, |s| {
-            snan |= s
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            decode::<T>(b, start, &mut buf, y);
+            let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
+            snan |= simd::binary_block::<T, O>(x, y);
+            if let Some(flags) = quiet {
+                flags.restore();
+            }
+            encode::<T>(x, o, start, &mut buf);
         });
         signal_snan::<T>(snan);
-        return;
-    }
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<T>(a, start, &mut buf, x);
-        decode::<T>(b, start, &mut buf, y);
-        let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
-        snan |= simd::binary_block::<T, O>(x, y);
-        if let Some(flags) = quiet {
-            flags.restore();
-        }
-        encode::<T>(x, o, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+    })
 }
 
 /// Whether a loop call is NumPy's reduction (`np.add.reduce`): the
@@ -1726,38 +1730,40 @@ unsafe extern "C" fn divmod<T: Float>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(
-        args,
-        steps,
-        n,
-        &[
-            size_of::<T>(),
-            size_of::<T>(),
-            size_of::<T>(),
-            size_of::<T>(),
-        ],
-        2,
-    );
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<T>(a, start, &mut buf, x);
-        decode::<T>(b, start, &mut buf, y);
-        snan |= any_snan::<T>(x) | any_snan::<T>(y);
-        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-            (*u, *v) = divmod_f32(*u, *v);
-        }
-        encode::<T>(x, q, start, &mut buf);
-        encode::<T>(y, m, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(
+            args,
+            steps,
+            n,
+            &[
+                size_of::<T>(),
+                size_of::<T>(),
+                size_of::<T>(),
+                size_of::<T>(),
+            ],
+            2,
+        );
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(x) | any_snan::<T>(y);
+            for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+                (*u, *v) = divmod_f32(*u, *v);
+            }
+            encode::<T>(x, q, start, &mut buf);
+            encode::<T>(y, m, start, &mut buf);
+        });
+        signal_snan::<T>(snan);
+    })
 }
 
 /// `modf`: `(fractional part, integral part)` from C `modff`.
@@ -1767,31 +1773,33 @@ unsafe extern "C" fn modf<T: Float>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let (fr, ip) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(
-        args,
-        steps,
-        n,
-        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-        1,
-    );
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<T>(a, start, &mut buf, x);
-        snan |= any_snan::<T>(x);
-        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-            *u = libm::modff(*u, v);
-        }
-        encode::<T>(x, fr, start, &mut buf);
-        encode::<T>(y, ip, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let (fr, ip) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(
+            args,
+            steps,
+            n,
+            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+            1,
+        );
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            snan |= any_snan::<T>(x);
+            for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+                *u = libm::modff(*u, v);
+            }
+            encode::<T>(x, fr, start, &mut buf);
+            encode::<T>(y, ip, start, &mut buf);
+        });
+        signal_snan::<T>(snan);
+    })
 }
 
 /// `frexp`: `(mantissa, exponent)` from C `frexpf`; the exponent is a C
@@ -1802,35 +1810,37 @@ unsafe extern "C" fn frexp<T: Float>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut snan = false;
-    let mut last: c_int = 0;
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 4], 1);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<T>(a, start, &mut buf, x);
-        snan |= any_snan::<T>(x);
-        for (k, u) in x.iter_mut().enumerate() {
-            if !T::FORMAT.signed && u.is_nan() {
-                // ml_dtypes never writes the exponent of float8_e8m0fnu's
-                // NaN (its compiler folds `frexp` of that constant NaN and
-                // leaves the output variable alone): the element gets the
-                // previous element's exponent, 0 at the start of a loop.
-                exp.write::<c_int>(start + k, last);
-                continue;
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut snan = false;
+        let mut last: c_int = 0;
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 4], 1);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<T>(a, start, &mut buf, x);
+            snan |= any_snan::<T>(x);
+            for (k, u) in x.iter_mut().enumerate() {
+                if !T::FORMAT.signed && u.is_nan() {
+                    // ml_dtypes never writes the exponent of float8_e8m0fnu's
+                    // NaN (its compiler folds `frexp` of that constant NaN and
+                    // leaves the output variable alone): the element gets the
+                    // previous element's exponent, 0 at the start of a loop.
+                    exp.write::<c_int>(start + k, last);
+                    continue;
+                }
+                let mut e: c_int = 0;
+                *u = libm::frexpf(*u, &mut e);
+                last = e;
+                exp.write::<c_int>(start + k, e);
             }
-            let mut e: c_int = 0;
-            *u = libm::frexpf(*u, &mut e);
-            last = e;
-            exp.write::<c_int>(start + k, e);
-        }
-        encode::<T>(x, mant, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+            encode::<T>(x, mant, start, &mut buf);
+        });
+        signal_snan::<T>(snan);
+    })
 }
 
 /// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf`.
@@ -1840,24 +1850,26 @@ unsafe extern "C" fn ldexp<T: Float>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let e = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[size_of::<T>(), 4, size_of::<T>()], 2);
-    blocks(n, block, |start, len| {
-        let x = &mut x[..len];
-        decode::<T>(a, start, &mut buf, x);
-        snan |= any_snan::<T>(x);
-        for (k, u) in x.iter_mut().enumerate() {
-            *u = libm::ldexpf(*u, e.read::<c_int>(start + k));
-        }
-        encode::<T>(x, o, start, &mut buf);
-    });
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let e = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[size_of::<T>(), 4, size_of::<T>()], 2);
+        blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            decode::<T>(a, start, &mut buf, x);
+            snan |= any_snan::<T>(x);
+            for (k, u) in x.iter_mut().enumerate() {
+                *u = libm::ldexpf(*u, e.read::<c_int>(start + k));
+            }
+            encode::<T>(x, o, start, &mut buf);
+        });
+        signal_snan::<T>(snan);
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -1905,67 +1917,69 @@ unsafe extern "C" fn compare<T: Float, O: Compare>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let mut unordered = false;
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
-    if eigen_float::<T>() {
-        // The compiler may vectorise with signalling compares; the flags
-        // ml_dtypes raises are set explicitly below.
-        let flags = FpFlags::save();
-        let fold = |(s, u): (bool, bool)| {
-            snan |= s;
-            unordered |= u;
-        };
-        #[cfg(target_arch = "x86_64")]
-        if block != 1 && simd::bf16_avx2::available() {
-            bf16_avx2_run(
-                (a, b, o),
-                n,
-                1,
-                simd::bf16_avx2::compare::<O, 1>,
-                simd::bf16_avx2::compare::<O, 2>,
-                |f| {
-                    snan |= f.0;
-                    unordered |= f.1;
-                },
-            );
-        } else {
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut unordered = false;
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
+        if eigen_float::<T>() {
+            // The compiler may vectorise with signalling compares; the flags
+            // ml_dtypes raises are set explicitly below.
+            let flags = FpFlags::save();
+            let fold = |(s, u): (bool, bool)| {
+                snan |= s;
+                unordered |= u;
+            };
+            #[cfg(target_arch = "x86_64")]
+            if block != 1 && simd::bf16_avx2::available() {
+                bf16_avx2_run(
+                    (a, b, o),
+                    n,
+                    1,
+                    simd::bf16_avx2::compare::<O, 1>,
+                    simd::bf16_avx2::compare::<O, 2>,
+                    |f| {
+                        snan |= f.0;
+                        unordered |= f.1;
+                    },
+                );
+            } else {
+                bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
+            flags.restore_if_changed();
+            if O::ORDERED && unordered {
+                raise_invalid();
+            }
+            signal_snan::<T>(snan);
+            return;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
-        flags.restore_if_changed();
-        if O::ORDERED && unordered {
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            decode::<T>(a, start, &mut buf, x);
+            decode::<T>(b, start, &mut buf, y);
+            snan |= any_snan::<T>(x) | any_snan::<T>(y);
+            // The compiler may vectorise with signalling compares; the flags
+            // ml_dtypes raises are set explicitly below.
+            let flags = FpFlags::save();
+            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
+                unordered |= u.is_nan() | v.is_nan();
+                o.write::<u8>(start + k, O::f(*u, *v) as u8);
+            }
+            flags.restore();
+        });
+        if O::ORDERED && unordered && eigen_float::<T>() {
             raise_invalid();
         }
         signal_snan::<T>(snan);
-        return;
-    }
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        decode::<T>(a, start, &mut buf, x);
-        decode::<T>(b, start, &mut buf, y);
-        snan |= any_snan::<T>(x) | any_snan::<T>(y);
-        // The compiler may vectorise with signalling compares; the flags
-        // ml_dtypes raises are set explicitly below.
-        let flags = FpFlags::save();
-        for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-            unordered |= u.is_nan() | v.is_nan();
-            o.write::<u8>(start + k, O::f(*u, *v) as u8);
-        }
-        flags.restore();
-    });
-    if O::ORDERED && unordered && eigen_float::<T>() {
-        raise_invalid();
-    }
-    signal_snan::<T>(snan);
+    })
 }
 
 /// A choice between two operands.
@@ -2101,111 +2115,113 @@ unsafe extern "C" fn select<T: Float, O: Select>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let mut buf = [0u8; BLOCK_BYTES];
-    let (mut buf_a, mut buf_b, mut buf_o) =
-        ([0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES]);
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let mut signals = false;
-    let mut snan = false;
-    let n = count(dims);
-    let block = block_len(
-        args,
-        steps,
-        n,
-        &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-        2,
-    );
-    if is_reduction(a, o, block) {
-        // The accumulator is element 0 of `a` and `o`: keep it in a
-        // register, compare it with each decoded element of `b`.
-        let mut code = load::<T>(a, 0);
-        let mut acc = T::from_code(code).to_f32();
-        blocks(n, BLOCK, |start, len| {
-            let y = &mut y[..len];
-            decode::<T>(b, start, &mut buf, y);
-            snan |= any_snan::<T>(y) | (eigen_float::<T>() && is_snan(acc));
-            let flags = FpFlags::save();
-            for (k, v) in y.iter().enumerate() {
-                signals |= O::signals(acc, *v);
-                if !O::pick_x(acc, *v) {
-                    code = load::<T>(b, start + k);
-                    acc = *v;
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let mut buf = [0u8; BLOCK_BYTES];
+        let (mut buf_a, mut buf_b, mut buf_o) =
+            ([0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES]);
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut signals = false;
+        let mut snan = false;
+        let n = count(dims);
+        let block = block_len(
+            args,
+            steps,
+            n,
+            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
+            2,
+        );
+        if is_reduction(a, o, block) {
+            // The accumulator is element 0 of `a` and `o`: keep it in a
+            // register, compare it with each decoded element of `b`.
+            let mut code = load::<T>(a, 0);
+            let mut acc = T::from_code(code).to_f32();
+            blocks(n, BLOCK, |start, len| {
+                let y = &mut y[..len];
+                decode::<T>(b, start, &mut buf, y);
+                snan |= any_snan::<T>(y) | (eigen_float::<T>() && is_snan(acc));
+                let flags = FpFlags::save();
+                for (k, v) in y.iter().enumerate() {
+                    signals |= O::signals(acc, *v);
+                    if !O::pick_x(acc, *v) {
+                        code = load::<T>(b, start + k);
+                        acc = *v;
+                    }
                 }
-            }
-            flags.restore();
-        });
-        store::<T>(o, 0, code);
-    } else if eigen_float::<T>() {
-        let flags = FpFlags::save();
-        let fold = |(s, g): (bool, bool)| {
-            snan |= s;
-            signals |= g;
-        };
-        #[cfg(target_arch = "x86_64")]
-        if block != 1 && simd::bf16_avx2::available() {
-            bf16_avx2_run(
-                (a, b, o),
-                n,
-                2,
-                simd::bf16_avx2::select::<O, 1>,
-                simd::bf16_avx2::select::<O, 2>,
-                |f| {
-                    snan |= f.0;
-                    signals |= f.1;
-                },
-            );
-        } else {
-            bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
-        flags.restore_if_changed();
-    } else if size_of::<T>() == 1 {
-        // float8 and smaller: ml_dtypes compares bit patterns, raising no
-        // flags, and so do the order keys.
-        let key = SortKey::new(&T::FORMAT);
-        byte_chunks((a, b, o), n, block, |pa, pb, po| {
-            simd::byte_select_block::<O>(key, pa, pb, po)
-        });
-    } else {
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<T>(a, start, &mut buf, x);
-            decode::<T>(b, start, &mut buf, y);
-            snan |= any_snan::<T>(x) | any_snan::<T>(y);
+                flags.restore();
+            });
+            store::<T>(o, 0, code);
+        } else if eigen_float::<T>() {
             let flags = FpFlags::save();
-            if eigen_float::<T>() {
-                signals |= x
-                    .iter()
-                    .zip(y.iter())
-                    .fold(false, |acc, (u, v)| acc | O::signals(*u, *v));
-            }
-            // The operands' codes as byte slices (borrowed when
-            // contiguous), the choice written to a local block and copied
-            // out once: slice loops the compiler vectorises, and no
-            // overlap of `o` with `a` or `b` while reading.
-            let size = size_of::<T>();
-            let ca = a.bytes(start, len, size, &mut buf_a);
-            let cb = b.bytes(start, len, size, &mut buf_b);
-            let out = &mut buf_o[..len * size];
-            let code_mask = T::FORMAT.code_mask();
-            if size == 1 {
-                choose_codes::<O, 1>(x, y, ca, cb, out, code_mask);
+            let fold = |(s, g): (bool, bool)| {
+                snan |= s;
+                signals |= g;
+            };
+            #[cfg(target_arch = "x86_64")]
+            if block != 1 && simd::bf16_avx2::available() {
+                bf16_avx2_run(
+                    (a, b, o),
+                    n,
+                    2,
+                    simd::bf16_avx2::select::<O, 1>,
+                    simd::bf16_avx2::select::<O, 2>,
+                    |f| {
+                        snan |= f.0;
+                        signals |= f.1;
+                    },
+                );
             } else {
-                choose_codes::<O, 2>(x, y, ca, cb, out, code_mask);
+                bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
             flags.restore_if_changed();
-            o.put_bytes(start, out, size);
-        });
-    }
-    if signals && eigen_float::<T>() {
-        raise_invalid();
-    }
-    signal_snan::<T>(snan);
+        } else if size_of::<T>() == 1 {
+            // float8 and smaller: ml_dtypes compares bit patterns, raising no
+            // flags, and so do the order keys.
+            let key = SortKey::new(&T::FORMAT);
+            byte_chunks((a, b, o), n, block, |pa, pb, po| {
+                simd::byte_select_block::<O>(key, pa, pb, po)
+            });
+        } else {
+            blocks(n, block, |start, len| {
+                let (x, y) = (&mut x[..len], &mut y[..len]);
+                decode::<T>(a, start, &mut buf, x);
+                decode::<T>(b, start, &mut buf, y);
+                snan |= any_snan::<T>(x) | any_snan::<T>(y);
+                let flags = FpFlags::save();
+                if eigen_float::<T>() {
+                    signals |= x
+                        .iter()
+                        .zip(y.iter())
+                        .fold(false, |acc, (u, v)| acc | O::signals(*u, *v));
+                }
+                // The operands' codes as byte slices (borrowed when
+                // contiguous), the choice written to a local block and copied
+                // out once: slice loops the compiler vectorises, and no
+                // overlap of `o` with `a` or `b` while reading.
+                let size = size_of::<T>();
+                let ca = a.bytes(start, len, size, &mut buf_a);
+                let cb = b.bytes(start, len, size, &mut buf_b);
+                let out = &mut buf_o[..len * size];
+                let code_mask = T::FORMAT.code_mask();
+                if size == 1 {
+                    choose_codes::<O, 1>(x, y, ca, cb, out, code_mask);
+                } else {
+                    choose_codes::<O, 2>(x, y, ca, cb, out, code_mask);
+                }
+                flags.restore_if_changed();
+                o.put_bytes(start, out, size);
+            });
+        }
+        if signals && eigen_float::<T>() {
+            raise_invalid();
+        }
+        signal_snan::<T>(snan);
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -2448,15 +2464,17 @@ unsafe extern "C" fn code_unary<T: Float, O: CodeUnary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let c = Consts::of::<T>();
-    let mut snan = false;
-    for k in 0..count(dims) {
-        let x = load::<T>(a, k);
-        snan |= O::READS_VALUE && code_is_snan::<T>(x);
-        store::<T>(o, k, O::f(&T::FORMAT, &c, x));
-    }
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let c = Consts::of::<T>();
+        let mut snan = false;
+        for k in 0..count(dims) {
+            let x = load::<T>(a, k);
+            snan |= O::READS_VALUE && code_is_snan::<T>(x);
+            store::<T>(o, k, O::f(&T::FORMAT, &c, x));
+        }
+        signal_snan::<T>(snan);
+    })
 }
 
 /// Loop of a [`CodeBinary`].
@@ -2466,17 +2484,19 @@ unsafe extern "C" fn code_binary<T: Float, O: CodeBinary>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let c = Consts::of::<T>();
-    let mut snan = false;
-    for k in 0..count(dims) {
-        let (x, y) = (load::<T>(a, k), load::<T>(b, k));
-        snan |= O::READS_VALUE && (code_is_snan::<T>(x) || code_is_snan::<T>(y));
-        store::<T>(o, k, O::f(&T::FORMAT, &c, x, y));
-    }
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let c = Consts::of::<T>();
+        let mut snan = false;
+        for k in 0..count(dims) {
+            let (x, y) = (load::<T>(a, k), load::<T>(b, k));
+            snan |= O::READS_VALUE && (code_is_snan::<T>(x) || code_is_snan::<T>(y));
+            store::<T>(o, k, O::f(&T::FORMAT, &c, x, y));
+        }
+        signal_snan::<T>(snan);
+    })
 }
 
 /// Loop of a [`CodePredicate`]: boolean output.
@@ -2486,14 +2506,16 @@ unsafe extern "C" fn predicate<T: Float, O: CodePredicate>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let mut snan = false;
-    for k in 0..count(dims) {
-        let x = load::<T>(a, k);
-        snan |= O::READS_VALUE && code_is_snan::<T>(x);
-        o.write::<u8>(k, O::f(&T::FORMAT, x) as u8);
-    }
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let mut snan = false;
+        for k in 0..count(dims) {
+            let x = load::<T>(a, k);
+            snan |= O::READS_VALUE && code_is_snan::<T>(x);
+            o.write::<u8>(k, O::f(&T::FORMAT, x) as u8);
+        }
+        signal_snan::<T>(snan);
+    })
 }
 
 /// Loop of a [`Logical`] on the operands' [`truthy`] values.
@@ -2503,17 +2525,19 @@ unsafe extern "C" fn logical<T: Float, O: Logical>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let a = Operand::of(args, steps, 0);
-    let b = Operand::of(args, steps, 1);
-    let o = Operand::of(args, steps, 2);
-    let f = &T::FORMAT;
-    let mut snan = false;
-    for k in 0..count(dims) {
-        let (x, y) = (load::<T>(a, k), load::<T>(b, k));
-        snan |= code_is_snan::<T>(x) || code_is_snan::<T>(y);
-        o.write::<u8>(k, O::f(truthy(f, x), truthy(f, y)) as u8);
-    }
-    signal_snan::<T>(snan);
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let f = &T::FORMAT;
+        let mut snan = false;
+        for k in 0..count(dims) {
+            let (x, y) = (load::<T>(a, k), load::<T>(b, k));
+            snan |= code_is_snan::<T>(x) || code_is_snan::<T>(y);
+            o.write::<u8>(k, O::f(truthy(f, x), truthy(f, y)) as u8);
+        }
+        signal_snan::<T>(snan);
+    })
 }
 
 /// `spacing(x)` as ml_dtypes computes it: `nextafter(x, ±away) - x` in
@@ -2527,59 +2551,61 @@ unsafe extern "C" fn spacing<T: Float>(
     steps: *mut npy_intp,
     _data: *mut c_void,
 ) {
-    let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-    let f = &T::FORMAT;
-    let size = size_of::<T>();
-    let c = Consts::of::<T>();
-    let away = f.inf_code().unwrap_or(f.max_code());
-    // `abs(x) == max()` in ml_dtypes is a value comparison: only the two
-    // codes of ±max match.
-    let at_max = |x: u32| !f.has_infinity() && abs_code(f, x) == f.max_code();
-    let max_result = |x: u32| {
-        if f.has_nan() {
-            CopySign::f(f, &c, quiet_nan(f), x)
-        } else {
-            0
-        }
-    };
-    let mut buf = [0u8; BLOCK_BYTES];
-    let mut nbuf = [0u8; BLOCK_BYTES];
-    let mut x = [0f32; BLOCK];
-    let mut y = [0f32; BLOCK];
-    let n = count(dims);
-    let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
-    blocks(n, block, |start, len| {
-        let (x, y) = (&mut x[..len], &mut y[..len]);
-        for k in 0..len {
-            let code = load::<T>(a, start + k);
-            let to = CopySign::f(f, &c, away, code);
-            let next = next_after(f, code, to);
-            let bytes = next.to_le_bytes();
-            nbuf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
-        }
-        decode::<T>(a, start, &mut buf, x);
-        convert(
-            &nbuf[..len * size],
-            T::DTYPE,
-            bytemuck::cast_slice_mut(y),
-            DType::Float32,
-        );
-        for (u, v) in x.iter_mut().zip(y.iter()) {
-            *u = *v - *u;
-        }
-        convert(
-            bytemuck::cast_slice(x),
-            DType::Float32,
-            &mut buf[..len * size],
-            T::DTYPE,
-        );
-        for k in 0..len {
-            let code = load::<T>(a, start + k);
-            if at_max(code) {
-                let bytes = max_result(code).to_le_bytes();
-                buf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let f = &T::FORMAT;
+        let size = size_of::<T>();
+        let c = Consts::of::<T>();
+        let away = f.inf_code().unwrap_or(f.max_code());
+        // `abs(x) == max()` in ml_dtypes is a value comparison: only the two
+        // codes of ±max match.
+        let at_max = |x: u32| !f.has_infinity() && abs_code(f, x) == f.max_code();
+        let max_result = |x: u32| {
+            if f.has_nan() {
+                CopySign::f(f, &c, quiet_nan(f), x)
+            } else {
+                0
             }
-        }
-        o.put_bytes(start, &buf[..len * size], size);
-    });
+        };
+        let mut buf = [0u8; BLOCK_BYTES];
+        let mut nbuf = [0u8; BLOCK_BYTES];
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let n = count(dims);
+        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
+        blocks(n, block, |start, len| {
+            let (x, y) = (&mut x[..len], &mut y[..len]);
+            for k in 0..len {
+                let code = load::<T>(a, start + k);
+                let to = CopySign::f(f, &c, away, code);
+                let next = next_after(f, code, to);
+                let bytes = next.to_le_bytes();
+                nbuf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+            }
+            decode::<T>(a, start, &mut buf, x);
+            convert(
+                &nbuf[..len * size],
+                T::DTYPE,
+                bytemuck::cast_slice_mut(y),
+                DType::Float32,
+            );
+            for (u, v) in x.iter_mut().zip(y.iter()) {
+                *u = *v - *u;
+            }
+            convert(
+                bytemuck::cast_slice(x),
+                DType::Float32,
+                &mut buf[..len * size],
+                T::DTYPE,
+            );
+            for k in 0..len {
+                let code = load::<T>(a, start + k);
+                if at_max(code) {
+                    let bytes = max_result(code).to_le_bytes();
+                    buf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+                }
+            }
+            o.put_bytes(start, &buf[..len * size], size);
+        });
+    })
 }
