@@ -24,7 +24,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString, PyTuple, PyType};
 
 #[path = "promotion_numpy.rs"]
-mod numpy_hook;
+pub(crate) mod numpy_hook;
 
 pyo3::create_exception!(
     mldtypes,

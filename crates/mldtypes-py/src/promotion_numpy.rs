@@ -292,14 +292,32 @@ fn lookup(meta: *mut ffi::PyObject) -> Option<Known> {
     known.iter().copied().find(|k| k.meta == meta as usize)
 }
 
+/// The `common_dtype` a patched DTypeMeta delegates to (and gets back when
+/// JAX promotion is switched off): the slot's value saved when the hooks
+/// were built, or the twins' function if the ml_dtypes twins' promotion
+/// patch has replaced that value since (see `twins.rs`).
 fn original(meta: *mut ffi::PyObject) -> Option<CommonDTypeFn> {
     let orig = ORIGINALS.lock().unwrap_or_else(|e| e.into_inner());
     orig.iter()
         .find(|(m, _)| *m == meta as usize)
         .map(|&(_, f)| {
-            // SAFETY: stored from the slot itself, a `common_dtype` function.
-            unsafe { std::mem::transmute::<usize, CommonDTypeFn>(f) }
+            // SAFETY: stored from the slot itself, or the twins' function:
+            // both `common_dtype` functions.
+            unsafe { std::mem::transmute::<usize, CommonDTypeFn>(current_original(f)) }
         })
+}
+
+/// `orig`, a saved slot value, as it stands now: replaced by the twins'
+/// `common_dtype` once their promotion patch is in effect.
+fn current_original(orig: usize) -> usize {
+    crate::twins::common_dtype_replacing(orig).unwrap_or(orig)
+}
+
+/// The address of the JAX promotion's `common_dtype` (what our DTypes'
+/// slots hold while JAX promotion is on), for the twins' patch to
+/// recognise.
+pub(crate) fn jax_common_dtype_fn() -> usize {
+    common_dtype as CommonDTypeFn as usize
 }
 
 /// The JAX join of two DType classes when at least one is ours and both are
@@ -860,7 +878,7 @@ fn uninstall(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
         // SAFETY: validated DTypeMeta; restoring the saved slot value.
         unsafe {
             let f = &*fields(meta as *mut ffi::PyObject, hooks.heap);
-            *f.dt_slots.add(COMMON_DTYPE_SLOT) = orig as *mut c_void;
+            *f.dt_slots.add(COMMON_DTYPE_SLOT) = current_original(orig) as *mut c_void;
         }
     }
     let capsule = hooks.capsule.bind(py);

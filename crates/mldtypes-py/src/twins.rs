@@ -510,13 +510,19 @@ fn patch_common_dtype(
         };
         all.push((*i, o, t));
     }
-    let Some(&(_, (_, first), _)) = all.first() else {
+    // NumPy's legacy function, read from the twins' slots: ours hold the
+    // JAX promotion's function instead while that is switched on (it
+    // delegates to, and is replaced on switching off by, what
+    // `common_dtype_replacing` says).
+    let Some(&(_, _, (_, their_first))) = all.first() else {
         return false;
     };
     // SAFETY: validated slots tables.
-    let legacy = unsafe { *first.add(COMMON_DTYPE_SLOT) } as usize;
+    let legacy = unsafe { *their_first.add(COMMON_DTYPE_SLOT) } as usize;
+    let jax = crate::promotion::numpy_hook::jax_common_dtype_fn();
     let same = all.iter().all(|(_, (_, a), (_, b))| unsafe {
-        *a.add(COMMON_DTYPE_SLOT) as usize == legacy && *b.add(COMMON_DTYPE_SLOT) as usize == legacy
+        let a = *a.add(COMMON_DTYPE_SLOT) as usize;
+        (a == legacy || a == jax) && *b.add(COMMON_DTYPE_SLOT) as usize == legacy
     });
     if !same || legacy == 0 || legacy == half_common {
         return false;
@@ -530,11 +536,23 @@ fn patch_common_dtype(
         // SAFETY: validated slots tables; the GIL is held and no Python
         // code runs between the checks and these stores.
         unsafe {
-            *a.add(COMMON_DTYPE_SLOT) = twin_common_dtype as CommonDTypeFn as *mut c_void;
+            if *a.add(COMMON_DTYPE_SLOT) as usize == legacy {
+                *a.add(COMMON_DTYPE_SLOT) = twin_common_dtype as CommonDTypeFn as *mut c_void;
+            }
             *b.add(COMMON_DTYPE_SLOT) = twin_common_dtype as CommonDTypeFn as *mut c_void;
         }
     }
     true
+}
+
+/// What a `common_dtype` slot of ours that held `orig` must hold now:
+/// [`twin_common_dtype`] when `orig` is NumPy's legacy function and the
+/// promotion patch is in effect, else `None` (keep `orig`). The JAX
+/// promotion switch restores and delegates through this, so switching it
+/// on and off keeps the twins' promotion order in either sequence.
+pub(crate) fn common_dtype_replacing(orig: usize) -> Option<usize> {
+    let legacy = LEGACY_COMMON.load(Ordering::Acquire);
+    (legacy != 0 && orig == legacy).then_some(twin_common_dtype as CommonDTypeFn as usize)
 }
 
 /// Registers the casts between our scalar types and their twins: `pairs`

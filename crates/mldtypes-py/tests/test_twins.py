@@ -172,6 +172,65 @@ def test_mixed_operations_match_single_package(stub_dir, first):
     assert r.returncode == 0
 
 
+SWITCH = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mldtypes
+    from mldtypes import _core, _twins
+
+    def promotions():
+        # promote_types of every ordered pair, mixed against single-package: dtype name or
+        # exception type.
+        def one(a, b):
+            try:
+                return str(np.promote_types(a, b))
+            except Exception as e:
+                return type(e).__name__
+        bad = 0
+        for x in _twins.NAMES:
+            for z in _twins.NAMES:
+                want = one(getattr(mldtypes, x), getattr(mldtypes, z))
+                bad += one(getattr(mldtypes, x), getattr(ml_dtypes, z)) != want
+                bad += one(getattr(ml_dtypes, x), getattr(mldtypes, z)) != want
+        return bad
+
+    def jax_add():
+        return str((np.ones(2, mldtypes.bfloat16) + np.ones(2, np.int32)).dtype)
+
+    sequence = sys.argv[1]
+    if sequence == "jax-on-then-import":
+        mldtypes.set_numpy_promotion("jax")
+        import ml_dtypes
+        print("state", _core._twin_state()["promotion"], "jax", jax_add())
+        mldtypes.set_numpy_promotion("numpy")
+    elif sequence == "jax-used-before-import":
+        with mldtypes.numpy_promotion("jax"):
+            pass
+        import ml_dtypes
+        with mldtypes.numpy_promotion("jax"):
+            print("state", _core._twin_state()["promotion"], "jax", jax_add())
+    else:
+        import ml_dtypes
+        with mldtypes.numpy_promotion("jax"):
+            print("state", _core._twin_state()["promotion"], "jax", jax_add())
+    print("mismatches", promotions(), "numpy", jax_add())
+""")
+
+
+@pytest.mark.parametrize("sequence", ["jax-on-then-import", "jax-used-before-import",
+                                      "import-then-jax"])
+def test_twin_promotion_survives_the_jax_switch(stub_dir, sequence):
+    # The JAX promotion switch and the twins' promotion order both own our DTypes'
+    # common_dtype slot; in every order of switching and importing, JAX promotion works while
+    # on, and once off, mixed-package promote_types equals the single-package answer for all
+    # 400 ordered pairs, both ways.
+    env = dict(os.environ, PYTHONPATH=stub_dir + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", SWITCH, sequence], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines() == ["state True jax bfloat16", "mismatches 0 numpy float64"]
+
+
 ERRORS = textwrap.dedent("""
     import ml_dtypes
     import mldtypes
