@@ -31,6 +31,114 @@ use crate::cast::kernels::{self as ck, Fmt};
 
 use super::{BlockCounts, E8M0_NAN, MX_BLOCK, NVFP4_BLOCK};
 
+/// Lanes of error statistics accumulators.
+pub(crate) const LANES: usize = 8;
+
+/// Error statistics of a conversion in [`LANES`] lanes: element `i` of a
+/// pass goes to lane `i % 8`, and each lane adds its elements in order, so
+/// the sums do not depend on how the pass is split (at multiples of 8) nor
+/// on the instruction set; the lanes are added up in order at the end
+/// (`checkpoint::Stats`). Every operation is an exactly specified `f64`
+/// operation (no fused multiply-add), so each kernel gives the same bits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ErrLanes {
+    /// `Σ (y − x)²` over the finite pairs.
+    pub err: [f64; LANES],
+    /// `Σ x²` over the finite pairs.
+    pub sq: [f64; LANES],
+    /// The largest `|y − x|` over the finite pairs.
+    pub max: [f64; LANES],
+    /// Finite originals beyond the target's range (plain conversions).
+    pub clip: [u64; LANES],
+    /// Finite originals that became inf / NaN.
+    pub nonfin: [u64; LANES],
+    /// Non-zero finite originals that became zero.
+    pub flushed: [u64; LANES],
+}
+
+impl ErrLanes {
+    /// The pair (original `x`, converted `y`) of a plain conversion, in lane
+    /// `l`: a finite `x` whose magnitude is beyond `thr` (or at it, with
+    /// `tie`), or whose `y` is not finite, counts as clipped and is left out
+    /// of the sums. Branch-free, so a loop over the lanes vectorizes.
+    #[inline(always)]
+    pub fn cast(&mut self, l: usize, x: f32, y: f32, thr: f64, tie: bool) {
+        let (x, y) = (x as f64, y as f64);
+        let ax = x.abs();
+        let finite = ax < f64::INFINITY;
+        let beyond = ax > thr || (ax == thr && tie);
+        let yinf = !y.is_finite();
+        let over = finite & (yinf | beyond);
+        let ok = finite & !over;
+        let e = if ok { (y - x).abs() } else { 0.0 };
+        self.clip[l] += over as u64;
+        self.nonfin[l] += (finite & yinf) as u64;
+        self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.err[l] += e * e;
+        self.sq[l] += if ok { x * x } else { 0.0 };
+    }
+
+    /// The pair (original `x`, exactly dequantized `y`) of a block
+    /// quantization, in lane `l`: a non-finite `x` is left out; a finite `x`
+    /// whose block reads back as NaN counts as non-finite (clipping is
+    /// counted by the quantizer).
+    #[inline(always)]
+    pub fn exact(&mut self, l: usize, x: f64, y: f64) {
+        let finite = x.abs() < f64::INFINITY;
+        let yfin = y.abs() < f64::INFINITY;
+        let ok = finite & yfin;
+        let e = if ok { (y - x).abs() } else { 0.0 };
+        self.nonfin[l] += (finite & !yfin) as u64;
+        self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.err[l] += e * e;
+        self.sq[l] += if ok { x * x } else { 0.0 };
+    }
+
+    /// [`ErrLanes::cast`] over `xs`, `ys` (equal lengths), element `i` in
+    /// lane `i % 8`.
+    #[inline(always)]
+    pub fn cast_slices(&mut self, xs: &[f32], ys: &[f32], thr: f64, tie: bool) {
+        let mut a = *self;
+        let (xc, yc) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+        let (xr, yr) = (xc.remainder(), yc.remainder());
+        for (x, y) in xc.zip(yc) {
+            for l in 0..LANES {
+                a.cast(l, x[l], y[l], thr, tie);
+            }
+        }
+        for (l, (x, y)) in xr.iter().zip(yr).enumerate() {
+            a.cast(l, *x, *y, thr, tie);
+        }
+        *self = a;
+    }
+
+    /// [`ErrLanes::exact`] over `xs`, `ys` (equal lengths), element `i` in
+    /// lane `i % 8`.
+    #[inline(always)]
+    pub fn exact_slices(&mut self, xs: &[f64], ys: &[f64]) {
+        let mut a = *self;
+        let (xc, yc) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+        let (xr, yr) = (xc.remainder(), yc.remainder());
+        for (x, y) in xc.zip(yc) {
+            for l in 0..LANES {
+                a.exact(l, x[l], y[l]);
+            }
+        }
+        for (l, (x, y)) in xr.iter().zip(yr).enumerate() {
+            a.exact(l, *x, *y);
+        }
+        *self = a;
+    }
+}
+
+/// `2^k` as float64 for `k` in −1022 … 1023.
+#[inline(always)]
+fn pow2_f64(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
 /// An MX element format as the kernels see it.
 pub(crate) trait Elem: 'static {
     /// Bits per element (8, 6 or 4).
@@ -43,6 +151,9 @@ pub(crate) trait Elem: 'static {
     /// The element code of the float32 `q` (bits, already scaled), saturated,
     /// and whether it clipped.
     fn encode(q: u32) -> (u32, bool);
+    /// The value of an element code as float32 bits (exact: every element
+    /// value is a float32).
+    fn decode(c: u32) -> u32;
 }
 
 /// A float element format: the saturating float32 conversion of the cast
@@ -73,6 +184,10 @@ impl<F: Fmt, const BITS: u32, const EMAX: i32> Elem for FloatElem<F, BITS, EMAX>
         let thr: u32 = const { threshold(F::F) };
         (ck::enc_f32::<F, true>(q), (q & 0x7fff_ffff) >= thr)
     }
+    #[inline(always)]
+    fn decode(c: u32) -> u32 {
+        ck::dec_f32::<F>(c)
+    }
 }
 
 /// MXINT8: `round(q · 64)` ties to even, clamped to −128 … 127.
@@ -93,6 +208,11 @@ impl Elem for Int8Elem {
             .wrapping_sub(MAGIC.to_bits() as i32);
         let c = n.clamp(-128, 127);
         (c as u32 & 0xff, c != n)
+    }
+    #[inline(always)]
+    fn decode(c: u32) -> u32 {
+        // At most 8 significant bits times 2^-6: exact.
+        ((c as u8 as i8) as f32 / 64.0).to_bits()
     }
 }
 
@@ -162,15 +282,18 @@ fn pack_block(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
 }
 
 /// MX quantization of whole blocks of float32 (`src.len()` a multiple of 32,
-/// `blocks` and `scales` sized for it).
+/// `blocks` and `scales` sized for it); with `STATS`, the error statistics
+/// of each element against its exact dequantized value go to `acc`.
 #[inline(always)]
-fn mx_f32_body<E: Elem, const CEIL: bool>(
+fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
     src: &[f32],
     blocks: &mut [u8],
     scales: &mut [u8],
+    acc: &mut ErrLanes,
 ) -> BlockCounts {
     let bb = MX_BLOCK * E::BITS as usize / 8;
     let mut counts = BlockCounts::default();
+    let mut a = *acc;
     for ((x, out), scale) in src
         .chunks_exact(MX_BLOCK)
         .zip(blocks.chunks_exact_mut(bb))
@@ -186,6 +309,13 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
             *scale = E8M0_NAN;
             out.fill(0);
             counts.nan_blocks += 1;
+            if STATS {
+                for v in x.chunks_exact(LANES) {
+                    for l in 0..LANES {
+                        a.exact(l, v[l] as f64, f64::NAN);
+                    }
+                }
+            }
             continue;
         }
         let k = scale_exp::<E, CEIL>(amax);
@@ -201,7 +331,18 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
         }
         counts.clipped += clipped as u64;
         pack_block(&codes, E::BITS, out);
+        if STATS {
+            // X · P_i, exact in float64.
+            let sx = pow2_f64(k);
+            for (c, v) in codes.chunks_exact(LANES).zip(x.chunks_exact(LANES)) {
+                for l in 0..LANES {
+                    let y = f32::from_bits(E::decode(c[l])) as f64 * sx;
+                    a.exact(l, v[l] as f64, y);
+                }
+            }
+        }
     }
+    *acc = a;
     counts
 }
 
@@ -213,6 +354,8 @@ pub(crate) trait Nv: Copy {
     const INF: u64;
     /// The value of a magnitude pattern, exactly.
     fn mag_f64(m: u64) -> f64;
+    /// The value, exactly.
+    fn to_f64(self) -> f64;
     /// Packs the element codes of the block `x` under block scale code `sc`
     /// into `out` (8 bytes, the first element in the low nibble); returns
     /// the number of clipped elements.
@@ -232,6 +375,10 @@ impl Nv for f32 {
     #[inline(always)]
     fn mag_f64(m: u64) -> f64 {
         f32::from_bits(m as u32) as f64
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
     }
     #[inline(always)]
     fn elements(x: &[f32; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
@@ -269,6 +416,10 @@ impl Nv for f64 {
     #[inline(always)]
     fn mag_f64(m: u64) -> f64 {
         f64::from_bits(m)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
     }
     #[inline(always)]
     fn elements(x: &[f64; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
@@ -381,11 +532,20 @@ impl NvTable {
 }
 
 /// NVFP4 quantization of whole blocks of 16 (`packed` and `scales` sized for
-/// them); returns the number of clipped elements.
+/// them); returns the number of clipped elements. With `STATS`, the error
+/// statistics of each element against its exact dequantized value go to
+/// `acc`.
 #[inline(always)]
-fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -> u64 {
+fn nvfp4_body<T: Nv, const STATS: bool>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> u64 {
     let table = NvTable::new(s2);
     let mut clipped = 0u64;
+    let mut a = *acc;
     for ((x, out), scale) in src
         .chunks_exact(NVFP4_BLOCK)
         .zip(packed.chunks_exact_mut(NVFP4_BLOCK / 2))
@@ -396,12 +556,35 @@ fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -
         if amax >= T::INF {
             *scale = 0x7f;
             out.fill(0);
+            if STATS {
+                for v in x.chunks_exact(LANES) {
+                    for l in 0..LANES {
+                        a.exact(l, v[l].to_f64(), f64::NAN);
+                    }
+                }
+            }
             continue;
         }
         let sc = table.scale_code(T::mag_f64(amax));
         *scale = sc as u8;
         clipped += T::elements(x, &table, sc, out);
+        if STATS {
+            // e2m1 · e4m3 · s2: exact in float64.
+            let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc as u32)) as f64 * s2 as f64;
+            for (p, v) in out.chunks_exact(LANES / 2).zip(x.chunks_exact(LANES)) {
+                let mut c = [0u32; LANES];
+                for (i, b) in p.iter().enumerate() {
+                    c[2 * i] = (b & 0xf) as u32;
+                    c[2 * i + 1] = (b >> 4) as u32;
+                }
+                for l in 0..LANES {
+                    let y = f32::from_bits(ck::dec_f32::<ck::F4E2M1>(c[l])) as f64 * d;
+                    a.exact(l, v[l].to_f64(), y);
+                }
+            }
+        }
     }
+    *acc = a;
     clipped
 }
 
@@ -417,21 +600,37 @@ macro_rules! instantiate {
             // above; callers only call them after runtime detection confirmed
             // those features (`Path::is_available`). The bodies are safe Rust.
             $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn mx_f32<E: Elem, const CEIL: bool>(
+            pub(crate) unsafe fn mx_f32<E: Elem, const CEIL: bool, const STATS: bool>(
                 src: &[f32],
                 blocks: &mut [u8],
                 scales: &mut [u8],
+                acc: &mut ErrLanes,
             ) -> BlockCounts {
-                mx_f32_body::<E, CEIL>(src, blocks, scales)
+                mx_f32_body::<E, CEIL, STATS>(src, blocks, scales, acc)
             }
             $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn nvfp4<T: Nv>(
+            pub(crate) unsafe fn nvfp4<T: Nv, const STATS: bool>(
                 src: &[T],
                 s2: f32,
                 packed: &mut [u8],
                 scales: &mut [u8],
+                acc: &mut ErrLanes,
             ) -> u64 {
-                nvfp4_body::<T>(src, s2, packed, scales)
+                nvfp4_body::<T, STATS>(src, s2, packed, scales, acc)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn cast_stats(
+                xs: &[f32],
+                ys: &[f32],
+                thr: f64,
+                tie: bool,
+                acc: &mut ErrLanes,
+            ) {
+                acc.cast_slices(xs, ys, thr, tie)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
+                acc.exact_slices(xs, ys)
             }
         }
     };

@@ -78,6 +78,8 @@
 
 mod kernels;
 
+pub(crate) use kernels::ErrLanes;
+
 use crate::cast::kernels::E4M3FN as E4M3FnMarker;
 use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
@@ -411,34 +413,35 @@ impl BlockSource for f64 {
 
 /// [`quantize`] of whole blocks of float32 on a vector path: the block
 /// kernels of the `kernels` module, picked per format, scale rule and
-/// instruction set.
-fn quantize_f32_on(
+/// instruction set; with `STATS`, the error statistics go to `acc`.
+fn quantize_f32_on<const STATS: bool>(
     path: Path,
     src: &[f32],
     fmt: MxFormat,
     rule: ScaleRule,
     blocks: &mut [u8],
     scales: &mut [u8],
+    acc: &mut ErrLanes,
 ) -> BlockCounts {
     use kernels::{Int8Elem, E2M1, E2M3, E3M2, E4M3, E5M2};
-    type K = unsafe fn(&[f32], &mut [u8], &mut [u8]) -> BlockCounts;
+    type K = unsafe fn(&[f32], &mut [u8], &mut [u8], &mut ErrLanes) -> BlockCounts;
     macro_rules! pick {
         ($m:ident) => {{
             use kernels::$m as m;
             let ceil = rule == ScaleRule::Ceil;
             match (fmt, ceil) {
-                (MxFormat::Fp8E4M3, false) => m::mx_f32::<E4M3, false> as K,
-                (MxFormat::Fp8E4M3, true) => m::mx_f32::<E4M3, true>,
-                (MxFormat::Fp8E5M2, false) => m::mx_f32::<E5M2, false>,
-                (MxFormat::Fp8E5M2, true) => m::mx_f32::<E5M2, true>,
-                (MxFormat::Fp6E3M2, false) => m::mx_f32::<E3M2, false>,
-                (MxFormat::Fp6E3M2, true) => m::mx_f32::<E3M2, true>,
-                (MxFormat::Fp6E2M3, false) => m::mx_f32::<E2M3, false>,
-                (MxFormat::Fp6E2M3, true) => m::mx_f32::<E2M3, true>,
-                (MxFormat::Fp4, false) => m::mx_f32::<E2M1, false>,
-                (MxFormat::Fp4, true) => m::mx_f32::<E2M1, true>,
-                (MxFormat::Int8, false) => m::mx_f32::<Int8Elem, false>,
-                (MxFormat::Int8, true) => m::mx_f32::<Int8Elem, true>,
+                (MxFormat::Fp8E4M3, false) => m::mx_f32::<E4M3, false, STATS> as K,
+                (MxFormat::Fp8E4M3, true) => m::mx_f32::<E4M3, true, STATS>,
+                (MxFormat::Fp8E5M2, false) => m::mx_f32::<E5M2, false, STATS>,
+                (MxFormat::Fp8E5M2, true) => m::mx_f32::<E5M2, true, STATS>,
+                (MxFormat::Fp6E3M2, false) => m::mx_f32::<E3M2, false, STATS>,
+                (MxFormat::Fp6E3M2, true) => m::mx_f32::<E3M2, true, STATS>,
+                (MxFormat::Fp6E2M3, false) => m::mx_f32::<E2M3, false, STATS>,
+                (MxFormat::Fp6E2M3, true) => m::mx_f32::<E2M3, true, STATS>,
+                (MxFormat::Fp4, false) => m::mx_f32::<E2M1, false, STATS>,
+                (MxFormat::Fp4, true) => m::mx_f32::<E2M1, true, STATS>,
+                (MxFormat::Int8, false) => m::mx_f32::<Int8Elem, false, STATS>,
+                (MxFormat::Int8, true) => m::mx_f32::<Int8Elem, true, STATS>,
             }
         }};
     }
@@ -450,7 +453,91 @@ fn quantize_f32_on(
         _ => pick!(portable),
     };
     // SAFETY: the caller checked that this CPU runs `path`.
-    unsafe { k(src, blocks, scales) }
+    unsafe { k(src, blocks, scales, acc) }
+}
+
+/// The error statistics of plain conversion results `ys` against the
+/// originals `xs` (equal lengths), added to `acc` (element `i` in lane
+/// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
+pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe {
+        match cast::path() {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::cast_stats(xs, ys, thr, tie, acc),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::cast_stats(xs, ys, thr, tie, acc),
+            _ => kernels::portable::cast_stats(xs, ys, thr, tie, acc),
+        }
+    }
+}
+
+/// The error statistics of exact dequantized values `ys` against the
+/// originals `xs` (equal lengths), added to `acc` (see [`ErrLanes::exact`]).
+pub(crate) fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe {
+        match cast::path() {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::exact_stats(xs, ys, acc),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::exact_stats(xs, ys, acc),
+            _ => kernels::portable::exact_stats(xs, ys, acc),
+        }
+    }
+}
+
+/// [`quantize`] of float32 on the kernels of [`cast::path`], adding the
+/// error statistics of every element against its exact dequantized value to
+/// `acc` (element `i` of `src` in lane `i % 8`), in the same pass.
+///
+/// # Errors
+///
+/// As [`quantize`].
+pub(crate) fn quantize_stats(
+    src: &[f32],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<BlockCounts, BlockError> {
+    let path = cast::path();
+    if path != Path::Scalar {
+        check_mx(src.len(), fmt, blocks, scales)?;
+        return Ok(quantize_f32_on::<true>(
+            path, src, fmt, rule, blocks, scales, acc,
+        ));
+    }
+    // The reference: quantize, then dequantize block by block.
+    let counts = quantize_on(path, src, fmt, rule, blocks, scales)?;
+    let bb = fmt.block_bytes();
+    let (mut x, mut y) = ([0f64; MX_BLOCK], [0f64; MX_BLOCK]);
+    for ((v, b), s) in src
+        .chunks_exact(MX_BLOCK)
+        .zip(blocks.chunks_exact(bb))
+        .zip(scales.iter())
+    {
+        dequantize_f64(b, std::slice::from_ref(s), fmt, &mut y)?;
+        for (d, v) in x.iter_mut().zip(v) {
+            *d = *v as f64;
+        }
+        exact_stats(&x, &y, acc);
+    }
+    Ok(counts)
+}
+
+/// Checks the lengths of an MX quantization of `n` elements.
+fn check_mx(n: usize, fmt: MxFormat, blocks: &[u8], scales: &[u8]) -> Result<(), BlockError> {
+    if !n.is_multiple_of(MX_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: n,
+            block: MX_BLOCK,
+        });
+    }
+    let nb = n / MX_BLOCK;
+    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
+    check_len("scales", nb, scales.len())
 }
 
 /// The values of the 256 element codes of `fmt` (NaN for codes the format
@@ -533,21 +620,16 @@ pub fn quantize_on<T: BlockSource>(
     blocks: &mut [u8],
     scales: &mut [u8],
 ) -> Result<BlockCounts, BlockError> {
-    if !src.len().is_multiple_of(MX_BLOCK) {
-        return Err(BlockError::NotWholeBlocks {
-            len: src.len(),
-            block: MX_BLOCK,
-        });
-    }
-    let nb = src.len() / MX_BLOCK;
-    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
-    check_len("scales", nb, scales.len())?;
+    check_mx(src.len(), fmt, blocks, scales)?;
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
     if path != Path::Scalar {
         if let Some(x) = T::as_f32(src) {
-            return Ok(quantize_f32_on(path, x, fmt, rule, blocks, scales));
+            let mut acc = ErrLanes::default();
+            return Ok(quantize_f32_on::<false>(
+                path, x, fmt, rule, blocks, scales, &mut acc,
+            ));
         }
     }
     Ok(quantize_scalar(src, fmt, rule, blocks, scales))
@@ -845,46 +927,109 @@ pub fn nvfp4_quantize_on<T: BlockSource>(
     packed: &mut [u8],
     scales: &mut [u8],
 ) -> Result<u64, BlockError> {
-    if !src.len().is_multiple_of(NVFP4_BLOCK) {
-        return Err(BlockError::NotWholeBlocks {
-            len: src.len(),
-            block: NVFP4_BLOCK,
-        });
-    }
-    let nb = src.len() / NVFP4_BLOCK;
-    check_len("blocks", src.len() / 2, packed.len())?;
-    check_len("scales", nb, scales.len())?;
-    if !(s2 > 0.0 && s2.is_finite()) {
-        return Err(BlockError::TensorScale { bits: s2.to_bits() });
-    }
+    check_nvfp4(src.len(), s2, packed, scales)?;
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
     if path == Path::Scalar {
         return Ok(nvfp4_quantize_scalar(src, s2, packed, scales));
     }
+    Ok(nvfp4_vector::<T, false>(
+        path,
+        src,
+        s2,
+        packed,
+        scales,
+        &mut ErrLanes::default(),
+    ))
+}
+
+/// NVFP4 quantization on the vector kernels of `path` (available, not
+/// [`Path::Scalar`]; lengths checked); with `STATS`, the error statistics go
+/// to `acc`.
+fn nvfp4_vector<T: BlockSource, const STATS: bool>(
+    path: Path,
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> u64 {
     macro_rules! run {
         ($m:ident) => {{
             use kernels::$m as m;
-            // SAFETY: `path` is available on this CPU (checked above).
+            // SAFETY: `path` is available on this CPU (checked by callers).
             unsafe {
                 if let Some(x) = T::as_f32(src) {
-                    m::nvfp4::<f32>(x, s2, packed, scales)
+                    m::nvfp4::<f32, STATS>(x, s2, packed, scales, acc)
                 } else if let Some(x) = T::as_f64(src) {
-                    m::nvfp4::<f64>(x, s2, packed, scales)
+                    m::nvfp4::<f64, STATS>(x, s2, packed, scales, acc)
                 } else {
-                    nvfp4_quantize_scalar(src, s2, packed, scales)
+                    unreachable!("BlockSource is f32 or f64")
                 }
             }
         }};
     }
-    Ok(match path {
+    match path {
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => run!(avx2),
         #[cfg(target_arch = "x86_64")]
         Path::Avx512 => run!(avx512),
         _ => run!(portable),
-    })
+    }
+}
+
+/// [`nvfp4_quantize`] on the kernels of [`cast::path`], adding the error
+/// statistics of every element against its exact dequantized value to `acc`
+/// (element `i` of `src` in lane `i % 8`), in the same pass.
+///
+/// # Errors
+///
+/// As [`nvfp4_quantize`].
+pub(crate) fn nvfp4_quantize_stats<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    let path = cast::path();
+    if path == Path::Scalar {
+        // The reference: quantize, then dequantize block by block.
+        let clipped = nvfp4_quantize_on(path, src, s2, packed, scales)?;
+        let (mut x, mut y) = ([0f64; NVFP4_BLOCK], [0f64; NVFP4_BLOCK]);
+        for ((v, p), s) in src
+            .chunks_exact(NVFP4_BLOCK)
+            .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+            .zip(scales.iter())
+        {
+            nvfp4_dequantize_f64(p, std::slice::from_ref(s), s2, &mut y)?;
+            for (d, v) in x.iter_mut().zip(v) {
+                *d = v.to_f64();
+            }
+            exact_stats(&x, &y, acc);
+        }
+        return Ok(clipped);
+    }
+    check_nvfp4(src.len(), s2, packed, scales)?;
+    Ok(nvfp4_vector::<T, true>(path, src, s2, packed, scales, acc))
+}
+
+/// Checks the lengths and the tensor scale of an NVFP4 quantization of `n`
+/// elements.
+fn check_nvfp4(n: usize, s2: f32, packed: &[u8], scales: &[u8]) -> Result<(), BlockError> {
+    if !n.is_multiple_of(NVFP4_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: n,
+            block: NVFP4_BLOCK,
+        });
+    }
+    check_len("blocks", n / 2, packed.len())?;
+    check_len("scales", n / NVFP4_BLOCK, scales.len())?;
+    if !(s2 > 0.0 && s2.is_finite()) {
+        return Err(BlockError::TensorScale { bits: s2.to_bits() });
+    }
+    Ok(())
 }
 
 /// The NVFP4 block scale code of a block of largest magnitude `amax`
