@@ -1421,17 +1421,7 @@ fn finite_amax(
                 .filter(|x| x.is_finite())
                 .fold(0f64, |m, x| m.max(x.abs())))
         } else {
-            // The largest magnitude pattern below infinity's.
-            let x = as_f32(src, from, x32)?;
-            let m = x.iter().fold(0u32, |m, v| {
-                let b = v.to_bits() & 0x7fff_ffff;
-                if b < 0x7f80_0000 && b > m {
-                    b
-                } else {
-                    m
-                }
-            });
-            Ok(f32::from_bits(m) as f64)
+            Ok(mx::finite_amax(as_f32(src, from, x32)?) as f64)
         }
     })
 }

@@ -57,28 +57,6 @@ pub(crate) struct ErrLanes {
 }
 
 impl ErrLanes {
-    /// The pair (original `x`, converted `y`) of a plain conversion, in lane
-    /// `l`: a finite `x` whose magnitude is beyond `thr` (or at it, with
-    /// `tie`), or whose `y` is not finite, counts as clipped and is left out
-    /// of the sums. Branch-free, so a loop over the lanes vectorizes.
-    #[inline(always)]
-    pub fn cast(&mut self, l: usize, x: f32, y: f32, thr: f64, tie: bool) {
-        let (x, y) = (x as f64, y as f64);
-        let ax = x.abs();
-        let finite = ax < f64::INFINITY;
-        let beyond = ax > thr || (ax == thr && tie);
-        let yinf = !y.is_finite();
-        let over = finite & (yinf | beyond);
-        let ok = finite & !over;
-        let e = if ok { (y - x).abs() } else { 0.0 };
-        self.clip[l] += over as u64;
-        self.nonfin[l] += (finite & yinf) as u64;
-        self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
-        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
-        self.err[l] += e * e;
-        self.sq[l] += if ok { x * x } else { 0.0 };
-    }
-
     /// The pair (original `x`, exactly dequantized `y`) of a block
     /// quantization, in lane `l`: a non-finite `x` is left out; a finite `x`
     /// whose block reads back as NaN counts as non-finite (clipping is
@@ -96,22 +74,75 @@ impl ErrLanes {
         self.sq[l] += if ok { x * x } else { 0.0 };
     }
 
-    /// [`ErrLanes::cast`] over `xs`, `ys` (equal lengths), element `i` in
-    /// lane `i % 8`.
+    /// [`ErrLanes::exact`] for a finite `x` and a finite `y` (a block that
+    /// holds no NaN or infinity).
+    #[inline(always)]
+    fn finite(&mut self, l: usize, x: f64, y: f64) {
+        let e = (y - x).abs();
+        self.flushed[l] += ((x != 0.0) & (y == 0.0)) as u64;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.err[l] += e * e;
+        self.sq[l] += x * x;
+    }
+
+    /// [`ErrLanes::exact`] for the originals `x` of a block that reads back
+    /// as NaN: each finite one counts as non-finite (the sums take nothing).
+    #[inline(always)]
+    fn nan_block<T: Copy + Into<f64>>(&mut self, x: &[T]) {
+        for (i, v) in x.iter().enumerate() {
+            let v: f64 = (*v).into();
+            self.nonfin[i % LANES] += (v.abs() < f64::INFINITY) as u64;
+        }
+    }
+
+    /// The pairs (original `xs[i]`, converted `ys[i]`) of a plain conversion
+    /// (equal lengths), element `i` in lane `i % 8`: a finite original whose
+    /// magnitude rounds beyond the target's largest value (beyond `thr`, or
+    /// at it with `tie`), or whose result is not finite, counts as clipped
+    /// and is left out of the sums. The tests run on the float32 lanes (the
+    /// threshold moved to the first float32 it excludes), the sums in
+    /// float64.
     #[inline(always)]
     pub fn cast_slices(&mut self, xs: &[f32], ys: &[f32], thr: f64, tie: bool) {
-        let mut a = *self;
-        let (xc, yc) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
-        let (xr, yr) = (xc.remainder(), yc.remainder());
-        for (x, y) in xc.zip(yc) {
+        // The smallest float32 magnitude that is beyond (+inf if none is).
+        let mut t = thr as f32;
+        if (t as f64) < thr {
+            t = t.next_up();
+        }
+        if (t as f64) == thr && !tie {
+            t = t.next_up();
+        }
+        let mut acc = CastAcc {
+            err: self.err,
+            sq: self.sq,
+            max: self.max,
+            ..CastAcc::default()
+        };
+        // 32-bit counts, a part of at most 2^31 elements at a time.
+        for (xs, ys) in xs.chunks(1 << 31).zip(ys.chunks(1 << 31)) {
+            acc.clip = [0; LANES];
+            acc.nonfin = [0; LANES];
+            acc.flushed = [0; LANES];
+            let n8 = xs.len() / LANES * LANES;
+            for i in (0..n8).step_by(LANES) {
+                let x: &[f32; LANES] = xs[i..i + LANES].try_into().expect("eight lanes");
+                let y: &[f32; LANES] = ys[i..i + LANES].try_into().expect("eight lanes");
+                acc.add(x, y, t);
+            }
+            if n8 < xs.len() {
+                // The remainder padded with (NaN, NaN) pairs, which change nothing.
+                let (mut x, mut y) = ([f32::NAN; LANES], [f32::NAN; LANES]);
+                x[..xs.len() - n8].copy_from_slice(&xs[n8..]);
+                y[..xs.len() - n8].copy_from_slice(&ys[n8..]);
+                acc.add(&x, &y, t);
+            }
             for l in 0..LANES {
-                a.cast(l, x[l], y[l], thr, tie);
+                self.clip[l] += acc.clip[l] as u64;
+                self.nonfin[l] += acc.nonfin[l] as u64;
+                self.flushed[l] += acc.flushed[l] as u64;
             }
         }
-        for (l, (x, y)) in xr.iter().zip(yr).enumerate() {
-            a.cast(l, *x, *y, thr, tie);
-        }
-        *self = a;
+        (self.err, self.sq, self.max) = (acc.err, acc.sq, acc.max);
     }
 
     /// [`ErrLanes::exact`] over `xs`, `ys` (equal lengths), element `i` in
@@ -130,6 +161,66 @@ impl ErrLanes {
             a.exact(l, *x, *y);
         }
         *self = a;
+    }
+}
+
+/// The largest magnitude of the finite values of `x` (0 if none): the
+/// largest magnitude pattern below infinity's, in eight lanes.
+#[inline(always)]
+fn finite_amax_body(x: &[f32]) -> f32 {
+    let mut m = [0u32; LANES];
+    let mut lane = |l: usize, v: f32| {
+        let b = v.to_bits() & 0x7fff_ffff;
+        let b = if b < 0x7f80_0000 { b } else { 0 };
+        m[l] = m[l].max(b);
+    };
+    let c = x.chunks_exact(LANES);
+    let r = c.remainder();
+    for v in c {
+        let v: &[f32; LANES] = v.try_into().expect("eight lanes");
+        for l in 0..LANES {
+            lane(l, v[l]);
+        }
+    }
+    for (l, v) in r.iter().enumerate() {
+        lane(l, *v);
+    }
+    f32::from_bits(m.into_iter().max().unwrap_or(0))
+}
+
+/// The accumulators of [`ErrLanes::cast_slices`], with 32-bit counts.
+#[derive(Default)]
+struct CastAcc {
+    err: [f64; LANES],
+    sq: [f64; LANES],
+    max: [f64; LANES],
+    clip: [u32; LANES],
+    nonfin: [u32; LANES],
+    flushed: [u32; LANES],
+}
+
+impl CastAcc {
+    /// Eight pairs, one per lane; `t` is the smallest float32 magnitude
+    /// beyond the target's range.
+    #[inline(always)]
+    fn add(&mut self, x: &[f32; LANES], y: &[f32; LANES], t: f32) {
+        for l in 0..LANES {
+            let (x, y) = (x[l], y[l]);
+            let ax = x.abs();
+            let finite = ax < f32::INFINITY;
+            let yinf = !y.is_finite();
+            let over = finite & (yinf | (ax >= t));
+            let ok = finite & !over;
+            self.clip[l] += over as u32;
+            self.nonfin[l] += (finite & yinf) as u32;
+            self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u32;
+            let (x, y) = (x as f64, y as f64);
+            let e = if ok { (y - x).abs() } else { 0.0 };
+            let q = if ok { x * x } else { 0.0 };
+            self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+            self.err[l] += e * e;
+            self.sq[l] += q;
+        }
     }
 }
 
@@ -310,11 +401,7 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
             out.fill(0);
             counts.nan_blocks += 1;
             if STATS {
-                for v in x.chunks_exact(LANES) {
-                    for l in 0..LANES {
-                        a.exact(l, v[l] as f64, f64::NAN);
-                    }
-                }
+                a.nan_block(x);
             }
             continue;
         }
@@ -337,7 +424,7 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
             for (c, v) in codes.chunks_exact(LANES).zip(x.chunks_exact(LANES)) {
                 for l in 0..LANES {
                     let y = f32::from_bits(E::decode(c[l])) as f64 * sx;
-                    a.exact(l, v[l] as f64, y);
+                    a.finite(l, v[l] as f64, y);
                 }
             }
         }
@@ -347,7 +434,7 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
 }
 
 /// A float type NVFP4 blocks are read from.
-pub(crate) trait Nv: Copy {
+pub(crate) trait Nv: Copy + Into<f64> {
     /// The largest magnitude's bit pattern (signs cleared), widened.
     fn block_amax(x: &[Self; NVFP4_BLOCK]) -> u64;
     /// The magnitude pattern of +inf: every larger-or-equal pattern is not finite.
@@ -557,11 +644,7 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
             *scale = 0x7f;
             out.fill(0);
             if STATS {
-                for v in x.chunks_exact(LANES) {
-                    for l in 0..LANES {
-                        a.exact(l, v[l].to_f64(), f64::NAN);
-                    }
-                }
+                a.nan_block(x);
             }
             continue;
         }
@@ -579,7 +662,7 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
                 }
                 for l in 0..LANES {
                     let y = f32::from_bits(ck::dec_f32::<ck::F4E2M1>(c[l])) as f64 * d;
-                    a.exact(l, v[l].to_f64(), y);
+                    a.finite(l, v[l].to_f64(), y);
                 }
             }
         }
@@ -627,6 +710,10 @@ macro_rules! instantiate {
                 acc: &mut ErrLanes,
             ) {
                 acc.cast_slices(xs, ys, thr, tie)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn finite_amax(x: &[f32]) -> f32 {
+                finite_amax_body(x)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {

@@ -460,14 +460,36 @@ fn quantize_f32_on<const STATS: bool>(
 /// originals `xs` (equal lengths), added to `acc` (element `i` in lane
 /// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
 pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
-    // SAFETY: `cast::path()` is available on this CPU.
+    cast_stats_on(cast::path(), xs, ys, thr, tie, acc)
+}
+
+/// [`cast_stats`] on `path` (available on this CPU; [`Path::Scalar`] runs
+/// the portable kernel).
+fn cast_stats_on(path: Path, xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
+    assert!(path.is_available(), "{path} kernels on this CPU");
+    // SAFETY: `path` is available on this CPU.
     unsafe {
-        match cast::path() {
+        match path {
             #[cfg(target_arch = "x86_64")]
             Path::Avx2 => kernels::avx2::cast_stats(xs, ys, thr, tie, acc),
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => kernels::avx512::cast_stats(xs, ys, thr, tie, acc),
             _ => kernels::portable::cast_stats(xs, ys, thr, tie, acc),
+        }
+    }
+}
+
+/// The largest magnitude of the finite values of `x` (0 if none), on the
+/// kernels of [`cast::path`] (NVFP4's tensor scale).
+pub(crate) fn finite_amax(x: &[f32]) -> f32 {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe {
+        match cast::path() {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::finite_amax(x),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::finite_amax(x),
+            _ => kernels::portable::finite_amax(x),
         }
     }
 }
@@ -502,7 +524,23 @@ pub(crate) fn quantize_stats(
     scales: &mut [u8],
     acc: &mut ErrLanes,
 ) -> Result<BlockCounts, BlockError> {
-    let path = cast::path();
+    quantize_stats_on(cast::path(), src, fmt, rule, blocks, scales, acc)
+}
+
+/// [`quantize_stats`] on `path` ([`Path::Scalar`]: the reference quantizer,
+/// then the dequantized values block by block).
+fn quantize_stats_on(
+    path: Path,
+    src: &[f32],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<BlockCounts, BlockError> {
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
     if path != Path::Scalar {
         check_mx(src.len(), fmt, blocks, scales)?;
         return Ok(quantize_f32_on::<true>(
@@ -993,7 +1031,22 @@ pub(crate) fn nvfp4_quantize_stats<T: BlockSource>(
     scales: &mut [u8],
     acc: &mut ErrLanes,
 ) -> Result<u64, BlockError> {
-    let path = cast::path();
+    nvfp4_quantize_stats_on(cast::path(), src, s2, packed, scales, acc)
+}
+
+/// [`nvfp4_quantize_stats`] on `path` ([`Path::Scalar`]: the reference
+/// quantizer, then the dequantized values block by block).
+fn nvfp4_quantize_stats_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
     if path == Path::Scalar {
         // The reference: quantize, then dequantize block by block.
         let clipped = nvfp4_quantize_on(path, src, s2, packed, scales)?;
@@ -1196,4 +1249,193 @@ pub fn nvfp4_dequantize(
         *y = *v as f32;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fused statistics of the quantizers and the cast statistics kernel
+    //! against references computed element by element.
+    use super::kernels::LANES;
+    use super::*;
+
+    /// A reproducible stream of float32 values of every class: normal values
+    /// of widely spread magnitudes, ties of the element formats, subnormals,
+    /// zeros of both signs, values near float32's largest, and (when
+    /// `specials`) NaNs and infinities.
+    fn values(n: usize, seed: u64, specials: bool) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        (0..n)
+            .map(|i| {
+                let r = next();
+                let class = if i / 32 % 7 == 3 { 7 } else { r % 10 };
+                let sign = if r >> 63 == 1 { -1.0f32 } else { 1.0 };
+                let v = match class {
+                    0 => 0.0,
+                    1 => f32::from_bits((r >> 8) as u32 & 0x007f_ffff), // subnormal
+                    2 => f32::MAX / (1 + (r >> 40) % 4) as f32,
+                    3 if specials && r % 97 == 0 => f32::NAN,
+                    4 if specials && r % 89 == 0 => f32::INFINITY,
+                    5 => ((r >> 20) % 64) as f32 * 0.125 + 0.0625, // ties
+                    7 => f32::from_bits(0x0000_0100 + (r >> 50) as u32), // a tiny block
+                    _ => {
+                        let e = ((r >> 32) % 60) as i32 - 30;
+                        (1.0 + (r >> 40) as f32 / (1u64 << 24) as f32) * 2f32.powi(e)
+                    }
+                };
+                sign * v
+            })
+            .collect()
+    }
+
+    fn same(a: &ErrLanes, b: &ErrLanes) -> bool {
+        let bits = |v: &[f64; LANES]| v.map(f64::to_bits);
+        bits(&a.err) == bits(&b.err)
+            && bits(&a.sq) == bits(&b.sq)
+            && bits(&a.max) == bits(&b.max)
+            && a.clip == b.clip
+            && a.nonfin == b.nonfin
+            && a.flushed == b.flushed
+    }
+
+    /// The reference: every pair through [`ErrLanes::exact`], in order.
+    fn exact_reference(x: &[f64], y: &[f64]) -> ErrLanes {
+        let mut r = ErrLanes::default();
+        for (i, (x, y)) in x.iter().zip(y).enumerate() {
+            r.exact(i % LANES, *x, *y);
+        }
+        r
+    }
+
+    #[test]
+    fn fused_mx_statistics_match_the_dequantized_reference() {
+        let x = values(32 * 700, 1, true);
+        let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        for fmt in MxFormat::ALL {
+            for rule in [ScaleRule::Floor, ScaleRule::Ceil] {
+                let nb = x.len() / MX_BLOCK;
+                let (mut b0, mut s0) = (vec![0u8; nb * fmt.block_bytes()], vec![0u8; nb]);
+                let c0 = quantize_on(Path::Scalar, &x, fmt, rule, &mut b0, &mut s0).unwrap();
+                let mut y = vec![0f64; x.len()];
+                dequantize_f64(&b0, &s0, fmt, &mut y).unwrap();
+                let want = exact_reference(&x64, &y);
+                assert!(want.nonfin.iter().sum::<u64>() > 0, "NaN blocks are exercised");
+                for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                    let (mut b, mut s) = (vec![0u8; b0.len()], vec![0u8; nb]);
+                    let mut got = ErrLanes::default();
+                    // In two calls split at a block boundary: the lanes carry over.
+                    let cut = 32 * 300;
+                    let (bc, sc) = (cut / 32 * fmt.block_bytes(), cut / 32);
+                    let (b1, b2) = b.split_at_mut(bc);
+                    let (s1, s2) = s.split_at_mut(sc);
+                    let c1 =
+                        quantize_stats_on(path, &x[..cut], fmt, rule, b1, s1, &mut got).unwrap();
+                    let c2 =
+                        quantize_stats_on(path, &x[cut..], fmt, rule, b2, s2, &mut got).unwrap();
+                    assert_eq!((&b, &s), (&b0, &s0), "{fmt:?} {rule:?} {path}");
+                    assert_eq!(c1.clipped + c2.clipped, c0.clipped);
+                    assert!(same(&got, &want), "{fmt:?} {rule:?} {path}: {got:?} {want:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fused_nvfp4_statistics_match_the_dequantized_reference() {
+        let x = values(16 * 1500, 2, true);
+        let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        let amax = x64
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0f64, |m, v| m.max(v.abs()));
+        for s2 in [nvfp4_tensor_scale(amax), nvfp4_tensor_scale(1.0), 1.0] {
+            let nb = x.len() / NVFP4_BLOCK;
+            let (mut p0, mut s0) = (vec![0u8; x.len() / 2], vec![0u8; nb]);
+            nvfp4_quantize_on(Path::Scalar, &x, s2, &mut p0, &mut s0).unwrap();
+            let mut y = vec![0f64; x.len()];
+            nvfp4_dequantize_f64(&p0, &s0, s2, &mut y).unwrap();
+            let want = exact_reference(&x64, &y);
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                let (mut p, mut s) = (vec![0u8; p0.len()], vec![0u8; nb]);
+                let mut got = ErrLanes::default();
+                nvfp4_quantize_stats_on(path, &x, s2, &mut p, &mut s, &mut got).unwrap();
+                assert_eq!((&p, &s), (&p0, &s0), "{path}");
+                assert!(same(&got, &want), "f32 {path} {s2}: {got:?} {want:?}");
+                let mut got = ErrLanes::default();
+                nvfp4_quantize_stats_on(path, &x64, s2, &mut p, &mut s, &mut got).unwrap();
+                assert_eq!((&p, &s), (&p0, &s0), "{path}");
+                assert!(same(&got, &want), "f64 {path} {s2}: {got:?} {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cast_statistics_match_the_float64_reference() {
+        // The reference: every test in float64, as the statistics define it.
+        fn reference(xs: &[f32], ys: &[f32], thr: f64, tie: bool) -> ErrLanes {
+            let mut r = ErrLanes::default();
+            for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+                let l = i % LANES;
+                let (x, y) = (*x as f64, *y as f64);
+                let ax = x.abs();
+                let finite = ax < f64::INFINITY;
+                let beyond = ax > thr || (ax == thr && tie);
+                let yinf = !y.is_finite();
+                let over = finite & (yinf | beyond);
+                let ok = finite & !over;
+                let e = if ok { (y - x).abs() } else { 0.0 };
+                r.clip[l] += over as u64;
+                r.nonfin[l] += (finite & yinf) as u64;
+                r.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+                r.max[l] = r.max[l].max(e);
+                r.err[l] += e * e;
+                r.sq[l] += if ok { x * x } else { 0.0 };
+            }
+            r
+        }
+        let mut xs = values(4003, 3, true);
+        // Values at and around each threshold.
+        let limits = [
+            (464.0, false),                         // float8_e4m3fn
+            (61440.0, true),                        // float8_e5m2
+            (65520.0, true),                        // float16
+            (f32::MAX as f64 + 2f64.powi(103), true), // float32
+            (2f64.powi(128), true),                 // bfloat16
+            (f64::INFINITY, false),                 // float64
+        ];
+        for (t, _) in limits {
+            let t32 = t as f32;
+            xs.extend([t32, t32.next_up(), t32.next_down(), -t32, -t32.next_up()]);
+        }
+        let ys: Vec<f32> = values(xs.len(), 4, true)
+            .iter()
+            .zip(&xs)
+            .map(|(r, x)| if r.to_bits() % 3 == 0 { *r } else { *x * 1.001 })
+            .collect();
+        for (thr, tie) in limits {
+            let want = reference(&xs, &ys, thr, tie);
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                let mut got = ErrLanes::default();
+                // In parts of multiples of 8: the lanes carry over.
+                cast_stats_on(path, &xs[..800], &ys[..800], thr, tie, &mut got);
+                cast_stats_on(path, &xs[800..], &ys[800..], thr, tie, &mut got);
+                assert!(same(&got, &want), "{thr} {tie} {path}: {got:?} {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn finite_amax_skips_nan_and_infinity() {
+        let mut x = values(1001, 5, false);
+        let want = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        x.extend([f32::NAN, f32::INFINITY, -f32::INFINITY]);
+        x.swap(3, 1002);
+        assert_eq!(finite_amax(&x), want);
+        assert_eq!(finite_amax(&[f32::NAN, -0.0]), 0.0);
+    }
 }
