@@ -151,7 +151,12 @@ fn as_f32<'a>(src: &'a [u8], from: DType, buf: &'a mut Vec<f32>) -> Result<&'a [
 
 /// The elements of `src` (storage of `from`) as float64 in `buf` (exact for
 /// every float dtype).
-fn as_f64<'a>(src: &[u8], from: DType, n: usize, buf: &'a mut Vec<f64>) -> Result<&'a [f64], Error> {
+fn as_f64<'a>(
+    src: &[u8],
+    from: DType,
+    n: usize,
+    buf: &'a mut Vec<f64>,
+) -> Result<&'a [f64], Error> {
     let x = grow(buf, n);
     cast_storage(
         src,

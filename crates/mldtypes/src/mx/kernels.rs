@@ -85,6 +85,14 @@ impl ErrLanes {
         self.sq[l] += x * x;
     }
 
+    /// [`ErrLanes::finite`] for eight pairs, one per lane.
+    #[inline(always)]
+    fn finite8(&mut self, x: &[f64; LANES], y: &[f64; LANES]) {
+        for l in 0..LANES {
+            self.finite(l, x[l], y[l]);
+        }
+    }
+
     /// [`ErrLanes::exact`] for the originals `x` of a block that reads back
     /// as NaN: each finite one counts as non-finite (the sums take nothing).
     #[inline(always)]
@@ -421,11 +429,14 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
         if STATS {
             // X · P_i, exact in float64.
             let sx = pow2_f64(k);
-            for (c, v) in codes.chunks_exact(LANES).zip(x.chunks_exact(LANES)) {
+            for h in 0..MX_BLOCK / LANES {
+                let mut xv = [0f64; LANES];
+                let mut yv = [0f64; LANES];
                 for l in 0..LANES {
-                    let y = f32::from_bits(E::decode(c[l])) as f64 * sx;
-                    a.finite(l, v[l] as f64, y);
+                    xv[l] = x[h * LANES + l] as f64;
+                    yv[l] = f32::from_bits(E::decode(codes[h * LANES + l])) as f64 * sx;
                 }
+                a.finite8(&xv, &yv);
             }
         }
     }
@@ -434,7 +445,7 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
 }
 
 /// A float type NVFP4 blocks are read from.
-pub(crate) trait Nv: Copy + Into<f64> {
+pub(crate) trait Nv: Copy {
     /// The largest magnitude's bit pattern (signs cleared), widened.
     fn block_amax(x: &[Self; NVFP4_BLOCK]) -> u64;
     /// The magnitude pattern of +inf: every larger-or-equal pattern is not finite.
@@ -621,7 +632,7 @@ impl NvTable {
 /// NVFP4 quantization of whole blocks of 16 (`packed` and `scales` sized for
 /// them); returns the number of clipped elements. With `STATS`, the error
 /// statistics of each element against its exact dequantized value go to
-/// `acc`.
+/// `acc`, a group of blocks at a time (still in the cache).
 #[inline(always)]
 fn nvfp4_body<T: Nv, const STATS: bool>(
     src: &[T],
@@ -630,9 +641,27 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
     scales: &mut [u8],
     acc: &mut ErrLanes,
 ) -> u64 {
+    const GROUP: usize = 256 * NVFP4_BLOCK;
     let table = NvTable::new(s2);
     let mut clipped = 0u64;
-    let mut a = *acc;
+    for ((src, packed), scales) in src
+        .chunks(GROUP)
+        .zip(packed.chunks_mut(GROUP / 2))
+        .zip(scales.chunks_mut(GROUP / NVFP4_BLOCK))
+    {
+        clipped += nvfp4_blocks(src, &table, packed, scales);
+        if STATS {
+            nvfp4_stats(src, s2, packed, scales, acc);
+        }
+    }
+    clipped
+}
+
+/// [`nvfp4_body`]'s quantization of whole blocks with the boundaries of
+/// `table`.
+#[inline(always)]
+fn nvfp4_blocks<T: Nv>(src: &[T], table: &NvTable, packed: &mut [u8], scales: &mut [u8]) -> u64 {
+    let mut clipped = 0u64;
     for ((x, out), scale) in src
         .chunks_exact(NVFP4_BLOCK)
         .zip(packed.chunks_exact_mut(NVFP4_BLOCK / 2))
@@ -643,32 +672,91 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
         if amax >= T::INF {
             *scale = 0x7f;
             out.fill(0);
-            if STATS {
-                a.nan_block(x);
-            }
             continue;
         }
         let sc = table.scale_code(T::mag_f64(amax));
         *scale = sc as u8;
-        clipped += T::elements(x, &table, sc, out);
-        if STATS {
-            // e2m1 · e4m3 · s2: exact in float64.
-            let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc as u32)) as f64 * s2 as f64;
-            for (p, v) in out.chunks_exact(LANES / 2).zip(x.chunks_exact(LANES)) {
-                let mut c = [0u32; LANES];
-                for (i, b) in p.iter().enumerate() {
-                    c[2 * i] = (b & 0xf) as u32;
-                    c[2 * i + 1] = (b >> 4) as u32;
-                }
-                for l in 0..LANES {
-                    let y = f32::from_bits(ck::dec_f32::<ck::F4E2M1>(c[l])) as f64 * d;
-                    a.finite(l, v[l].to_f64(), y);
-                }
+        clipped += T::elements(x, table, sc, out);
+    }
+    clipped
+}
+
+/// The error statistics of NVFP4 blocks (`packed`, `scales`, tensor scale
+/// `s2`) against their originals `src`, added to `acc`: each value
+/// `e2m1 · e4m3 · s2` is exact in float64; a block with the NaN scale
+/// `0x7f` reads back as NaN.
+#[inline(always)]
+fn nvfp4_stats<T: Nv>(src: &[T], s2: f32, packed: &[u8], scales: &[u8], acc: &mut ErrLanes) {
+    let mut a = ExactAcc {
+        err: acc.err,
+        sq: acc.sq,
+        max: acc.max,
+        flushed: [0; LANES],
+    };
+    let mut nonfin = 0u64;
+    for ((x, p), &sc) in src
+        .chunks_exact(NVFP4_BLOCK)
+        .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+        .zip(scales)
+    {
+        if sc == 0x7f {
+            nonfin += x
+                .iter()
+                .filter(|v| T::to_f64(**v).abs() < f64::INFINITY)
+                .count() as u64;
+            continue;
+        }
+        let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc as u32)) as f64 * s2 as f64;
+        // The block's 16 values, signs included.
+        let vals: [f64; 16] = core::array::from_fn(|c| E2M1_SIGNED[c] * d);
+        for h in 0..NVFP4_BLOCK / LANES {
+            let mut xv = [0f64; LANES];
+            let mut yv = [0f64; LANES];
+            for i in 0..LANES / 2 {
+                let b = p[h * LANES / 2 + i];
+                yv[2 * i] = vals[(b & 0xf) as usize];
+                yv[2 * i + 1] = vals[(b >> 4) as usize];
             }
+            for l in 0..LANES {
+                xv[l] = T::to_f64(x[h * LANES + l]);
+            }
+            a.add(&xv, &yv);
         }
     }
-    *acc = a;
-    clipped
+    (acc.err, acc.sq, acc.max) = (a.err, a.sq, a.max);
+    acc.nonfin[0] += nonfin;
+    for l in 0..LANES {
+        acc.flushed[l] += a.flushed[l] as u64;
+    }
+}
+
+/// The float4_e2m1fn values of the 16 codes, signs included.
+const E2M1_SIGNED: [f64; 16] = [
+    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+];
+
+/// The accumulators of [`nvfp4_stats`] (finite pairs), with 32-bit counts
+/// (a call covers one group of blocks).
+struct ExactAcc {
+    err: [f64; LANES],
+    sq: [f64; LANES],
+    max: [f64; LANES],
+    flushed: [u32; LANES],
+}
+
+impl ExactAcc {
+    /// Eight finite pairs, one per lane ([`ErrLanes::finite`]).
+    #[inline(always)]
+    fn add(&mut self, x: &[f64; LANES], y: &[f64; LANES]) {
+        for l in 0..LANES {
+            let (x, y) = (x[l], y[l]);
+            let e = (y - x).abs();
+            self.flushed[l] += ((x != 0.0) & (y == 0.0)) as u32;
+            self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+            self.err[l] += e * e;
+            self.sq[l] += x * x;
+        }
+    }
 }
 
 /// Instantiates the block kernels for one instruction set (as
