@@ -186,8 +186,8 @@ fn finite_amax_body(x: &[f32]) -> f32 {
     let r = c.remainder();
     for v in c {
         let v: &[f32; LANES] = v.try_into().expect("eight lanes");
-        for l in 0..LANES {
-            lane(l, v[l]);
+        for (l, v) in v.iter().enumerate() {
+            lane(l, *v);
         }
     }
     for (l, v) in r.iter().enumerate() {
