@@ -11,7 +11,17 @@
 # `/usr/bin/time -v` (the input is read chunk by chunk with positioned reads,
 # so it counts only what the conversion holds).
 #
-# Usage: tools/bench_checkpoint.sh [SIZE_GB] [WORKDIR]   (default 3, a temp dir)
+# Each row alternates RUNS conversions with RUNS measurements of the bound
+# (in either order, so a drift in the load of a shared machine falls on
+# both; each starts after a `sync`, with no dirty pages of earlier runs being
+# written back), after one warm-up conversion, and prints the medians and
+# the best times, the ratio of the best times, and the median of the per-run
+# ratios with their spread (smallest–largest). The write half of the bound
+# varies several-fold between runs on a shared machine (page cache and
+# writeback state), which the best-of ratio is least sensitive to.
+#
+# Usage: tools/bench_checkpoint.sh [SIZE_GB] [WORKDIR] [RUNS]   (default 3, a
+# temp dir, 5)
 # MLDTYPES_BIN=PATH times another build of the command (e.g. an older one, for
 # a before/after comparison on the same model in the same session).
 set -euo pipefail
@@ -19,6 +29,7 @@ set -euo pipefail
 size_gb="${1:-3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${2:-$(mktemp -d)}"
+runs="${3:-5}"
 mkdir -p "$work"
 bin="${MLDTYPES_BIN:-$root/target/release/mldtypes}"
 
@@ -91,13 +102,14 @@ PY
 fi
 
 in_bytes=$(cat "$model"/*.safetensors | wc -c)
-echo "input: $(ls "$model"/*.safetensors | wc -l) shards, $((in_bytes / 1000000)) MB"
+echo "input: $(ls "$model"/*.safetensors | wc -l) shards, $((in_bytes / 1000000)) MB; $runs runs per row"
 echo "cpu: $(nproc) cores; $(grep -o -m1 -w "avx512f" /proc/cpuinfo || grep -o -m1 -w "avx2" /proc/cpuinfo || echo "no AVX2")"
 
 now() { date +%s.%N; }
 
-io_bound() { # $1 = output bytes
+io_bound() { # $1 = output bytes; prints "read_s write_s"
     local t0 t1 t2
+    sync   # no dirty pages of earlier runs to write back while timing
     t0=$(now)
     cat "$model"/*.safetensors > /dev/null
     t1=$(now)
@@ -107,22 +119,53 @@ io_bound() { # $1 = output bytes
     echo "$t0 $t1 $t2" | awk '{printf "%.3f %.3f", $2 - $1, $3 - $2}'
 }
 
+convert_once() { # $1 = target, $2 = threads; prints "seconds peak_rss_kb out_bytes"
+    local out="$work/out-$1" t0 t1 rss_kb out_bytes
+    rm -rf "$out"
+    sync
+    t0=$(now)
+    /usr/bin/time -v "$bin" convert "$model" "$out" --to "$1" --threads "$2" \
+        > /dev/null 2> "$work/time.txt"
+    t1=$(now)
+    rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt")
+    out_bytes=$(cat "$out"/*.safetensors | wc -c)
+    rm -rf "$out"
+    echo "$t0 $t1 $rss_kb $out_bytes" | awk '{printf "%.3f %d %d", $2 - $1, $3, $4}'
+}
+
+# Median, minimum and maximum of the numbers on stdin: "median min max".
+stats3() { sort -g | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f %.3f %.3f", m, a[1], a[NR]}'; }
+
 cat "$model"/*.safetensors > /dev/null   # warm the page cache
-printf "%-15s %7s %9s %9s %9s %9s %7s %11s\n" target threads convert_s read_s write_s bound_s ratio peak_RSS_MB
+printf "%-15s %7s %15s %15s %7s %7s %13s %11s\n" target threads convert_s bound_s best med med_range peak_RSS_MB
 for to in bfloat16 float8_e4m3fn; do
     for threads in 1 2; do
-        out="$work/out-$to"
-        rm -rf "$out"
-        t0=$(now)
-        /usr/bin/time -v "$bin" convert "$model" "$out" --to "$to" --threads "$threads" \
-            > /dev/null 2> "$work/time.txt"
-        t1=$(now)
-        rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt")
-        out_bytes=$(cat "$out"/*.safetensors | wc -c)
-        read -r rd wr <<<"$(io_bound "$out_bytes")"
-        conv=$(echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}')
-        echo "$to $threads $conv $rd $wr $rss_kb" | awk '{b = $4 + $5; printf "%-15s %7d %9.3f %9.3f %9.3f %9.3f %7.2f %11.1f\n", $1, $2, $3, $4, $5, b, $3 / b, $6 / 1024}'
-        rm -rf "$out"
+        runs_txt="$work/runs-$to-$threads.txt"
+        : > "$runs_txt"
+        out_bytes=$(convert_once "$to" "$threads" | awk '{print $3}')   # warm-up, sizes the bound
+        for i in $(seq "$runs"); do
+            # Conversion and bound alternate, in either order, so drifts in
+            # the machine's load fall on both alike.
+            if (( i % 2 )); then
+                read -r conv rss _ <<<"$(convert_once "$to" "$threads")"
+                read -r rd wr <<<"$(io_bound "$out_bytes")"
+            else
+                read -r rd wr <<<"$(io_bound "$out_bytes")"
+                read -r conv rss _ <<<"$(convert_once "$to" "$threads")"
+            fi
+            echo "$conv $rd $wr $rss" >> "$runs_txt"
+        done
+        read -r c cmin _ <<<"$(awk '{print $1}' "$runs_txt" | stats3)"
+        read -r b bmin _ <<<"$(awk '{print $2 + $3}' "$runs_txt" | stats3)"
+        read -r q qlo qhi <<<"$(awk '{print $1 / ($2 + $3)}' "$runs_txt" | stats3)"
+        rss=$(awk 'BEGIN {m = 0} {if ($4 > m) m = $4} END {print m}' "$runs_txt")
+        printf "%-15s %7d %15s %15s %7.2f %7.2f %13s %11.1f\n" "$to" "$threads" "$c ($cmin)" "$b ($bmin)" \
+            "$(echo "$cmin / $bmin" | bc -l)" "$q" "$qlo–$qhi" "$(echo "$rss / 1024" | bc -l)"
     done
 done
-echo "ratio = convert time / (read time + write time); below 1.5 is the target"
+echo "convert_s, bound_s: median (best) of $runs runs; bound = read time (cat) + write time (dd)."
+echo "best = best convert / best bound; med = the median over the runs of convert / the bound measured"
+echo "beside it (med_range: smallest–largest). Below 1.5 is the target. Per-run figures (convert, read,"
+echo "write seconds, peak RSS kB): $work/runs-*.txt."
+echo "peak_RSS_MB: the largest maximum resident set size (inputs are read with positioned reads, not mapped,"
+echo "so it is the conversion's own, anonymous, memory plus the program's code)."

@@ -87,17 +87,85 @@ struct FilePlan {
     data_len: usize,
 }
 
-thread_local! {
-    /// Input bytes of the chunk being converted.
-    static INBUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static SCRATCH: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+/// A worker thread's buffers, kept across chunks and tensors: each is
+/// allocated (and its pages touched) once per thread, not once per chunk.
+#[derive(Default)]
+struct Scratch {
+    /// Input bytes of the chunk.
+    inb: Vec<u8>,
+    /// The chunk's values as float32, for inputs that are not float32.
+    x32: Vec<f32>,
+    /// Output bytes of the chunk (cast values, MX blocks, NVFP4 elements).
+    out: Vec<u8>,
+    /// Block scales.
+    scales: Vec<u8>,
+    /// A part of the chunk's originals as float32 (cast statistics).
+    xs: Vec<f32>,
+    /// A part of the chunk's results as float32 (cast statistics).
+    ys: Vec<f32>,
+    /// float64 values: inputs that are float64, dequantized values.
+    fa: Vec<f64>,
+    /// float64 values: the dequantized values of float64 inputs.
+    fb: Vec<f64>,
 }
 
-fn grow(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Elements per pass of a cast's statistics: the float32 views of one part
+/// of a chunk stay in the cache between the cast and the statistics.
+const SUB: usize = 8192;
+
+/// The first `n` elements of `v`, grown (zero-filled) if shorter.
+fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) -> &mut [T] {
     if v.len() < n {
-        v.resize(n, 0);
+        v.resize(n, T::default());
     }
     &mut v[..n]
+}
+
+/// The elements of `src` (storage of `from`, a float dtype) as float32:
+/// float32 input in place when aligned, anything else converted into `buf`.
+fn as_f32<'a>(src: &'a [u8], from: DType, buf: &'a mut Vec<f32>) -> Result<&'a [f32], Error> {
+    if from == DType::Float32 {
+        if let Ok(x) = bytemuck::try_cast_slice(src) {
+            return Ok(x);
+        }
+    }
+    let n = if is_packed(from) {
+        src.len() * 8 / from.bits() as usize
+    } else {
+        src.len() / from.itemsize()
+    };
+    let x = grow(buf, n);
+    cast_storage(
+        src,
+        from,
+        bytemuck::cast_slice_mut(x),
+        DType::Float32,
+        Overflow::NonSaturating,
+    )?;
+    Ok(x)
+}
+
+/// The elements of `src` (storage of `from`) as float64 in `buf` (exact for
+/// every float dtype).
+fn as_f64<'a>(
+    src: &[u8],
+    from: DType,
+    n: usize,
+    buf: &'a mut Vec<f64>,
+) -> Result<&'a [f64], Error> {
+    let x = grow(buf, n);
+    cast_storage(
+        src,
+        from,
+        bytemuck::cast_slice_mut(x),
+        DType::Float64,
+        Overflow::NonSaturating,
+    )?;
+    Ok(x)
 }
 
 fn sb(d: DType, n: usize) -> usize {
@@ -143,19 +211,6 @@ fn cast_storage(
     } else {
         cast::cast_bytes_on(p, src, from, dst, to, ov).map_err(cast_err)
     }
-}
-
-/// Decodes storage bytes of `from` to f64 (exact for every float dtype).
-fn decode_f64(src: &[u8], from: DType, n: usize) -> Result<Vec<f64>, Error> {
-    let mut out = vec![0f64; n];
-    cast_storage(
-        src,
-        from,
-        bytemuck::cast_slice_mut(&mut out),
-        DType::Float64,
-        Overflow::NonSaturating,
-    )?;
-    Ok(out)
 }
 
 /// Encodes exact values to `to` storage, rounding once.
@@ -903,12 +958,7 @@ fn run_files(
                                 return Err(Error::Cancelled);
                             }
                             let (s, e) = (c * CHUNK, ((c + 1) * CHUNK).min(j.units));
-                            let mut buf = Vec::new();
-                            let src = st.read(t, sb(from, s), sb(from, e), &mut buf)?;
-                            let v = decode_f64(src, from, e - s)?;
-                            Ok(v.iter()
-                                .filter(|x| x.is_finite())
-                                .fold(0f64, |m, x| m.max(x.abs())))
+                            finite_amax(st, t, from, s, e)
                         })
                         .try_reduce(|| 0f64, |a, b| Ok(a.max(b)))?;
                     Ok(mx::nvfp4_tensor_scale(amax))
@@ -1211,131 +1261,174 @@ fn run_chunk(
     opts: &Options<'_>,
     s2: f32,
 ) -> Result<Stats, Error> {
+    SCRATCH.with(|sc| run_chunk_in(&mut sc.borrow_mut(), j, st, out, offs, s, e, opts, s2))
+}
+
+/// [`run_chunk`] with the thread's buffers `sc`.
+#[allow(clippy::too_many_arguments)]
+fn run_chunk_in(
+    sc: &mut Scratch,
+    j: &Job,
+    st: &SafetensorsFile,
+    out: &File,
+    offs: &[usize],
+    s: usize,
+    e: usize,
+    opts: &Options<'_>,
+    s2: f32,
+) -> Result<Stats, Error> {
     let t = &st.tensors()[j.input];
     let werr = |e: std::io::Error| Error::write_io(st.path(), e);
-    let mut inbuf = Vec::new();
+    let berr = |e: mx::BlockError| Error::usage(e.to_string());
+    let Scratch {
+        inb,
+        x32,
+        out: obuf,
+        scales: sbuf,
+        xs: xsb,
+        ys: ysb,
+        fa,
+        fb,
+    } = sc;
     let n = e - s;
     let mut stats = Stats::default();
     match j.op {
         Op::Copy => {
-            INBUF.with(|b| -> Result<(), Error> {
-                let mut b = b.borrow_mut();
-                let src = st.read(t, s, e, &mut b)?;
-                write_at(out, src, (offs[0] + s) as u64).map_err(werr)
-            })?;
+            let src = st.read(t, s, e, inb)?;
+            write_at(out, src, (offs[0] + s) as u64).map_err(werr)?;
         }
         Op::Cast { from, to } => {
-            let (ib, ie) = (sb(from, s), sb(from, e));
-            SCRATCH.with(|sc| -> Result<(), Error> {
-                let mut inb = INBUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
-                let src = st.read(t, ib, ie, &mut inb)?;
-                let mut sc = sc.borrow_mut();
-                let [a, b, c] = &mut *sc;
-                let dst = grow(a, sb(to, n));
-                cast_storage(src, from, dst, to, opts.overflow)?;
-                write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
-                // Statistics: both sides decoded to float32.
-                let ys = grow(c, n * 4);
-                cast_storage(dst, to, ys, DType::Float32, Overflow::NonSaturating)?;
-                let xs: &[f32] = match (from, bytemuck::try_cast_slice::<u8, f32>(src)) {
-                    (DType::Float32, Ok(x)) => x,
-                    _ => {
-                        let xb = grow(b, n * 4);
-                        cast_storage(src, from, xb, DType::Float32, Overflow::NonSaturating)?;
-                        bytemuck::cast_slice(&*xb)
-                    }
-                };
-                let ys: &[f32] = bytemuck::cast_slice(&*ys);
-                stats.add_cast(xs, ys, &OverflowLimit::of(to));
-                INBUF.with(|b| *b.borrow_mut() = inb);
-                Ok(())
-            })?;
-        }
-        Op::Mx { from, fmt } => {
-            let (ib, ie) = (sb(from, s), sb(from, e));
-            let nb = n / MX_BLOCK;
-            let mut blocks = vec![0u8; nb * fmt.block_bytes()];
-            let mut scales = vec![0u8; nb];
-            let (x, counts) = if from == DType::Float64 {
-                let x = decode_f64(st.read(t, ib, ie, &mut inbuf)?, from, n)?;
-                let c = mx::quantize(&x, fmt, opts.scale_rule, &mut blocks, &mut scales);
-                (x, c)
-            } else {
-                // Every narrower float is exact in float32: the vectorized path.
-                let mut x32 = vec![0f32; n];
+            let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+            let dst = grow(obuf, sb(to, n));
+            let limit = OverflowLimit::of(to);
+            let mut acc = mx::ErrLanes::default();
+            // A part at a time: cast, decode the result to float32, compare
+            // with the original (both still in the cache). The parts start
+            // at multiples of 8, so element i is in lane i % 8 throughout.
+            let mut a = 0;
+            while a < n {
+                let b = (a + SUB).min(n);
+                let x = &src[sb(from, a)..sb(from, b)];
+                let y = &mut dst[sb(to, a)..sb(to, b)];
+                cast_storage(x, from, y, to, opts.overflow)?;
+                let ys = grow(ysb, b - a);
                 cast_storage(
-                    st.read(t, ib, ie, &mut inbuf)?,
-                    from,
-                    bytemuck::cast_slice_mut(&mut x32),
+                    y,
+                    to,
+                    bytemuck::cast_slice_mut(ys),
                     DType::Float32,
                     Overflow::NonSaturating,
                 )?;
-                let c = mx::quantize(&x32, fmt, opts.scale_rule, &mut blocks, &mut scales);
-                (x32.iter().map(|v| *v as f64).collect(), c)
+                let xs = as_f32(x, from, xsb)?;
+                mx::cast_stats(xs, ys, limit.threshold, limit.tie_overflows, &mut acc);
+                a = b;
+            }
+            write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
+            stats.add_lanes(n, &acc);
+        }
+        Op::Mx { from, fmt } => {
+            let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+            let nb = n / MX_BLOCK;
+            let blocks = grow(obuf, nb * fmt.block_bytes());
+            let scales = grow(sbuf, nb);
+            let mut acc = mx::ErrLanes::default();
+            let counts = if from == DType::Float64 {
+                let x = as_f64(src, from, n, fa)?;
+                let c = mx::quantize(x, fmt, opts.scale_rule, blocks, scales).map_err(berr)?;
+                let y = grow(fb, n);
+                mx::dequantize_f64(blocks, scales, fmt, y).map_err(berr)?;
+                mx::exact_stats(x, y, &mut acc);
+                c
+            } else {
+                // Every narrower float is exact in float32: the vectorized
+                // path, statistics in the same pass.
+                let x = as_f32(src, from, x32)?;
+                mx::quantize_stats(x, fmt, opts.scale_rule, blocks, scales, &mut acc)
+                    .map_err(berr)?
             };
-            let counts = counts.map_err(|e| Error::usage(e.to_string()))?;
             write_at(
                 out,
-                &blocks,
+                blocks,
                 (offs[0] + s / MX_BLOCK * fmt.block_bytes()) as u64,
             )
             .map_err(werr)?;
-            write_at(out, &scales, (offs[1] + s / MX_BLOCK) as u64).map_err(werr)?;
-            let mut y = vec![0f64; n];
-            mx::dequantize_f64(&blocks, &scales, fmt, &mut y)
-                .map_err(|e| Error::usage(e.to_string()))?;
-            stats.add_exact(&x, &y);
+            write_at(out, scales, (offs[1] + s / MX_BLOCK) as u64).map_err(werr)?;
+            stats.add_lanes(n, &acc);
             stats.clipped += counts.clipped;
         }
         Op::Nvfp4 { from } => {
-            let (ib, ie) = (sb(from, s), sb(from, e));
-            let x = decode_f64(st.read(t, ib, ie, &mut inbuf)?, from, n)?;
-            let mut packed = vec![0u8; n / 2];
-            let mut scales = vec![0u8; n / NVFP4_BLOCK];
-            let clipped = mx::nvfp4_quantize(&x, s2, &mut packed, &mut scales)
-                .map_err(|e| Error::usage(e.to_string()))?;
-            write_at(out, &packed, (offs[0] + s / 2) as u64).map_err(werr)?;
-            write_at(out, &scales, (offs[1] + s / NVFP4_BLOCK) as u64).map_err(werr)?;
+            let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+            let packed = grow(obuf, n / 2);
+            let scales = grow(sbuf, n / NVFP4_BLOCK);
+            let mut acc = mx::ErrLanes::default();
+            let clipped = if from == DType::Float64 {
+                let x = as_f64(src, from, n, fa)?;
+                mx::nvfp4_quantize_stats(x, s2, packed, scales, &mut acc)
+            } else {
+                let x = as_f32(src, from, x32)?;
+                mx::nvfp4_quantize_stats(x, s2, packed, scales, &mut acc)
+            }
+            .map_err(berr)?;
+            write_at(out, packed, (offs[0] + s / 2) as u64).map_err(werr)?;
+            write_at(out, scales, (offs[1] + s / NVFP4_BLOCK) as u64).map_err(werr)?;
             if s == 0 {
                 write_at(out, &s2.to_le_bytes(), offs[2] as u64).map_err(werr)?;
             }
-            let mut y = vec![0f64; n];
-            mx::nvfp4_dequantize_f64(&packed, &scales, s2, &mut y)
-                .map_err(|e| Error::usage(e.to_string()))?;
-            stats.add_exact(&x, &y);
+            stats.add_lanes(n, &acc);
             stats.clipped += clipped;
         }
         Op::MxDequant { fmt, scales, to } => {
             let bb = fmt.block_bytes();
             let (b0, b1) = (s / MX_BLOCK * bb, e / MX_BLOCK * bb);
-            let mut bbuf = Vec::new();
-            let blocks = st.read(t, b0, b1, &mut bbuf)?;
+            let blocks = st.read(t, b0, b1, inb)?;
             let sc_t = &st.tensors()[scales];
-            let sc = st.read(sc_t, s / MX_BLOCK, e / MX_BLOCK, &mut inbuf)?;
-            let mut y = vec![0f64; n];
-            mx::dequantize_f64(blocks, sc, fmt, &mut y).map_err(|e| Error::usage(e.to_string()))?;
-            let mut dst = vec![0u8; sb(to, n)];
-            encode_values(&y, to, opts.overflow, &mut dst);
-            write_at(out, &dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
+            let sc = st.read(sc_t, s / MX_BLOCK, e / MX_BLOCK, sbuf)?;
+            let y = grow(fa, n);
+            mx::dequantize_f64(blocks, sc, fmt, y).map_err(berr)?;
+            let dst = grow(obuf, sb(to, n));
+            encode_values(y, to, opts.overflow, dst);
+            write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
         Op::Nvfp4Dequant { scale, scale2, to } => {
-            let mut pbuf = Vec::new();
-            let packed = st.read(t, s / 2, e / 2, &mut pbuf)?;
+            let packed = st.read(t, s / 2, e / 2, inb)?;
             let sc_t = &st.tensors()[scale];
-            let sc = st.read(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK, &mut inbuf)?;
+            let sc = st.read(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK, sbuf)?;
             let s2_t = &st.tensors()[scale2];
             let mut s2buf = Vec::new();
             let s2b = st.read(s2_t, 0, 4, &mut s2buf)?;
             let s2 = f32::from_le_bytes(s2b.try_into().expect("checked: 4 bytes"));
-            let mut y = vec![0f64; n];
-            mx::nvfp4_dequantize_f64(packed, sc, s2, &mut y)
-                .map_err(|e| Error::usage(e.to_string()))?;
-            let mut dst = vec![0u8; sb(to, n)];
-            encode_values(&y, to, opts.overflow, &mut dst);
-            write_at(out, &dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
+            let y = grow(fa, n);
+            mx::nvfp4_dequantize_f64(packed, sc, s2, y).map_err(berr)?;
+            let dst = grow(obuf, sb(to, n));
+            encode_values(y, to, opts.overflow, dst);
+            write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
     }
     Ok(stats)
+}
+
+/// The largest magnitude of the finite values of elements `s..e` of `t`
+/// (dtype `from`), read with the thread's buffers.
+fn finite_amax(
+    st: &SafetensorsFile,
+    t: &TensorEntry,
+    from: DType,
+    s: usize,
+    e: usize,
+) -> Result<f64, Error> {
+    SCRATCH.with(|sc| {
+        let mut sc = sc.borrow_mut();
+        let Scratch { inb, x32, fa, .. } = &mut *sc;
+        let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+        if from == DType::Float64 {
+            let x = as_f64(src, from, e - s, fa)?;
+            Ok(x.iter()
+                .filter(|x| x.is_finite())
+                .fold(0f64, |m, x| m.max(x.abs())))
+        } else {
+            Ok(mx::finite_amax(as_f32(src, from, x32)?) as f64)
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------

@@ -71,68 +71,17 @@ impl Stats {
         self.flushed += o.flushed;
     }
 
-    /// Adds (original, converted) pairs of a plain conversion: a finite
-    /// value beyond `limit` (see [`OverflowLimit`]) counts as clipped.
-    /// Branch-free over eight lanes so the loop vectorizes.
-    pub(crate) fn add_cast(&mut self, xs: &[f32], ys: &[f32], limit: &OverflowLimit) {
-        const L: usize = 8;
-        let (mut err, mut sq, mut max) = ([0f64; L], [0f64; L], [0f64; L]);
-        let (mut clip, mut nonfin, mut flushed) = ([0u64; L], [0u64; L], [0u64; L]);
-        let (thr, tie) = (limit.threshold, limit.tie_overflows);
-        let mut lane = |l: usize, x: f32, y: f32| {
-            let (x, y) = (x as f64, y as f64);
-            let ax = x.abs();
-            let finite = ax < f64::INFINITY;
-            let beyond = ax > thr || (ax == thr && tie);
-            let yinf = !y.is_finite();
-            let over = finite & (yinf | beyond);
-            let ok = finite & !over;
-            let e = if ok { (y - x).abs() } else { 0.0 };
-            clip[l] += over as u64;
-            nonfin[l] += (finite & yinf) as u64;
-            flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
-            max[l] = if e > max[l] { e } else { max[l] };
-            err[l] += e * e;
-            sq[l] += if ok { x * x } else { 0.0 };
-        };
-        let (xc, yc) = (xs.chunks_exact(L), ys.chunks_exact(L));
-        let (xr, yr) = (xc.remainder(), yc.remainder());
-        for (x, y) in xc.zip(yc) {
-            for l in 0..L {
-                lane(l, x[l], y[l]);
-            }
-        }
-        for (l, (x, y)) in xr.iter().zip(yr).enumerate() {
-            lane(l, *x, *y);
-        }
-        self.count += xs.len() as u64;
-        self.clipped += clip.iter().sum::<u64>();
-        self.overflow_to_nonfinite += nonfin.iter().sum::<u64>();
-        self.flushed += flushed.iter().sum::<u64>();
-        self.max_abs = max.iter().fold(self.max_abs, |m, v| m.max(*v));
-        self.sq_err += err.iter().sum::<f64>();
-        self.sq_ref += sq.iter().sum::<f64>();
-    }
-
-    /// Adds (original, dequantized) pairs of a block quantization; clipping
-    /// is counted by the quantizer. Blocks turned into NaN count as
-    /// non-finite.
-    pub(crate) fn add_exact(&mut self, xs: &[f64], ys: &[f64]) {
-        for (&x, &y) in xs.iter().zip(ys) {
-            self.count += 1;
-            if !x.is_finite() {
-                continue;
-            }
-            if !y.is_finite() {
-                self.overflow_to_nonfinite += 1;
-                continue;
-            }
-            let e = (y - x).abs();
-            self.max_abs = self.max_abs.max(e);
-            self.sq_err += e * e;
-            self.sq_ref += x * x;
-            self.flushed += (x != 0.0 && y == 0.0) as u64;
-        }
+    /// Adds the statistics of `n` elements accumulated in lanes (by the
+    /// conversion and quantization kernels, `crate::mx::ErrLanes`): the
+    /// lanes' sums are added up in lane order.
+    pub(crate) fn add_lanes(&mut self, n: usize, a: &crate::mx::ErrLanes) {
+        self.count += n as u64;
+        self.clipped += a.clip.iter().sum::<u64>();
+        self.overflow_to_nonfinite += a.nonfin.iter().sum::<u64>();
+        self.flushed += a.flushed.iter().sum::<u64>();
+        self.max_abs = a.max.iter().fold(self.max_abs, |m, v| m.max(*v));
+        self.sq_err += a.err.iter().sum::<f64>();
+        self.sq_ref += a.sq.iter().sum::<f64>();
     }
 }
 

@@ -31,6 +31,213 @@ use crate::cast::kernels::{self as ck, Fmt};
 
 use super::{BlockCounts, E8M0_NAN, MX_BLOCK, NVFP4_BLOCK};
 
+/// Lanes of error statistics accumulators.
+pub(crate) const LANES: usize = 8;
+
+/// Error statistics of a conversion in [`LANES`] lanes: element `i` of a
+/// pass goes to lane `i % 8`, and each lane adds its elements in order, so
+/// the sums do not depend on how the pass is split (at multiples of 8) nor
+/// on the instruction set; the lanes are added up in order at the end
+/// (`checkpoint::Stats`). Every operation is an exactly specified `f64`
+/// operation (no fused multiply-add), so each kernel gives the same bits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ErrLanes {
+    /// `Σ (y − x)²` over the finite pairs.
+    pub err: [f64; LANES],
+    /// `Σ x²` over the finite pairs.
+    pub sq: [f64; LANES],
+    /// The largest `|y − x|` over the finite pairs.
+    pub max: [f64; LANES],
+    /// Finite originals beyond the target's range (plain conversions).
+    pub clip: [u64; LANES],
+    /// Finite originals that became inf / NaN.
+    pub nonfin: [u64; LANES],
+    /// Non-zero finite originals that became zero.
+    pub flushed: [u64; LANES],
+}
+
+impl ErrLanes {
+    /// The pair (original `x`, exactly dequantized `y`) of a block
+    /// quantization, in lane `l`: a non-finite `x` is left out; a finite `x`
+    /// whose block reads back as NaN counts as non-finite (clipping is
+    /// counted by the quantizer).
+    #[inline(always)]
+    pub fn exact(&mut self, l: usize, x: f64, y: f64) {
+        let finite = x.abs() < f64::INFINITY;
+        let yfin = y.abs() < f64::INFINITY;
+        let ok = finite & yfin;
+        let e = if ok { (y - x).abs() } else { 0.0 };
+        self.nonfin[l] += (finite & !yfin) as u64;
+        self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.err[l] += e * e;
+        self.sq[l] += if ok { x * x } else { 0.0 };
+    }
+
+    /// [`ErrLanes::exact`] for a finite `x` and a finite `y` (a block that
+    /// holds no NaN or infinity).
+    #[inline(always)]
+    fn finite(&mut self, l: usize, x: f64, y: f64) {
+        let e = (y - x).abs();
+        self.flushed[l] += ((x != 0.0) & (y == 0.0)) as u64;
+        self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+        self.err[l] += e * e;
+        self.sq[l] += x * x;
+    }
+
+    /// [`ErrLanes::finite`] for eight pairs, one per lane.
+    #[inline(always)]
+    fn finite8(&mut self, x: &[f64; LANES], y: &[f64; LANES]) {
+        for l in 0..LANES {
+            self.finite(l, x[l], y[l]);
+        }
+    }
+
+    /// [`ErrLanes::exact`] for the originals `x` of a block that reads back
+    /// as NaN: each finite one counts as non-finite (the sums take nothing).
+    #[inline(always)]
+    fn nan_block<T: Copy + Into<f64>>(&mut self, x: &[T]) {
+        for (i, v) in x.iter().enumerate() {
+            let v: f64 = (*v).into();
+            self.nonfin[i % LANES] += (v.abs() < f64::INFINITY) as u64;
+        }
+    }
+
+    /// The pairs (original `xs[i]`, converted `ys[i]`) of a plain conversion
+    /// (equal lengths), element `i` in lane `i % 8`: a finite original whose
+    /// magnitude rounds beyond the target's largest value (beyond `thr`, or
+    /// at it with `tie`), or whose result is not finite, counts as clipped
+    /// and is left out of the sums. The tests run on the float32 lanes (the
+    /// threshold moved to the first float32 it excludes), the sums in
+    /// float64.
+    #[inline(always)]
+    pub fn cast_slices(&mut self, xs: &[f32], ys: &[f32], thr: f64, tie: bool) {
+        // The smallest float32 magnitude that is beyond (+inf if none is).
+        let mut t = thr as f32;
+        if (t as f64) < thr {
+            t = t.next_up();
+        }
+        if (t as f64) == thr && !tie {
+            t = t.next_up();
+        }
+        let mut acc = CastAcc {
+            err: self.err,
+            sq: self.sq,
+            max: self.max,
+            ..CastAcc::default()
+        };
+        // 32-bit counts, a part of at most 2^31 elements at a time.
+        for (xs, ys) in xs.chunks(1 << 31).zip(ys.chunks(1 << 31)) {
+            acc.clip = [0; LANES];
+            acc.nonfin = [0; LANES];
+            acc.flushed = [0; LANES];
+            let n8 = xs.len() / LANES * LANES;
+            for i in (0..n8).step_by(LANES) {
+                let x: &[f32; LANES] = xs[i..i + LANES].try_into().expect("eight lanes");
+                let y: &[f32; LANES] = ys[i..i + LANES].try_into().expect("eight lanes");
+                acc.add(x, y, t);
+            }
+            if n8 < xs.len() {
+                // The remainder padded with (NaN, NaN) pairs, which change nothing.
+                let (mut x, mut y) = ([f32::NAN; LANES], [f32::NAN; LANES]);
+                x[..xs.len() - n8].copy_from_slice(&xs[n8..]);
+                y[..xs.len() - n8].copy_from_slice(&ys[n8..]);
+                acc.add(&x, &y, t);
+            }
+            for l in 0..LANES {
+                self.clip[l] += acc.clip[l] as u64;
+                self.nonfin[l] += acc.nonfin[l] as u64;
+                self.flushed[l] += acc.flushed[l] as u64;
+            }
+        }
+        (self.err, self.sq, self.max) = (acc.err, acc.sq, acc.max);
+    }
+
+    /// [`ErrLanes::exact`] over `xs`, `ys` (equal lengths), element `i` in
+    /// lane `i % 8`.
+    #[inline(always)]
+    pub fn exact_slices(&mut self, xs: &[f64], ys: &[f64]) {
+        let mut a = *self;
+        let (xc, yc) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+        let (xr, yr) = (xc.remainder(), yc.remainder());
+        for (x, y) in xc.zip(yc) {
+            for l in 0..LANES {
+                a.exact(l, x[l], y[l]);
+            }
+        }
+        for (l, (x, y)) in xr.iter().zip(yr).enumerate() {
+            a.exact(l, *x, *y);
+        }
+        *self = a;
+    }
+}
+
+/// The largest magnitude of the finite values of `x` (0 if none): the
+/// largest magnitude pattern below infinity's, in eight lanes.
+#[inline(always)]
+fn finite_amax_body(x: &[f32]) -> f32 {
+    let mut m = [0u32; LANES];
+    let mut lane = |l: usize, v: f32| {
+        let b = v.to_bits() & 0x7fff_ffff;
+        let b = if b < 0x7f80_0000 { b } else { 0 };
+        m[l] = m[l].max(b);
+    };
+    let c = x.chunks_exact(LANES);
+    let r = c.remainder();
+    for v in c {
+        let v: &[f32; LANES] = v.try_into().expect("eight lanes");
+        for (l, v) in v.iter().enumerate() {
+            lane(l, *v);
+        }
+    }
+    for (l, v) in r.iter().enumerate() {
+        lane(l, *v);
+    }
+    f32::from_bits(m.into_iter().max().unwrap_or(0))
+}
+
+/// The accumulators of [`ErrLanes::cast_slices`], with 32-bit counts.
+#[derive(Default)]
+struct CastAcc {
+    err: [f64; LANES],
+    sq: [f64; LANES],
+    max: [f64; LANES],
+    clip: [u32; LANES],
+    nonfin: [u32; LANES],
+    flushed: [u32; LANES],
+}
+
+impl CastAcc {
+    /// Eight pairs, one per lane; `t` is the smallest float32 magnitude
+    /// beyond the target's range.
+    #[inline(always)]
+    fn add(&mut self, x: &[f32; LANES], y: &[f32; LANES], t: f32) {
+        for l in 0..LANES {
+            let (x, y) = (x[l], y[l]);
+            let ax = x.abs();
+            let finite = ax < f32::INFINITY;
+            let yinf = !y.is_finite();
+            let over = finite & (yinf | (ax >= t));
+            let ok = finite & !over;
+            self.clip[l] += over as u32;
+            self.nonfin[l] += (finite & yinf) as u32;
+            self.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u32;
+            let (x, y) = (x as f64, y as f64);
+            let e = if ok { (y - x).abs() } else { 0.0 };
+            let q = if ok { x * x } else { 0.0 };
+            self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+            self.err[l] += e * e;
+            self.sq[l] += q;
+        }
+    }
+}
+
+/// `2^k` as float64 for `k` in −1022 … 1023.
+#[inline(always)]
+fn pow2_f64(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
 /// An MX element format as the kernels see it.
 pub(crate) trait Elem: 'static {
     /// Bits per element (8, 6 or 4).
@@ -43,6 +250,9 @@ pub(crate) trait Elem: 'static {
     /// The element code of the float32 `q` (bits, already scaled), saturated,
     /// and whether it clipped.
     fn encode(q: u32) -> (u32, bool);
+    /// The value of an element code as float32 bits (exact: every element
+    /// value is a float32).
+    fn decode(c: u32) -> u32;
 }
 
 /// A float element format: the saturating float32 conversion of the cast
@@ -73,6 +283,10 @@ impl<F: Fmt, const BITS: u32, const EMAX: i32> Elem for FloatElem<F, BITS, EMAX>
         let thr: u32 = const { threshold(F::F) };
         (ck::enc_f32::<F, true>(q), (q & 0x7fff_ffff) >= thr)
     }
+    #[inline(always)]
+    fn decode(c: u32) -> u32 {
+        ck::dec_f32::<F>(c)
+    }
 }
 
 /// MXINT8: `round(q · 64)` ties to even, clamped to −128 … 127.
@@ -93,6 +307,11 @@ impl Elem for Int8Elem {
             .wrapping_sub(MAGIC.to_bits() as i32);
         let c = n.clamp(-128, 127);
         (c as u32 & 0xff, c != n)
+    }
+    #[inline(always)]
+    fn decode(c: u32) -> u32 {
+        // At most 8 significant bits times 2^-6: exact.
+        ((c as u8 as i8) as f32 / 64.0).to_bits()
     }
 }
 
@@ -162,15 +381,18 @@ fn pack_block(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
 }
 
 /// MX quantization of whole blocks of float32 (`src.len()` a multiple of 32,
-/// `blocks` and `scales` sized for it).
+/// `blocks` and `scales` sized for it); with `STATS`, the error statistics
+/// of each element against its exact dequantized value go to `acc`.
 #[inline(always)]
-fn mx_f32_body<E: Elem, const CEIL: bool>(
+fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
     src: &[f32],
     blocks: &mut [u8],
     scales: &mut [u8],
+    acc: &mut ErrLanes,
 ) -> BlockCounts {
     let bb = MX_BLOCK * E::BITS as usize / 8;
     let mut counts = BlockCounts::default();
+    let mut a = *acc;
     for ((x, out), scale) in src
         .chunks_exact(MX_BLOCK)
         .zip(blocks.chunks_exact_mut(bb))
@@ -186,6 +408,9 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
             *scale = E8M0_NAN;
             out.fill(0);
             counts.nan_blocks += 1;
+            if STATS {
+                a.nan_block(x);
+            }
             continue;
         }
         let k = scale_exp::<E, CEIL>(amax);
@@ -201,7 +426,21 @@ fn mx_f32_body<E: Elem, const CEIL: bool>(
         }
         counts.clipped += clipped as u64;
         pack_block(&codes, E::BITS, out);
+        if STATS {
+            // X · P_i, exact in float64.
+            let sx = pow2_f64(k);
+            for h in 0..MX_BLOCK / LANES {
+                let mut xv = [0f64; LANES];
+                let mut yv = [0f64; LANES];
+                for l in 0..LANES {
+                    xv[l] = x[h * LANES + l] as f64;
+                    yv[l] = f32::from_bits(E::decode(codes[h * LANES + l])) as f64 * sx;
+                }
+                a.finite8(&xv, &yv);
+            }
+        }
     }
+    *acc = a;
     counts
 }
 
@@ -213,6 +452,8 @@ pub(crate) trait Nv: Copy {
     const INF: u64;
     /// The value of a magnitude pattern, exactly.
     fn mag_f64(m: u64) -> f64;
+    /// The value, exactly.
+    fn to_f64(self) -> f64;
     /// Packs the element codes of the block `x` under block scale code `sc`
     /// into `out` (8 bytes, the first element in the low nibble); returns
     /// the number of clipped elements.
@@ -232,6 +473,10 @@ impl Nv for f32 {
     #[inline(always)]
     fn mag_f64(m: u64) -> f64 {
         f32::from_bits(m as u32) as f64
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
     }
     #[inline(always)]
     fn elements(x: &[f32; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
@@ -269,6 +514,10 @@ impl Nv for f64 {
     #[inline(always)]
     fn mag_f64(m: u64) -> f64 {
         f64::from_bits(m)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
     }
     #[inline(always)]
     fn elements(x: &[f64; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
@@ -381,10 +630,37 @@ impl NvTable {
 }
 
 /// NVFP4 quantization of whole blocks of 16 (`packed` and `scales` sized for
-/// them); returns the number of clipped elements.
+/// them); returns the number of clipped elements. With `STATS`, the error
+/// statistics of each element against its exact dequantized value go to
+/// `acc`, a group of blocks at a time (still in the cache).
 #[inline(always)]
-fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -> u64 {
+fn nvfp4_body<T: Nv, const STATS: bool>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> u64 {
+    const GROUP: usize = 256 * NVFP4_BLOCK;
     let table = NvTable::new(s2);
+    let mut clipped = 0u64;
+    for ((src, packed), scales) in src
+        .chunks(GROUP)
+        .zip(packed.chunks_mut(GROUP / 2))
+        .zip(scales.chunks_mut(GROUP / NVFP4_BLOCK))
+    {
+        clipped += nvfp4_blocks(src, &table, packed, scales);
+        if STATS {
+            nvfp4_stats(src, s2, packed, scales, acc);
+        }
+    }
+    clipped
+}
+
+/// [`nvfp4_body`]'s quantization of whole blocks with the boundaries of
+/// `table`.
+#[inline(always)]
+fn nvfp4_blocks<T: Nv>(src: &[T], table: &NvTable, packed: &mut [u8], scales: &mut [u8]) -> u64 {
     let mut clipped = 0u64;
     for ((x, out), scale) in src
         .chunks_exact(NVFP4_BLOCK)
@@ -400,9 +676,87 @@ fn nvfp4_body<T: Nv>(src: &[T], s2: f32, packed: &mut [u8], scales: &mut [u8]) -
         }
         let sc = table.scale_code(T::mag_f64(amax));
         *scale = sc as u8;
-        clipped += T::elements(x, &table, sc, out);
+        clipped += T::elements(x, table, sc, out);
     }
     clipped
+}
+
+/// The error statistics of NVFP4 blocks (`packed`, `scales`, tensor scale
+/// `s2`) against their originals `src`, added to `acc`: each value
+/// `e2m1 · e4m3 · s2` is exact in float64; a block with the NaN scale
+/// `0x7f` reads back as NaN.
+#[inline(always)]
+fn nvfp4_stats<T: Nv>(src: &[T], s2: f32, packed: &[u8], scales: &[u8], acc: &mut ErrLanes) {
+    let mut a = ExactAcc {
+        err: acc.err,
+        sq: acc.sq,
+        max: acc.max,
+        flushed: [0; LANES],
+    };
+    let mut nonfin = 0u64;
+    for ((x, p), &sc) in src
+        .chunks_exact(NVFP4_BLOCK)
+        .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+        .zip(scales)
+    {
+        if sc == 0x7f {
+            nonfin += x
+                .iter()
+                .filter(|v| T::to_f64(**v).abs() < f64::INFINITY)
+                .count() as u64;
+            continue;
+        }
+        let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc as u32)) as f64 * s2 as f64;
+        // The block's 16 values, signs included.
+        let vals: [f64; 16] = core::array::from_fn(|c| E2M1_SIGNED[c] * d);
+        for h in 0..NVFP4_BLOCK / LANES {
+            let mut xv = [0f64; LANES];
+            let mut yv = [0f64; LANES];
+            for i in 0..LANES / 2 {
+                let b = p[h * LANES / 2 + i];
+                yv[2 * i] = vals[(b & 0xf) as usize];
+                yv[2 * i + 1] = vals[(b >> 4) as usize];
+            }
+            for l in 0..LANES {
+                xv[l] = T::to_f64(x[h * LANES + l]);
+            }
+            a.add(&xv, &yv);
+        }
+    }
+    (acc.err, acc.sq, acc.max) = (a.err, a.sq, a.max);
+    acc.nonfin[0] += nonfin;
+    for l in 0..LANES {
+        acc.flushed[l] += a.flushed[l] as u64;
+    }
+}
+
+/// The float4_e2m1fn values of the 16 codes, signs included.
+const E2M1_SIGNED: [f64; 16] = [
+    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+];
+
+/// The accumulators of [`nvfp4_stats`] (finite pairs), with 32-bit counts
+/// (a call covers one group of blocks).
+struct ExactAcc {
+    err: [f64; LANES],
+    sq: [f64; LANES],
+    max: [f64; LANES],
+    flushed: [u32; LANES],
+}
+
+impl ExactAcc {
+    /// Eight finite pairs, one per lane ([`ErrLanes::finite`]).
+    #[inline(always)]
+    fn add(&mut self, x: &[f64; LANES], y: &[f64; LANES]) {
+        for l in 0..LANES {
+            let (x, y) = (x[l], y[l]);
+            let e = (y - x).abs();
+            self.flushed[l] += ((x != 0.0) & (y == 0.0)) as u32;
+            self.max[l] = if e > self.max[l] { e } else { self.max[l] };
+            self.err[l] += e * e;
+            self.sq[l] += x * x;
+        }
+    }
 }
 
 /// Instantiates the block kernels for one instruction set (as
@@ -417,21 +771,41 @@ macro_rules! instantiate {
             // above; callers only call them after runtime detection confirmed
             // those features (`Path::is_available`). The bodies are safe Rust.
             $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn mx_f32<E: Elem, const CEIL: bool>(
+            pub(crate) unsafe fn mx_f32<E: Elem, const CEIL: bool, const STATS: bool>(
                 src: &[f32],
                 blocks: &mut [u8],
                 scales: &mut [u8],
+                acc: &mut ErrLanes,
             ) -> BlockCounts {
-                mx_f32_body::<E, CEIL>(src, blocks, scales)
+                mx_f32_body::<E, CEIL, STATS>(src, blocks, scales, acc)
             }
             $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn nvfp4<T: Nv>(
+            pub(crate) unsafe fn nvfp4<T: Nv, const STATS: bool>(
                 src: &[T],
                 s2: f32,
                 packed: &mut [u8],
                 scales: &mut [u8],
+                acc: &mut ErrLanes,
             ) -> u64 {
-                nvfp4_body::<T>(src, s2, packed, scales)
+                nvfp4_body::<T, STATS>(src, s2, packed, scales, acc)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn cast_stats(
+                xs: &[f32],
+                ys: &[f32],
+                thr: f64,
+                tie: bool,
+                acc: &mut ErrLanes,
+            ) {
+                acc.cast_slices(xs, ys, thr, tie)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn finite_amax(x: &[f32]) -> f32 {
+                finite_amax_body(x)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
+                acc.exact_slices(xs, ys)
             }
         }
     };

@@ -78,6 +78,8 @@
 
 mod kernels;
 
+pub(crate) use kernels::ErrLanes;
+
 use crate::cast::kernels::E4M3FN as E4M3FnMarker;
 use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
@@ -411,34 +413,35 @@ impl BlockSource for f64 {
 
 /// [`quantize`] of whole blocks of float32 on a vector path: the block
 /// kernels of the `kernels` module, picked per format, scale rule and
-/// instruction set.
-fn quantize_f32_on(
+/// instruction set; with `STATS`, the error statistics go to `acc`.
+fn quantize_f32_on<const STATS: bool>(
     path: Path,
     src: &[f32],
     fmt: MxFormat,
     rule: ScaleRule,
     blocks: &mut [u8],
     scales: &mut [u8],
+    acc: &mut ErrLanes,
 ) -> BlockCounts {
     use kernels::{Int8Elem, E2M1, E2M3, E3M2, E4M3, E5M2};
-    type K = unsafe fn(&[f32], &mut [u8], &mut [u8]) -> BlockCounts;
+    type K = unsafe fn(&[f32], &mut [u8], &mut [u8], &mut ErrLanes) -> BlockCounts;
     macro_rules! pick {
         ($m:ident) => {{
             use kernels::$m as m;
             let ceil = rule == ScaleRule::Ceil;
             match (fmt, ceil) {
-                (MxFormat::Fp8E4M3, false) => m::mx_f32::<E4M3, false> as K,
-                (MxFormat::Fp8E4M3, true) => m::mx_f32::<E4M3, true>,
-                (MxFormat::Fp8E5M2, false) => m::mx_f32::<E5M2, false>,
-                (MxFormat::Fp8E5M2, true) => m::mx_f32::<E5M2, true>,
-                (MxFormat::Fp6E3M2, false) => m::mx_f32::<E3M2, false>,
-                (MxFormat::Fp6E3M2, true) => m::mx_f32::<E3M2, true>,
-                (MxFormat::Fp6E2M3, false) => m::mx_f32::<E2M3, false>,
-                (MxFormat::Fp6E2M3, true) => m::mx_f32::<E2M3, true>,
-                (MxFormat::Fp4, false) => m::mx_f32::<E2M1, false>,
-                (MxFormat::Fp4, true) => m::mx_f32::<E2M1, true>,
-                (MxFormat::Int8, false) => m::mx_f32::<Int8Elem, false>,
-                (MxFormat::Int8, true) => m::mx_f32::<Int8Elem, true>,
+                (MxFormat::Fp8E4M3, false) => m::mx_f32::<E4M3, false, STATS> as K,
+                (MxFormat::Fp8E4M3, true) => m::mx_f32::<E4M3, true, STATS>,
+                (MxFormat::Fp8E5M2, false) => m::mx_f32::<E5M2, false, STATS>,
+                (MxFormat::Fp8E5M2, true) => m::mx_f32::<E5M2, true, STATS>,
+                (MxFormat::Fp6E3M2, false) => m::mx_f32::<E3M2, false, STATS>,
+                (MxFormat::Fp6E3M2, true) => m::mx_f32::<E3M2, true, STATS>,
+                (MxFormat::Fp6E2M3, false) => m::mx_f32::<E2M3, false, STATS>,
+                (MxFormat::Fp6E2M3, true) => m::mx_f32::<E2M3, true, STATS>,
+                (MxFormat::Fp4, false) => m::mx_f32::<E2M1, false, STATS>,
+                (MxFormat::Fp4, true) => m::mx_f32::<E2M1, true, STATS>,
+                (MxFormat::Int8, false) => m::mx_f32::<Int8Elem, false, STATS>,
+                (MxFormat::Int8, true) => m::mx_f32::<Int8Elem, true, STATS>,
             }
         }};
     }
@@ -450,7 +453,129 @@ fn quantize_f32_on(
         _ => pick!(portable),
     };
     // SAFETY: the caller checked that this CPU runs `path`.
-    unsafe { k(src, blocks, scales) }
+    unsafe { k(src, blocks, scales, acc) }
+}
+
+/// The error statistics of plain conversion results `ys` against the
+/// originals `xs` (equal lengths), added to `acc` (element `i` in lane
+/// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
+pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
+    cast_stats_on(cast::path(), xs, ys, thr, tie, acc)
+}
+
+/// [`cast_stats`] on `path` (available on this CPU; [`Path::Scalar`] runs
+/// the portable kernel).
+fn cast_stats_on(path: Path, xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
+    assert!(path.is_available(), "{path} kernels on this CPU");
+    // SAFETY: `path` is available on this CPU.
+    unsafe {
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::cast_stats(xs, ys, thr, tie, acc),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::cast_stats(xs, ys, thr, tie, acc),
+            _ => kernels::portable::cast_stats(xs, ys, thr, tie, acc),
+        }
+    }
+}
+
+/// The largest magnitude of the finite values of `x` (0 if none), on the
+/// kernels of [`cast::path`] (NVFP4's tensor scale).
+pub(crate) fn finite_amax(x: &[f32]) -> f32 {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe {
+        match cast::path() {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::finite_amax(x),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::finite_amax(x),
+            _ => kernels::portable::finite_amax(x),
+        }
+    }
+}
+
+/// The error statistics of exact dequantized values `ys` against the
+/// originals `xs` (equal lengths), added to `acc` (see [`ErrLanes::exact`]).
+pub(crate) fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe {
+        match cast::path() {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::exact_stats(xs, ys, acc),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::exact_stats(xs, ys, acc),
+            _ => kernels::portable::exact_stats(xs, ys, acc),
+        }
+    }
+}
+
+/// [`quantize`] of float32 on the kernels of [`cast::path`], adding the
+/// error statistics of every element against its exact dequantized value to
+/// `acc` (element `i` of `src` in lane `i % 8`), in the same pass.
+///
+/// # Errors
+///
+/// As [`quantize`].
+pub(crate) fn quantize_stats(
+    src: &[f32],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<BlockCounts, BlockError> {
+    quantize_stats_on(cast::path(), src, fmt, rule, blocks, scales, acc)
+}
+
+/// [`quantize_stats`] on `path` ([`Path::Scalar`]: the reference quantizer,
+/// then the dequantized values block by block).
+fn quantize_stats_on(
+    path: Path,
+    src: &[f32],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<BlockCounts, BlockError> {
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
+    if path != Path::Scalar {
+        check_mx(src.len(), fmt, blocks, scales)?;
+        return Ok(quantize_f32_on::<true>(
+            path, src, fmt, rule, blocks, scales, acc,
+        ));
+    }
+    // The reference: quantize, then dequantize block by block.
+    let counts = quantize_on(path, src, fmt, rule, blocks, scales)?;
+    let bb = fmt.block_bytes();
+    let (mut x, mut y) = ([0f64; MX_BLOCK], [0f64; MX_BLOCK]);
+    for ((v, b), s) in src
+        .chunks_exact(MX_BLOCK)
+        .zip(blocks.chunks_exact(bb))
+        .zip(scales.iter())
+    {
+        dequantize_f64(b, std::slice::from_ref(s), fmt, &mut y)?;
+        for (d, v) in x.iter_mut().zip(v) {
+            *d = *v as f64;
+        }
+        exact_stats(&x, &y, acc);
+    }
+    Ok(counts)
+}
+
+/// Checks the lengths of an MX quantization of `n` elements.
+fn check_mx(n: usize, fmt: MxFormat, blocks: &[u8], scales: &[u8]) -> Result<(), BlockError> {
+    if !n.is_multiple_of(MX_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: n,
+            block: MX_BLOCK,
+        });
+    }
+    let nb = n / MX_BLOCK;
+    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
+    check_len("scales", nb, scales.len())
 }
 
 /// The values of the 256 element codes of `fmt` (NaN for codes the format
@@ -533,21 +658,16 @@ pub fn quantize_on<T: BlockSource>(
     blocks: &mut [u8],
     scales: &mut [u8],
 ) -> Result<BlockCounts, BlockError> {
-    if !src.len().is_multiple_of(MX_BLOCK) {
-        return Err(BlockError::NotWholeBlocks {
-            len: src.len(),
-            block: MX_BLOCK,
-        });
-    }
-    let nb = src.len() / MX_BLOCK;
-    check_len("blocks", nb * fmt.block_bytes(), blocks.len())?;
-    check_len("scales", nb, scales.len())?;
+    check_mx(src.len(), fmt, blocks, scales)?;
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
     if path != Path::Scalar {
         if let Some(x) = T::as_f32(src) {
-            return Ok(quantize_f32_on(path, x, fmt, rule, blocks, scales));
+            let mut acc = ErrLanes::default();
+            return Ok(quantize_f32_on::<false>(
+                path, x, fmt, rule, blocks, scales, &mut acc,
+            ));
         }
     }
     Ok(quantize_scalar(src, fmt, rule, blocks, scales))
@@ -845,46 +965,124 @@ pub fn nvfp4_quantize_on<T: BlockSource>(
     packed: &mut [u8],
     scales: &mut [u8],
 ) -> Result<u64, BlockError> {
-    if !src.len().is_multiple_of(NVFP4_BLOCK) {
-        return Err(BlockError::NotWholeBlocks {
-            len: src.len(),
-            block: NVFP4_BLOCK,
-        });
-    }
-    let nb = src.len() / NVFP4_BLOCK;
-    check_len("blocks", src.len() / 2, packed.len())?;
-    check_len("scales", nb, scales.len())?;
-    if !(s2 > 0.0 && s2.is_finite()) {
-        return Err(BlockError::TensorScale { bits: s2.to_bits() });
-    }
+    check_nvfp4(src.len(), s2, packed, scales)?;
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
     if path == Path::Scalar {
         return Ok(nvfp4_quantize_scalar(src, s2, packed, scales));
     }
+    Ok(nvfp4_vector::<T, false>(
+        path,
+        src,
+        s2,
+        packed,
+        scales,
+        &mut ErrLanes::default(),
+    ))
+}
+
+/// NVFP4 quantization on the vector kernels of `path` (available, not
+/// [`Path::Scalar`]; lengths checked); with `STATS`, the error statistics go
+/// to `acc`.
+fn nvfp4_vector<T: BlockSource, const STATS: bool>(
+    path: Path,
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> u64 {
     macro_rules! run {
         ($m:ident) => {{
             use kernels::$m as m;
-            // SAFETY: `path` is available on this CPU (checked above).
+            // SAFETY: `path` is available on this CPU (checked by callers).
             unsafe {
                 if let Some(x) = T::as_f32(src) {
-                    m::nvfp4::<f32>(x, s2, packed, scales)
+                    m::nvfp4::<f32, STATS>(x, s2, packed, scales, acc)
                 } else if let Some(x) = T::as_f64(src) {
-                    m::nvfp4::<f64>(x, s2, packed, scales)
+                    m::nvfp4::<f64, STATS>(x, s2, packed, scales, acc)
                 } else {
-                    nvfp4_quantize_scalar(src, s2, packed, scales)
+                    unreachable!("BlockSource is f32 or f64")
                 }
             }
         }};
     }
-    Ok(match path {
+    match path {
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => run!(avx2),
         #[cfg(target_arch = "x86_64")]
         Path::Avx512 => run!(avx512),
         _ => run!(portable),
-    })
+    }
+}
+
+/// [`nvfp4_quantize`] on the kernels of [`cast::path`], adding the error
+/// statistics of every element against its exact dequantized value to `acc`
+/// (element `i` of `src` in lane `i % 8`), in the same pass.
+///
+/// # Errors
+///
+/// As [`nvfp4_quantize`].
+pub(crate) fn nvfp4_quantize_stats<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    nvfp4_quantize_stats_on(cast::path(), src, s2, packed, scales, acc)
+}
+
+/// [`nvfp4_quantize_stats`] on `path` ([`Path::Scalar`]: the reference
+/// quantizer, then the dequantized values block by block).
+fn nvfp4_quantize_stats_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
+    if path == Path::Scalar {
+        // The reference: quantize, then dequantize block by block.
+        let clipped = nvfp4_quantize_on(path, src, s2, packed, scales)?;
+        let (mut x, mut y) = ([0f64; NVFP4_BLOCK], [0f64; NVFP4_BLOCK]);
+        for ((v, p), s) in src
+            .chunks_exact(NVFP4_BLOCK)
+            .zip(packed.chunks_exact(NVFP4_BLOCK / 2))
+            .zip(scales.iter())
+        {
+            nvfp4_dequantize_f64(p, std::slice::from_ref(s), s2, &mut y)?;
+            for (d, v) in x.iter_mut().zip(v) {
+                *d = v.to_f64();
+            }
+            exact_stats(&x, &y, acc);
+        }
+        return Ok(clipped);
+    }
+    check_nvfp4(src.len(), s2, packed, scales)?;
+    Ok(nvfp4_vector::<T, true>(path, src, s2, packed, scales, acc))
+}
+
+/// Checks the lengths and the tensor scale of an NVFP4 quantization of `n`
+/// elements.
+fn check_nvfp4(n: usize, s2: f32, packed: &[u8], scales: &[u8]) -> Result<(), BlockError> {
+    if !n.is_multiple_of(NVFP4_BLOCK) {
+        return Err(BlockError::NotWholeBlocks {
+            len: n,
+            block: NVFP4_BLOCK,
+        });
+    }
+    check_len("blocks", n / 2, packed.len())?;
+    check_len("scales", n / NVFP4_BLOCK, scales.len())?;
+    if !(s2 > 0.0 && s2.is_finite()) {
+        return Err(BlockError::TensorScale { bits: s2.to_bits() });
+    }
+    Ok(())
 }
 
 /// The NVFP4 block scale code of a block of largest magnitude `amax`
@@ -1051,4 +1249,202 @@ pub fn nvfp4_dequantize(
         *y = *v as f32;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fused statistics of the quantizers and the cast statistics kernel
+    //! against references computed element by element.
+    use super::kernels::LANES;
+    use super::*;
+
+    /// A reproducible stream of float32 values of every class: normal values
+    /// of widely spread magnitudes, ties of the element formats, subnormals,
+    /// zeros of both signs, values near float32's largest, and (when
+    /// `specials`) NaNs and infinities.
+    fn values(n: usize, seed: u64, specials: bool) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        (0..n)
+            .map(|i| {
+                let r = next();
+                let class = if i / 32 % 7 == 3 { 7 } else { r % 10 };
+                let sign = if r >> 63 == 1 { -1.0f32 } else { 1.0 };
+                let v = match class {
+                    0 => 0.0,
+                    1 => f32::from_bits((r >> 8) as u32 & 0x007f_ffff), // subnormal
+                    2 => f32::MAX / (1 + (r >> 40) % 4) as f32,
+                    3 if specials && r % 97 == 0 => f32::NAN,
+                    4 if specials && r % 89 == 0 => f32::INFINITY,
+                    5 => ((r >> 20) % 64) as f32 * 0.125 + 0.0625, // ties
+                    7 => f32::from_bits(0x0000_0100 + (r >> 50) as u32), // a tiny block
+                    _ => {
+                        let e = ((r >> 32) % 60) as i32 - 30;
+                        (1.0 + (r >> 40) as f32 / (1u64 << 24) as f32) * 2f32.powi(e)
+                    }
+                };
+                sign * v
+            })
+            .collect()
+    }
+
+    /// The same sums, lane by lane and bit for bit, and the same counts (in
+    /// total: a count's lane does not matter).
+    fn same(a: &ErrLanes, b: &ErrLanes) -> bool {
+        let bits = |v: &[f64; LANES]| v.map(f64::to_bits);
+        let total = |v: &[u64; LANES]| v.iter().sum::<u64>();
+        bits(&a.err) == bits(&b.err)
+            && bits(&a.sq) == bits(&b.sq)
+            && bits(&a.max) == bits(&b.max)
+            && total(&a.clip) == total(&b.clip)
+            && total(&a.nonfin) == total(&b.nonfin)
+            && total(&a.flushed) == total(&b.flushed)
+    }
+
+    /// The reference: every pair through [`ErrLanes::exact`], in order.
+    fn exact_reference(x: &[f64], y: &[f64]) -> ErrLanes {
+        let mut r = ErrLanes::default();
+        for (i, (x, y)) in x.iter().zip(y).enumerate() {
+            r.exact(i % LANES, *x, *y);
+        }
+        r
+    }
+
+    #[test]
+    fn fused_mx_statistics_match_the_dequantized_reference() {
+        let x = values(32 * 700, 1, true);
+        let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        for fmt in MxFormat::ALL {
+            for rule in [ScaleRule::Floor, ScaleRule::Ceil] {
+                let nb = x.len() / MX_BLOCK;
+                let (mut b0, mut s0) = (vec![0u8; nb * fmt.block_bytes()], vec![0u8; nb]);
+                let c0 = quantize_on(Path::Scalar, &x, fmt, rule, &mut b0, &mut s0).unwrap();
+                let mut y = vec![0f64; x.len()];
+                dequantize_f64(&b0, &s0, fmt, &mut y).unwrap();
+                let want = exact_reference(&x64, &y);
+                assert!(
+                    want.nonfin.iter().sum::<u64>() > 0,
+                    "NaN blocks are exercised"
+                );
+                for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                    let (mut b, mut s) = (vec![0u8; b0.len()], vec![0u8; nb]);
+                    let mut got = ErrLanes::default();
+                    // In two calls split at a block boundary: the lanes carry over.
+                    let cut = 32 * 300;
+                    let (bc, sc) = (cut / 32 * fmt.block_bytes(), cut / 32);
+                    let (b1, b2) = b.split_at_mut(bc);
+                    let (s1, s2) = s.split_at_mut(sc);
+                    let c1 =
+                        quantize_stats_on(path, &x[..cut], fmt, rule, b1, s1, &mut got).unwrap();
+                    let c2 =
+                        quantize_stats_on(path, &x[cut..], fmt, rule, b2, s2, &mut got).unwrap();
+                    assert_eq!((&b, &s), (&b0, &s0), "{fmt:?} {rule:?} {path}");
+                    assert_eq!(c1.clipped + c2.clipped, c0.clipped);
+                    assert!(
+                        same(&got, &want),
+                        "{fmt:?} {rule:?} {path}: {got:?} {want:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fused_nvfp4_statistics_match_the_dequantized_reference() {
+        let x = values(16 * 1500, 2, true);
+        let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+        let amax = x64
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0f64, |m, v| m.max(v.abs()));
+        for s2 in [nvfp4_tensor_scale(amax), nvfp4_tensor_scale(1.0), 1.0] {
+            let nb = x.len() / NVFP4_BLOCK;
+            let (mut p0, mut s0) = (vec![0u8; x.len() / 2], vec![0u8; nb]);
+            nvfp4_quantize_on(Path::Scalar, &x, s2, &mut p0, &mut s0).unwrap();
+            let mut y = vec![0f64; x.len()];
+            nvfp4_dequantize_f64(&p0, &s0, s2, &mut y).unwrap();
+            let want = exact_reference(&x64, &y);
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                let (mut p, mut s) = (vec![0u8; p0.len()], vec![0u8; nb]);
+                let mut got = ErrLanes::default();
+                nvfp4_quantize_stats_on(path, &x, s2, &mut p, &mut s, &mut got).unwrap();
+                assert_eq!((&p, &s), (&p0, &s0), "{path}");
+                assert!(same(&got, &want), "f32 {path} {s2}: {got:?} {want:?}");
+                let mut got = ErrLanes::default();
+                nvfp4_quantize_stats_on(path, &x64, s2, &mut p, &mut s, &mut got).unwrap();
+                assert_eq!((&p, &s), (&p0, &s0), "{path}");
+                assert!(same(&got, &want), "f64 {path} {s2}: {got:?} {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cast_statistics_match_the_float64_reference() {
+        // The reference: every test in float64, as the statistics define it.
+        fn reference(xs: &[f32], ys: &[f32], thr: f64, tie: bool) -> ErrLanes {
+            let mut r = ErrLanes::default();
+            for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+                let l = i % LANES;
+                let (x, y) = (*x as f64, *y as f64);
+                let ax = x.abs();
+                let finite = ax < f64::INFINITY;
+                let beyond = ax > thr || (ax == thr && tie);
+                let yinf = !y.is_finite();
+                let over = finite & (yinf | beyond);
+                let ok = finite & !over;
+                let e = if ok { (y - x).abs() } else { 0.0 };
+                r.clip[l] += over as u64;
+                r.nonfin[l] += (finite & yinf) as u64;
+                r.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+                r.max[l] = r.max[l].max(e);
+                r.err[l] += e * e;
+                r.sq[l] += if ok { x * x } else { 0.0 };
+            }
+            r
+        }
+        let mut xs = values(4003, 3, true);
+        // Values at and around each threshold.
+        let limits = [
+            (464.0, false),                           // float8_e4m3fn
+            (61440.0, true),                          // float8_e5m2
+            (65520.0, true),                          // float16
+            (f32::MAX as f64 + 2f64.powi(103), true), // float32
+            (2f64.powi(128), true),                   // bfloat16
+            (f64::INFINITY, false),                   // float64
+        ];
+        for (t, _) in limits {
+            let t32 = t as f32;
+            xs.extend([t32, t32.next_up(), t32.next_down(), -t32, -t32.next_up()]);
+        }
+        let ys: Vec<f32> = values(xs.len(), 4, true)
+            .iter()
+            .zip(&xs)
+            .map(|(r, x)| if r.to_bits() % 3 == 0 { *r } else { *x * 1.001 })
+            .collect();
+        for (thr, tie) in limits {
+            let want = reference(&xs, &ys, thr, tie);
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                let mut got = ErrLanes::default();
+                // In parts of multiples of 8: the lanes carry over.
+                cast_stats_on(path, &xs[..800], &ys[..800], thr, tie, &mut got);
+                cast_stats_on(path, &xs[800..], &ys[800..], thr, tie, &mut got);
+                assert!(same(&got, &want), "{thr} {tie} {path}: {got:?} {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn finite_amax_skips_nan_and_infinity() {
+        let mut x = values(1001, 5, false);
+        let want = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        x.extend([f32::NAN, f32::INFINITY, -f32::INFINITY]);
+        x.swap(3, 1002);
+        assert_eq!(finite_amax(&x), want);
+        assert_eq!(finite_amax(&[f32::NAN, -0.0]), 0.0);
+    }
 }
