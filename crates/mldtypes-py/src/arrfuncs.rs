@@ -80,6 +80,11 @@ unsafe fn swap_first_pair(p: *mut u8) {
     unsafe { std::ptr::swap(p, p.add(1)) };
 }
 
+// `copyswapn` and `copyswap` alone do not run through `guard::ffi`: NumPy
+// does not look for an error after them (it builds a scalar from the copied
+// bytes, so an exception left pending would surface at an unrelated later
+// call), and their bodies hold no operation that can panic (raw copies,
+// slice reversal, wrapping arithmetic).
 unsafe extern "C" fn copyswapn<T: MlType>(
     dst: *mut c_void,
     dstride: npy_intp,
@@ -89,34 +94,32 @@ unsafe extern "C" fn copyswapn<T: MlType>(
     swap: c_int,
     _arr: *mut c_void,
 ) {
-    crate::guard::ffi((), || {
-        let size = std::mem::size_of::<T>() as npy_intp;
-        let (dst, src) = (dst as *mut u8, src as *const u8);
-        unsafe {
-            if !src.is_null() {
-                if dstride == size && sstride == size {
-                    std::ptr::copy(src, dst, (n * size) as usize);
-                } else {
-                    for i in 0..n {
-                        std::ptr::copy(
-                            src.offset(i * sstride),
-                            dst.offset(i * dstride),
-                            size as usize,
-                        );
-                    }
-                }
-            }
-            if swap != 0 && size >= 2 {
+    let size = std::mem::size_of::<T>() as npy_intp;
+    let (dst, src) = (dst as *mut u8, src as *const u8);
+    unsafe {
+        if !src.is_null() {
+            if dstride == size && sstride == size {
+                std::ptr::copy(src, dst, n.wrapping_mul(size) as usize);
+            } else {
                 for i in 0..n {
-                    if src.is_null() {
-                        swap_first_pair(dst.offset(i * dstride));
-                    } else {
-                        swap_in_place::<T>(dst.offset(i * dstride));
-                    }
+                    std::ptr::copy(
+                        src.offset(i.wrapping_mul(sstride)),
+                        dst.offset(i.wrapping_mul(dstride)),
+                        size as usize,
+                    );
                 }
             }
         }
-    })
+        if swap != 0 && size >= 2 {
+            for i in 0..n {
+                if src.is_null() {
+                    swap_first_pair(dst.offset(i.wrapping_mul(dstride)));
+                } else {
+                    swap_in_place::<T>(dst.offset(i.wrapping_mul(dstride)));
+                }
+            }
+        }
+    }
 }
 
 unsafe extern "C" fn copyswap<T: MlType>(
@@ -125,14 +128,14 @@ unsafe extern "C" fn copyswap<T: MlType>(
     swap: c_int,
     _arr: *mut c_void,
 ) {
-    crate::guard::ffi((), || unsafe {
+    unsafe {
         if !src.is_null() {
             std::ptr::copy(src as *const u8, dst as *mut u8, std::mem::size_of::<T>());
         }
         if swap != 0 {
             swap_in_place::<T>(dst as *mut u8);
         }
-    })
+    }
 }
 
 /// Total order for sorting: by value, NaN last (NumPy's order for floats);

@@ -9,7 +9,8 @@
 //! with a typed error long before.
 //!
 //! The C callbacks NumPy and CPython call directly (ArrFuncs, cast and
-//! ufunc loops, scalar slots, promoters) run their bodies through [`ffi`]
+//! ufunc loops, scalar slots, promoters; all but the two byte-copy ArrFuncs,
+//! see `arrfuncs.rs`) run their bodies through [`ffi`]
 //! instead: a panic unwinding out of an `extern "C"` function would abort
 //! the process, so [`ffi`] stops it at the boundary, sets the same
 //! `RuntimeError` as the pending Python exception and returns the

@@ -23,6 +23,20 @@ SCALAR_PY_INT_PROMOTES = NUMPY < (2, 1)
 # float16 text (complex32's finfo) has other digits.
 FINFO_OLD_TEXT = NUMPY < (2, 4)
 
+# NumPy 2.5: the comparison ufuncs and maximum/minimum/fmax/fmin report no floating-point
+# errors; the invalid flag that ml_dtypes' float32 comparisons raise on a NaN operand (and that
+# our loops raise as they do) goes unreported, for a user dtype's loop as for float32.
+NO_FP_ERRORS = frozenset(
+    ["maximum", "minimum", "fmax", "fmin", "less", "less_equal", "greater", "greater_equal",
+     "equal", "not_equal"] if NUMPY >= (2, 5) else [])
+
+
+def fp_warnings(ufunc, warnings):
+    """The floating-point warnings this NumPy reports for `ufunc`, given those the vectors'
+    NumPy reports (`warnings`)."""
+    return [] if ufunc in NO_FP_ERRORS else warnings
+
+
 INT_COUNTERPART = {"int1": np.int8, "int2": np.int8, "int4": np.int8,
                    "uint1": np.uint8, "uint2": np.uint8, "uint4": np.uint8}
 _ROUNDING = ("ceil", "floor", "trunc")

@@ -82,7 +82,7 @@ CALLBACK_CASES = {
     "repr": "repr(s)", "hash": "hash(s)", "float": "float(s)", "new": "m.bfloat16(2.0)",
     "complex scalar": "m.complex32(1 + 2j) * m.complex32(1)",
     # ArrFuncs
-    "getitem": "a[0]", "setitem": "a.__setitem__(0, 5)", "argmax": "np.argmax(a)",
+    "getitem": "a.item(0)", "setitem": "a.__setitem__(0, 5)", "argmax": "np.argmax(a)",
     "nonzero": "np.nonzero(a)", "dot": "a.dot(a)", "tolist": "a.tolist()",
     "arange": "np.arange(0, 3, dtype=m.bfloat16)", "sort": "np.sort(a)",
     "full": "np.full(3, 1.0, m.bfloat16)",
