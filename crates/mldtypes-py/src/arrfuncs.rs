@@ -263,6 +263,37 @@ unsafe extern "C" fn argsort<T: MlType>(
     })
 }
 
+/// ml_dtypes' argmax / argmin: the index of the first element `better` than
+/// every earlier one (compared as (real, imaginary) pairs), or of the first
+/// NaN.
+///
+/// # Safety
+/// `data` holds `n` elements of `T`; `out` is writable.
+unsafe fn arg_best<T: MlType>(
+    data: *mut c_void,
+    n: npy_intp,
+    out: *mut npy_intp,
+    better: impl Fn((f64, f64), (f64, f64)) -> bool,
+) {
+    let p = data as *const T;
+    let mut best: Option<(f64, f64)> = None;
+    unsafe {
+        *out = 0;
+        for i in 0..n.max(0) {
+            let v = rd::<T>(p.offset(i) as *const c_void);
+            if v.is_nan() {
+                *out = i;
+                break;
+            }
+            let x = v.to_pair();
+            if best.is_none_or(|b| better(x, b)) {
+                best = Some(x);
+                *out = i;
+            }
+        }
+    }
+}
+
 /// ml_dtypes' argmax: the first maximum, or the first NaN.
 unsafe extern "C" fn argmax<T: MlType>(
     data: *mut c_void,
@@ -271,23 +302,7 @@ unsafe extern "C" fn argmax<T: MlType>(
     _arr: *mut c_void,
 ) -> c_int {
     crate::guard::ffi(-1, || {
-        let p = data as *const T;
-        let mut best: Option<(f64, f64)> = None;
-        unsafe {
-            *out = 0;
-            for i in 0..n.max(0) {
-                let v = rd::<T>(p.offset(i) as *const c_void);
-                if v.is_nan() {
-                    *out = i;
-                    break;
-                }
-                let x = v.to_pair();
-                if best.is_none_or(|b| x.0 > b.0 || (x.0 == b.0 && x.1 > b.1)) {
-                    best = Some(x);
-                    *out = i;
-                }
-            }
-        }
+        unsafe { arg_best::<T>(data, n, out, |x, b| x.0 > b.0 || (x.0 == b.0 && x.1 > b.1)) };
         0
     })
 }
@@ -300,23 +315,7 @@ unsafe extern "C" fn argmin<T: MlType>(
     _arr: *mut c_void,
 ) -> c_int {
     crate::guard::ffi(-1, || {
-        let p = data as *const T;
-        let mut best: Option<(f64, f64)> = None;
-        unsafe {
-            *out = 0;
-            for i in 0..n.max(0) {
-                let v = rd::<T>(p.offset(i) as *const c_void);
-                if v.is_nan() {
-                    *out = i;
-                    break;
-                }
-                let x = v.to_pair();
-                if best.is_none_or(|b| x.0 < b.0 || (x.0 == b.0 && x.1 < b.1)) {
-                    best = Some(x);
-                    *out = i;
-                }
-            }
-        }
+        unsafe { arg_best::<T>(data, n, out, |x, b| x.0 < b.0 || (x.0 == b.0 && x.1 < b.1)) };
         0
     })
 }

@@ -1114,26 +1114,29 @@ mod simd {
         /// not be read in before being written.
         const STREAM_BYTES: usize = 16 << 20;
 
-        /// Runs `run::<false>` on the elements before the first
-        /// `align`-byte boundary of the output, `run::<true>` (non-temporal
-        /// stores) on the rest, when the output of `n` elements of `size`
-        /// bytes at `o` is large enough ([`STREAM_BYTES`]) and `size`-aligned;
-        /// else `run::<false>` on all. `run(skip, count)` processes
-        /// `count` elements from element `skip`; the results are or-ed.
+        /// Runs `plain` (a kernel's `run::<false>`) on the elements before
+        /// the first `align`-byte boundary of the output and `stream`
+        /// (`run::<true>`, non-temporal stores) on the rest, when the output
+        /// of `n` elements of `size` bytes at `o` is large enough
+        /// ([`STREAM_BYTES`]) and `size`-aligned; else `plain` on all. Each
+        /// is called as `run(a, b, o, count)` with the operands (codes of
+        /// step `S`) and output moved to its first element; the results are
+        /// or-ed.
         #[inline(always)]
-        unsafe fn streamed<R: std::ops::BitOr<Output = R>>(
-            o: *mut u8,
+        unsafe fn streamed<R: std::ops::BitOr<Output = R>, const S: usize>(
+            (a, b, o): (*const u8, *const u8, *mut u8),
             n: usize,
             size: usize,
             align: usize,
-            mut plain: impl FnMut(usize, usize) -> R,
-            mut stream: impl FnMut(usize, usize) -> R,
+            mut plain: impl FnMut(*const u8, *const u8, *mut u8, usize) -> R,
+            mut stream: impl FnMut(*const u8, *const u8, *mut u8, usize) -> R,
         ) -> R {
             if n * size < STREAM_BYTES || !(o as usize).is_multiple_of(size) {
-                return plain(0, n);
+                return plain(a, b, o, n);
             }
             let head = ((align - o as usize % align) % align / size).min(n);
-            let r = plain(0, head) | stream(head, n - head);
+            let (ah, bh, oh) = (a.add(2 * S * head), b.add(2 * S * head), o.add(size * head));
+            let r = plain(a, b, o, head) | stream(ah, bh, oh, n - head);
             _mm_sfence();
             r
         }
@@ -1219,20 +1222,13 @@ mod simd {
             o: *mut u8,
             n: usize,
         ) -> bool {
-            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
-            streamed(
-                o,
+            streamed::<_, S>(
+                (a, b, o),
                 n,
                 2,
                 32,
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    binary_run::<O, S, false>(a, b, o, m)
-                },
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    binary_run::<O, S, true>(a, b, o, m)
-                },
+                |a, b, o, m| binary_run::<O, S, false>(a, b, o, m),
+                |a, b, o, m| binary_run::<O, S, true>(a, b, o, m),
             )
         }
 
@@ -1283,20 +1279,13 @@ mod simd {
             o: *mut u8,
             n: usize,
         ) -> Flags {
-            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(2 * k));
-            streamed(
-                o,
+            streamed::<_, S>(
+                (a, b, o),
                 n,
                 2,
                 32,
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    select_run::<O, S, false>(a, b, o, m)
-                },
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    select_run::<O, S, true>(a, b, o, m)
-                },
+                |a, b, o, m| select_run::<O, S, false>(a, b, o, m),
+                |a, b, o, m| select_run::<O, S, true>(a, b, o, m),
             )
         }
 
@@ -1360,20 +1349,13 @@ mod simd {
             o: *mut u8,
             n: usize,
         ) -> Flags {
-            let at = |k: usize| (a.add(2 * S * k), b.add(2 * S * k), o.add(k));
-            streamed(
-                o,
+            streamed::<_, S>(
+                (a, b, o),
                 n,
                 1,
                 16,
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    compare_run::<O, S, false>(a, b, o, m)
-                },
-                |k, m| {
-                    let (a, b, o) = at(k);
-                    compare_run::<O, S, true>(a, b, o, m)
-                },
+                |a, b, o, m| compare_run::<O, S, false>(a, b, o, m),
+                |a, b, o, m| compare_run::<O, S, true>(a, b, o, m),
             )
         }
 

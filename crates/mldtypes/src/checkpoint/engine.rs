@@ -1025,7 +1025,11 @@ fn run_files(
                     .map(|&o| data_start + plan.outs[o].offset)
                     .collect();
                 let st = shards[j.file];
-                let stats = run_chunk(j, st, &handles[j.file], &offs, s, e, opts, s2s[ji])
+                let stats = SCRATCH
+                    .with(|sc| {
+                        let out = &handles[j.file];
+                        run_chunk(&mut sc.borrow_mut(), j, st, out, &offs, s, e, opts, s2s[ji])
+                    })
                     .map_err(|e| match e {
                         Error::Write { source, .. } => Error::Write {
                             path: out_paths[j.file].clone(),
@@ -1250,23 +1254,9 @@ fn write_at(f: &File, buf: &[u8], off: u64) -> std::io::Result<()> {
     }
 }
 
+/// Converts elements `s..e` of job `j` with the thread's buffers `sc`.
 #[allow(clippy::too_many_arguments)]
 fn run_chunk(
-    j: &Job,
-    st: &SafetensorsFile,
-    out: &File,
-    offs: &[usize],
-    s: usize,
-    e: usize,
-    opts: &Options<'_>,
-    s2: f32,
-) -> Result<Stats, Error> {
-    SCRATCH.with(|sc| run_chunk_in(&mut sc.borrow_mut(), j, st, out, offs, s, e, opts, s2))
-}
-
-/// [`run_chunk`] with the thread's buffers `sc`.
-#[allow(clippy::too_many_arguments)]
-fn run_chunk_in(
     sc: &mut Scratch,
     j: &Job,
     st: &SafetensorsFile,

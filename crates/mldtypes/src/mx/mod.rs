@@ -802,8 +802,17 @@ pub fn dequantize(
     out: &mut [f32],
 ) -> Result<(), BlockError> {
     check_len("out", scales.len() * MX_BLOCK, out.len())?;
+    rounded_to_f32(out, |tmp| dequantize_f64(blocks, scales, fmt, tmp))
+}
+
+/// Runs `dequantize` into a float64 buffer of `out`'s length, then rounds
+/// each value once to `out` (round-to-nearest-even).
+fn rounded_to_f32(
+    out: &mut [f32],
+    dequantize: impl FnOnce(&mut [f64]) -> Result<(), BlockError>,
+) -> Result<(), BlockError> {
     let mut tmp = vec![0.0f64; out.len()];
-    dequantize_f64(blocks, scales, fmt, &mut tmp)?;
+    dequantize(&mut tmp)?;
     for (y, v) in out.iter_mut().zip(&tmp) {
         *y = *v as f32;
     }
@@ -1243,12 +1252,7 @@ pub fn nvfp4_dequantize(
     s2: f32,
     out: &mut [f32],
 ) -> Result<(), BlockError> {
-    let mut tmp = vec![0.0f64; out.len()];
-    nvfp4_dequantize_f64(packed, scales, s2, &mut tmp)?;
-    for (y, v) in out.iter_mut().zip(&tmp) {
-        *y = *v as f32;
-    }
-    Ok(())
+    rounded_to_f32(out, |tmp| nvfp4_dequantize_f64(packed, scales, s2, tmp))
 }
 
 #[cfg(test)]
