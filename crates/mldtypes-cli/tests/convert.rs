@@ -1348,3 +1348,76 @@ fn repeated_conversions_are_byte_identical() {
         }
     }
 }
+
+#[test]
+fn float64_originals_are_compared_in_float64() {
+    // Rounded to float32 first, 1/3 and 0.1 would show no error in a
+    // float32 target, and ±1e300 would count as infinite originals.
+    let x = [
+        0.1,
+        1.0 / 3.0,
+        1e-30,
+        2.5,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+        1e-50,
+        -7.000_000_1,
+    ];
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (to, width) in [("float32", 4), ("bfloat16", 2)] {
+        let (_dir, inp, out) = in_out();
+        let views = vec![(
+            "w",
+            TensorView::new(Dtype::F64, vec![2, 5], &bytes).unwrap(),
+        )];
+        std::fs::write(&inp, safetensors::serialize(views, None).unwrap()).unwrap();
+        let report = json_of(&[
+            "convert",
+            inp.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--to",
+            to,
+            "--json",
+        ]);
+        let buf = std::fs::read(&out).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let y: Vec<f64> = st
+            .tensor("w")
+            .unwrap()
+            .data()
+            .chunks_exact(width)
+            .map(|c| match width {
+                4 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
+                _ => f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16) as f64,
+            })
+            .collect();
+        // The statistics of the definition, on the float64 originals.
+        let (mut max, mut err, mut sq, mut clipped, mut flushed) = (0f64, 0f64, 0f64, 0, 0);
+        for (x, y) in x.iter().zip(&y) {
+            if !x.is_finite() {
+                continue;
+            }
+            if !y.is_finite() {
+                clipped += 1;
+                continue;
+            }
+            let e = (y - x).abs();
+            max = max.max(e);
+            err += e * e;
+            sq += x * x;
+            flushed += (*x != 0.0 && *y == 0.0) as u64;
+        }
+        assert!(max > 1e-9, "{to}: {max}");
+        let r = &report["tensors"][0];
+        assert_eq!(r["max_abs_error"].as_f64().unwrap(), max, "{to}");
+        assert_eq!(r["clipped"], clipped, "{to}");
+        assert_eq!(r["clipped"], 2, "{to}: ±1e300");
+        assert_eq!(r["overflow_to_nonfinite"], 2, "{to}");
+        assert_eq!(r["flushed_to_zero"], flushed, "{to}");
+        let rel = r["rel_rms_error"].as_f64().unwrap();
+        let want = (err / sq).sqrt();
+        assert!((rel - want).abs() <= 1e-12 * want, "{to}: {rel} {want}");
+    }
+}

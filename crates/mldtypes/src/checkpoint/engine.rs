@@ -105,7 +105,8 @@ struct Scratch {
     ys: Vec<f32>,
     /// float64 values: inputs that are float64, dequantized values.
     fa: Vec<f64>,
-    /// float64 values: the dequantized values of float64 inputs.
+    /// float64 values: the dequantized or converted values of float64
+    /// inputs (statistics).
     fb: Vec<f64>,
 }
 
@@ -1301,16 +1302,23 @@ fn run_chunk(
                 let x = &src[sb(from, a)..sb(from, b)];
                 let y = &mut dst[sb(to, a)..sb(to, b)];
                 cast_storage(x, from, y, to, opts.overflow)?;
-                let ys = grow(ysb, b - a);
-                cast_storage(
-                    y,
-                    to,
-                    bytemuck::cast_slice_mut(ys),
-                    DType::Float32,
-                    Overflow::NonSaturating,
-                )?;
-                let xs = as_f32(x, from, xsb)?;
-                mx::cast_stats(xs, ys, limit.threshold, limit.tie_overflows, &mut acc);
+                let (thr, tie) = (limit.threshold, limit.tie_overflows);
+                if from == DType::Float64 {
+                    // Compared in float64: a float32 copy would round the
+                    // originals (and turn those beyond float32's range into
+                    // infinities).
+                    let xs = as_f64(x, from, b - a, fa)?;
+                    let ys = grow(fb, b - a);
+                    let yv = bytemuck::cast_slice_mut(ys);
+                    cast_storage(y, to, yv, DType::Float64, Overflow::NonSaturating)?;
+                    acc.cast_slices_f64(xs, ys, thr, tie);
+                } else {
+                    let ys = grow(ysb, b - a);
+                    let yv = bytemuck::cast_slice_mut(ys);
+                    cast_storage(y, to, yv, DType::Float32, Overflow::NonSaturating)?;
+                    let xs = as_f32(x, from, xsb)?;
+                    mx::cast_stats(xs, ys, thr, tie, &mut acc);
+                }
                 a = b;
             }
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;

@@ -1387,30 +1387,33 @@ mod tests {
         }
     }
 
+    /// The reference of the cast statistics: every test in float64, as the
+    /// statistics define it, one pair at a time.
+    fn cast_reference(xs: &[f32], ys: &[f32], thr: f64, tie: bool) -> ErrLanes {
+        let mut r = ErrLanes::default();
+        for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+            let l = i % LANES;
+            let (x, y) = (*x as f64, *y as f64);
+            let ax = x.abs();
+            let finite = ax < f64::INFINITY;
+            let beyond = ax > thr || (ax == thr && tie);
+            let yinf = !y.is_finite();
+            let over = finite & (yinf | beyond);
+            let ok = finite & !over;
+            let e = if ok { (y - x).abs() } else { 0.0 };
+            r.clip[l] += over as u64;
+            r.nonfin[l] += (finite & yinf) as u64;
+            r.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
+            r.max[l] = r.max[l].max(e);
+            r.err[l] += e * e;
+            r.sq[l] += if ok { x * x } else { 0.0 };
+        }
+        r
+    }
+
     #[test]
     fn cast_statistics_match_the_float64_reference() {
-        // The reference: every test in float64, as the statistics define it.
-        fn reference(xs: &[f32], ys: &[f32], thr: f64, tie: bool) -> ErrLanes {
-            let mut r = ErrLanes::default();
-            for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
-                let l = i % LANES;
-                let (x, y) = (*x as f64, *y as f64);
-                let ax = x.abs();
-                let finite = ax < f64::INFINITY;
-                let beyond = ax > thr || (ax == thr && tie);
-                let yinf = !y.is_finite();
-                let over = finite & (yinf | beyond);
-                let ok = finite & !over;
-                let e = if ok { (y - x).abs() } else { 0.0 };
-                r.clip[l] += over as u64;
-                r.nonfin[l] += (finite & yinf) as u64;
-                r.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
-                r.max[l] = r.max[l].max(e);
-                r.err[l] += e * e;
-                r.sq[l] += if ok { x * x } else { 0.0 };
-            }
-            r
-        }
+        let reference = cast_reference;
         let mut xs = values(4003, 3, true);
         // Values at and around each threshold.
         let limits = [
@@ -1438,6 +1441,55 @@ mod tests {
                 cast_stats_on(path, &xs[..800], &ys[..800], thr, tie, &mut got);
                 cast_stats_on(path, &xs[800..], &ys[800..], thr, tie, &mut got);
                 assert!(same(&got, &want), "{thr} {tie} {path}: {got:?} {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cast_statistics_blocks_with_and_without_exceptions() {
+        // Ordinary values with their bfloat16 roundings (all pairs count:
+        // the blocks' first pass stands), then one exception at a time in
+        // one block (that block is taken again, lane by lane), at the
+        // float8_e4m3fn and the float32 limits.
+        let xs: Vec<f32> = values(5000, 11, false)
+            .iter()
+            .map(|v| {
+                if v.abs() > 400.0 {
+                    v.signum() * (1.0 + (v.to_bits() % 1000) as f32 / 7.0)
+                } else {
+                    *v
+                }
+            })
+            .collect();
+        let ys: Vec<f32> = xs
+            .iter()
+            .map(|x| f32::from_bits(crate::cast::kernels::enc_bf16::<false>(x.to_bits()) << 16))
+            .collect();
+        let exceptions: [(usize, f32, f32); 7] = [
+            (1000, f32::NAN, f32::NAN),
+            (1001, f32::INFINITY, f32::INFINITY),
+            (2050, 1e6, 448.0), // beyond float8_e4m3fn's limit, saturated
+            (2600, 464f32.next_up(), 448.0), // the first float32 beyond it
+            (3077, 1.0, f32::NAN), // a finite original whose result is NaN
+            (4100, 2.0, f32::INFINITY),
+            (4999, -0.0, -0.0),
+        ];
+        let limits = [(464.0, false), (f32::MAX as f64 + 2f64.powi(103), true)];
+        for k in 0..=exceptions.len() {
+            let (mut x, mut y) = (xs.clone(), ys.clone());
+            if let Some(&(i, xv, yv)) = exceptions.get(k) {
+                (x[i], y[i]) = (xv, yv);
+            }
+            for (thr, tie) in limits {
+                let want = cast_reference(&x, &y, thr, tie);
+                for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                    for split in [0, 8, 2048, 4096] {
+                        let mut got = ErrLanes::default();
+                        cast_stats_on(path, &x[..split], &y[..split], thr, tie, &mut got);
+                        cast_stats_on(path, &x[split..], &y[split..], thr, tie, &mut got);
+                        assert!(same(&got, &want), "{k} {thr} {path} {split}");
+                    }
+                }
             }
         }
     }
