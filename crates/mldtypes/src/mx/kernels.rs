@@ -788,6 +788,7 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
     scales: &mut [u8],
     acc: &mut ErrLanes,
     finite_stats: impl Fn(&[T], &[f64], &mut ErrLanes),
+    fill: impl Fn(&mut [f64; NVFP4_BLOCK], &[u8; NVFP4_BLOCK / 2], f64),
 ) -> u64 {
     const GROUP: usize = 256 * NVFP4_BLOCK;
     let table = NvTable::new(s2);
@@ -799,7 +800,7 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
     {
         clipped += nvfp4_blocks(src, &table, packed, scales);
         if STATS {
-            nvfp4_stats(src, s2, packed, scales, acc, &finite_stats);
+            nvfp4_stats(src, s2, packed, scales, acc, &finite_stats, &fill);
         }
     }
     clipped
@@ -841,6 +842,7 @@ fn nvfp4_stats<T: Nv>(
     scales: &[u8],
     acc: &mut ErrLanes,
     finite_stats: &impl Fn(&[T], &[f64], &mut ErrLanes),
+    fill: &impl Fn(&mut [f64; NVFP4_BLOCK], &[u8; NVFP4_BLOCK / 2], f64),
 ) {
     /// Blocks per pass of `finite_stats` (when none has the NaN scale).
     const SUB: usize = 64;
@@ -860,14 +862,54 @@ fn nvfp4_stats<T: Nv>(
             .zip(sg)
         {
             let d = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(sc as u32)) as f64 * s2 as f64;
-            // The block's 16 values, signs included.
-            let vals: [f64; 16] = core::array::from_fn(|c| E2M1_SIGNED[c] * d);
-            for (y, b) in y.chunks_exact_mut(2).zip(p) {
-                y[0] = vals[(b & 0xf) as usize];
-                y[1] = vals[(b >> 4) as usize];
-            }
+            let y: &mut [f64; NVFP4_BLOCK] = y.try_into().expect("a block");
+            fill(y, p.try_into().expect("a block"), d);
         }
         finite_stats(xg, &ys[..xg.len()], acc);
+    }
+}
+
+/// The values of one NVFP4 block's packed elements `p` (low nibble first)
+/// with the block's scale `d` (`e4m3 · s2`): each `±e2m1 · d`, exact in
+/// float64.
+#[inline(always)]
+fn nvfp4_values(y: &mut [f64; NVFP4_BLOCK], p: &[u8; NVFP4_BLOCK / 2], d: f64) {
+    let vals: [f64; 16] = core::array::from_fn(|c| E2M1_SIGNED[c] * d);
+    for (y, b) in y.chunks_exact_mut(2).zip(p) {
+        y[0] = vals[(b & 0xf) as usize];
+        y[1] = vals[(b >> 4) as usize];
+    }
+}
+
+/// [`nvfp4_values`] with AVX2: the float4_e2m1fn magnitudes looked up in
+/// one register by the codes' low three bits (`VPERMPS`), the sign bit moved
+/// into place, the float32 values widened and multiplied by `d`.
+///
+/// # Safety
+/// AVX2 is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn nvfp4_values_avx2(y: &mut [f64; NVFP4_BLOCK], p: &[u8; NVFP4_BLOCK / 2], d: f64) {
+    use core::arch::x86_64::*;
+    let mags = _mm256_setr_ps(0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0);
+    let b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.as_ptr().cast()));
+    let lo = _mm256_and_si256(b, _mm256_set1_epi32(0xf));
+    let hi = _mm256_srli_epi32::<4>(b);
+    // Codes in element order: byte i gives elements 2i (low) and 2i + 1.
+    let (ul, uh) = (_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi));
+    let codes = [
+        _mm256_permute2x128_si256::<0x20>(ul, uh),
+        _mm256_permute2x128_si256::<0x31>(ul, uh),
+    ];
+    let dv = _mm256_set1_pd(d);
+    for (k, c) in codes.into_iter().enumerate() {
+        let m = _mm256_permutevar8x32_ps(mags, c);
+        let sign = _mm256_slli_epi32::<28>(_mm256_and_si256(c, _mm256_set1_epi32(8)));
+        let v = _mm256_xor_ps(m, _mm256_castsi256_ps(sign));
+        let lo = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), dv);
+        let hi = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)), dv);
+        _mm256_storeu_pd(y.as_mut_ptr().add(8 * k), lo);
+        _mm256_storeu_pd(y.as_mut_ptr().add(8 * k + 4), hi);
     }
 }
 
@@ -946,6 +988,20 @@ impl ExactAcc {
     }
 }
 
+/// The NVFP4 block values of a kernel path: AVX2's for the paths with AVX2,
+/// [`nvfp4_values`] for the portable one.
+macro_rules! values {
+    () => {
+        nvfp4_values
+    };
+    ($feat:literal) => {
+        // SAFETY: the paths with features have AVX2.
+        |y: &mut [f64; NVFP4_BLOCK], p: &[u8; NVFP4_BLOCK / 2], d: f64| unsafe {
+            nvfp4_values_avx2(y, p, d)
+        }
+    };
+}
+
 /// Instantiates the block kernels for one instruction set (as
 /// `cast::kernels` does for the conversions).
 macro_rules! instantiate {
@@ -980,7 +1036,7 @@ macro_rules! instantiate {
             ) -> u64 {
                 // SAFETY: `finite_stats` needs the features of this function.
                 let stats = |x: &[T], y: &[f64], a: &mut ErrLanes| unsafe { finite_stats(x, y, a) };
-                nvfp4_body::<T, STATS>(src, s2, packed, scales, acc, stats)
+                nvfp4_body::<T, STATS>(src, s2, packed, scales, acc, stats, values!($($feat)?))
             }
             // Not inlined: `nvfp4` calls it once per group of blocks, with
             // its own registers.
