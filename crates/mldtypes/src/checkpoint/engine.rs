@@ -114,6 +114,10 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// Elements per read of the NVFP4 tensor-scale pass, which only scans
+/// them: a buffer the core's own cache holds.
+const SCAN: usize = 1 << 16;
+
 /// Elements per pass of a cast's statistics: the float32 views of one part
 /// of a chunk stay in the cache between the cast and the statistics.
 const SUB: usize = 8192;
@@ -1417,15 +1421,20 @@ fn finite_amax(
     SCRATCH.with(|sc| {
         let mut sc = sc.borrow_mut();
         let Scratch { inb, x32, fa, .. } = &mut *sc;
-        let src = st.read(t, sb(from, s), sb(from, e), inb)?;
-        if from == DType::Float64 {
-            let x = as_f64(src, from, e - s, fa)?;
-            Ok(x.iter()
-                .filter(|x| x.is_finite())
-                .fold(0f64, |m, x| m.max(x.abs())))
-        } else {
-            Ok(mx::finite_amax(as_f32(src, from, x32)?) as f64)
+        let mut m = 0f64;
+        for a in (s..e).step_by(SCAN) {
+            let b = (a + SCAN).min(e);
+            let src = st.read(t, sb(from, a), sb(from, b), inb)?;
+            m = m.max(if from == DType::Float64 {
+                let x = as_f64(src, from, b - a, fa)?;
+                x.iter()
+                    .filter(|x| x.is_finite())
+                    .fold(0f64, |m, x| m.max(x.abs()))
+            } else {
+                mx::finite_amax(as_f32(src, from, x32)?) as f64
+            });
         }
+        Ok(m)
     })
 }
 

@@ -603,8 +603,14 @@ pub(crate) trait Nv: Copy {
     fn to_f64(self) -> f64;
     /// Packs the element codes of the block `x` under block scale code `sc`
     /// into `out` (8 bytes, the first element in the low nibble); returns
-    /// the number of clipped elements.
-    fn elements(x: &[Self; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64;
+    /// the number of clipped elements with `CLIP` (0 without: for a block
+    /// whose largest magnitude is below the clipping boundary).
+    fn elements<const CLIP: bool>(
+        x: &[Self; NVFP4_BLOCK],
+        t: &NvTable,
+        sc: usize,
+        out: &mut [u8],
+    ) -> u64;
 }
 
 impl Nv for f32 {
@@ -626,7 +632,12 @@ impl Nv for f32 {
         self as f64
     }
     #[inline(always)]
-    fn elements(x: &[f32; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+    fn elements<const CLIP: bool>(
+        x: &[f32; NVFP4_BLOCK],
+        t: &NvTable,
+        sc: usize,
+        out: &mut [u8],
+    ) -> u64 {
         // float32 lanes against the boundaries rounded down to float32:
         // for a float32 `a`, `a > T` exactly when `a > RD32(T)`.
         let t = &t.elem32[sc];
@@ -638,7 +649,9 @@ impl Nv for f32 {
             for b in &t[..7] {
                 m += (a > *b) as u32;
             }
-            clip += (a > t[7]) as u32;
+            if CLIP {
+                clip += (a > t[7]) as u32;
+            }
             *c = m | (v.to_bits() >> 31) << 3;
         }
         for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
@@ -667,7 +680,12 @@ impl Nv for f64 {
         self
     }
     #[inline(always)]
-    fn elements(x: &[f64; NVFP4_BLOCK], t: &NvTable, sc: usize, out: &mut [u8]) -> u64 {
+    fn elements<const CLIP: bool>(
+        x: &[f64; NVFP4_BLOCK],
+        t: &NvTable,
+        sc: usize,
+        out: &mut [u8],
+    ) -> u64 {
         let t = &t.elem[sc];
         // 64-bit codes and counts, as wide as the float64 lanes.
         let mut codes = [0u64; NVFP4_BLOCK];
@@ -678,7 +696,9 @@ impl Nv for f64 {
             for b in &t[..7] {
                 m += (a > *b) as u64;
             }
-            clip += (a > t[7]) as u64;
+            if CLIP {
+                clip += (a > t[7]) as u64;
+            }
             *c = m | (v.to_bits() >> 63) << 3;
         }
         for (o, p) in out.iter_mut().zip(codes.chunks_exact(2)) {
@@ -825,7 +845,13 @@ fn nvfp4_blocks<T: Nv>(src: &[T], table: &NvTable, packed: &mut [u8], scales: &m
         }
         let sc = table.scale_code(T::mag_f64(amax));
         *scale = sc as u8;
-        clipped += T::elements(x, table, sc, out);
+        // Only a block whose largest magnitude is beyond the clipping
+        // boundary has elements to count there.
+        clipped += if T::mag_f64(amax) > table.elem[sc][7] {
+            T::elements::<true>(x, table, sc, out)
+        } else {
+            T::elements::<false>(x, table, sc, out)
+        };
     }
     clipped
 }
