@@ -1388,26 +1388,13 @@ mod tests {
     }
 
     /// The reference of the cast statistics: every test in float64, as the
-    /// statistics define it, one pair at a time.
+    /// statistics define it, one pair at a time (the float64 originals'
+    /// path, itself checked against statistics computed from their
+    /// definition by the command-line tests).
     fn cast_reference(xs: &[f32], ys: &[f32], thr: f64, tie: bool) -> ErrLanes {
+        let wide = |v: &[f32]| v.iter().map(|v| *v as f64).collect::<Vec<f64>>();
         let mut r = ErrLanes::default();
-        for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
-            let l = i % LANES;
-            let (x, y) = (*x as f64, *y as f64);
-            let ax = x.abs();
-            let finite = ax < f64::INFINITY;
-            let beyond = ax > thr || (ax == thr && tie);
-            let yinf = !y.is_finite();
-            let over = finite & (yinf | beyond);
-            let ok = finite & !over;
-            let e = if ok { (y - x).abs() } else { 0.0 };
-            r.clip[l] += over as u64;
-            r.nonfin[l] += (finite & yinf) as u64;
-            r.flushed[l] += (ok & (x != 0.0) & (y == 0.0)) as u64;
-            r.max[l] = r.max[l].max(e);
-            r.err[l] += e * e;
-            r.sq[l] += if ok { x * x } else { 0.0 };
-        }
+        r.cast_slices_f64(&wide(xs), &wide(ys), thr, tie);
         r
     }
 
