@@ -552,23 +552,37 @@ unsafe extern "C" fn binary<C: Complex, O: CBinary>(
     _data: *mut c_void,
 ) {
     crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
         let o = Operand::of(args, steps, 2);
-        let mut x = [Cf32::default(); BLOCK];
-        let mut y = [Cf32::default(); BLOCK];
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[4, 4, 4], 2);
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<C>(a, start, x);
-            decode::<C>(b, start, y);
+        pairs::<C>(args, dims, steps, 4, |start, x, y| {
             for (u, v) in x.iter_mut().zip(y.iter()) {
                 *u = O::f(*u, *v);
             }
             encode::<C>(x, o, start);
         });
     })
+}
+
+/// The blocks of a loop over two complex operands (arguments 0 and 1;
+/// the output, argument 2, has elements of `out` bytes): `f(start, x, y)`
+/// with `x`, `y` the decoded operands of elements `start..start + len`.
+unsafe fn pairs<C: Complex>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    out: usize,
+    mut f: impl FnMut(usize, &mut [Cf32], &[Cf32]),
+) {
+    let (a, b) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+    let mut x = [Cf32::default(); BLOCK];
+    let mut y = [Cf32::default(); BLOCK];
+    let n = count(dims);
+    let block = block_len(args, steps, n, &[4, 4, out], 2);
+    blocks(n, block, |start, len| {
+        let (x, y) = (&mut x[..len], &mut y[..len]);
+        decode::<C>(a, start, x);
+        decode::<C>(b, start, y);
+        f(start, x, y);
+    });
 }
 
 /// `absolute`: `|z|` (`cabsf`, i.e. `hypotf`) rounded once into the part
@@ -738,17 +752,8 @@ unsafe extern "C" fn compare<C: Complex, O: CCompare>(
     _data: *mut c_void,
 ) {
     crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
         let o = Operand::of(args, steps, 2);
-        let mut x = [Cf32::default(); BLOCK];
-        let mut y = [Cf32::default(); BLOCK];
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[4, 4, 1], 2);
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<C>(a, start, x);
-            decode::<C>(b, start, y);
+        pairs::<C>(args, dims, steps, 1, |start, x, y| {
             let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
             for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
                 o.write::<u8>(start + k, O::f(*u, *v) as u8);
@@ -809,17 +814,9 @@ unsafe extern "C" fn select<C: Complex, O: CSelect>(
     _data: *mut c_void,
 ) {
     crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
+        let (a, b) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
         let o = Operand::of(args, steps, 2);
-        let mut x = [Cf32::default(); BLOCK];
-        let mut y = [Cf32::default(); BLOCK];
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[4, 4, 4], 2);
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<C>(a, start, x);
-            decode::<C>(b, start, y);
+        pairs::<C>(args, dims, steps, 4, |start, x, y| {
             let quiet = (!C::SIGNALLING_COMPARE).then(FpFlags::save);
             for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
                 let src = if O::pick_x(*u, *v) { a } else { b };

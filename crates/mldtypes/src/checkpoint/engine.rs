@@ -154,14 +154,20 @@ fn as_f32<'a>(src: &'a [u8], from: DType, buf: &'a mut Vec<f32>) -> Result<&'a [
     Ok(x)
 }
 
-/// The elements of `src` (storage of `from`) as float64 in `buf` (exact for
-/// every float dtype).
+/// The elements of `src` (storage of `from`) as float64 (exact for every
+/// float dtype): float64 input in place when aligned, anything else
+/// converted into `buf`.
 fn as_f64<'a>(
-    src: &[u8],
+    src: &'a [u8],
     from: DType,
     n: usize,
     buf: &'a mut Vec<f64>,
 ) -> Result<&'a [f64], Error> {
+    if from == DType::Float64 {
+        if let Ok(x) = bytemuck::try_cast_slice(src) {
+            return Ok(x);
+        }
+    }
     let x = grow(buf, n);
     cast_storage(
         src,

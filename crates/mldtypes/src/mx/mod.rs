@@ -456,6 +456,21 @@ fn quantize_f32_on<const STATS: bool>(
     unsafe { k(src, blocks, scales, acc) }
 }
 
+/// Calls kernel `$f` compiled for `$path` (the portable one for
+/// [`Path::Scalar`] and [`Path::Portable`]); unsafe: `$path` must be
+/// available on this CPU.
+macro_rules! on_path {
+    ($path:expr, $f:ident($($arg:expr),*)) => {
+        match $path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::$f($($arg),*),
+            _ => kernels::portable::$f($($arg),*),
+        }
+    };
+}
+
 /// The error statistics of plain conversion results `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (element `i` in lane
 /// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
@@ -468,45 +483,21 @@ pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut 
 fn cast_stats_on(path: Path, xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
     assert!(path.is_available(), "{path} kernels on this CPU");
     // SAFETY: `path` is available on this CPU.
-    unsafe {
-        match path {
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => kernels::avx2::cast_stats(xs, ys, thr, tie, acc),
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx512 => kernels::avx512::cast_stats(xs, ys, thr, tie, acc),
-            _ => kernels::portable::cast_stats(xs, ys, thr, tie, acc),
-        }
-    }
+    unsafe { on_path!(path, cast_stats(xs, ys, thr, tie, acc)) }
 }
 
 /// The largest magnitude of the finite values of `x` (0 if none), on the
 /// kernels of [`cast::path`] (NVFP4's tensor scale).
 pub(crate) fn finite_amax(x: &[f32]) -> f32 {
     // SAFETY: `cast::path()` is available on this CPU.
-    unsafe {
-        match cast::path() {
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => kernels::avx2::finite_amax(x),
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx512 => kernels::avx512::finite_amax(x),
-            _ => kernels::portable::finite_amax(x),
-        }
-    }
+    unsafe { on_path!(cast::path(), finite_amax(x)) }
 }
 
 /// The error statistics of exact dequantized values `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (see [`ErrLanes::exact`]).
 pub(crate) fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
     // SAFETY: `cast::path()` is available on this CPU.
-    unsafe {
-        match cast::path() {
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => kernels::avx2::exact_stats(xs, ys, acc),
-            #[cfg(target_arch = "x86_64")]
-            Path::Avx512 => kernels::avx512::exact_stats(xs, ys, acc),
-            _ => kernels::portable::exact_stats(xs, ys, acc),
-        }
-    }
+    unsafe { on_path!(cast::path(), exact_stats(xs, ys, acc)) }
 }
 
 /// [`quantize`] of float32 on the kernels of [`cast::path`], adding the
