@@ -7,21 +7,18 @@
 
 use pyo3::prelude::*;
 
-mod arrfuncs;
-mod casts;
 mod checkpoint;
-mod dlpack;
-mod fmt;
+mod dtypes;
 mod guard;
-mod info;
+mod interop;
 mod npapi;
+mod pack;
 mod promotion;
 mod reduce;
-mod registry;
-mod scalar;
-mod twins;
-mod types;
 mod ufuncs;
+
+use dtypes::{arrfuncs, casts, info, registry, types};
+use interop::{dlpack, twins};
 
 /// Calls `$m!(bfloat16, float8_e3m4, ...)` with the 12 float formats, in
 /// ml_dtypes 0.6.0's registration order. A new format is one name here (and
@@ -187,8 +184,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::sum, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::mean, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::dot, m)?)?;
-    m.add_function(wrap_pyfunction!(reduce::pack, m)?)?;
-    m.add_function(wrap_pyfunction!(reduce::unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::pack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::unpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;
     ufuncs::register(py)?;
     promotion::register(m)?;

@@ -9,7 +9,7 @@ define, a cast in each direction that copies the bytes unchanged (``can_cast``
 between two of our formats the same cast between ours and ml_dtypes' type of
 the other format: mixed-package ``astype``, ``np.asarray(x, dtype=...)``,
 ``copyto``, ufuncs and promotions behave as within one package (see
-``src/twins.rs``). ``a.view(ml_dtypes.bfloat16)`` reinterprets without copying.
+``src/interop/twins.rs``). ``a.view(ml_dtypes.bfloat16)`` reinterprets without copying.
 
 Registration happens when ``mldtypes`` is imported if ``ml_dtypes`` already
 is, or else right after ``ml_dtypes`` finishes importing: a finder at the

@@ -7,8 +7,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::scalar;
-use crate::types::MlType;
+use crate::dtypes::scalar;
+use crate::dtypes::types::MlType;
 
 /// A scalar of `T` holding `v` (exact: every finfo value is representable).
 fn scalar_of<T: MlType + scalar::Family_>(py: Python<'_>, v: f64) -> PyResult<Py<PyAny>> {

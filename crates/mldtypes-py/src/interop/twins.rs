@@ -61,8 +61,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
-use crate::casts;
-use crate::registry;
+use crate::dtypes::casts;
+use crate::dtypes::registry;
 
 /// `(from, to)` type numbers of every cast registered here.
 static DONE: Mutex<Option<HashSet<(c_int, c_int)>>> = Mutex::new(None);
@@ -519,7 +519,7 @@ fn patch_common_dtype(
     };
     // SAFETY: validated slots tables.
     let legacy = unsafe { *their_first.add(COMMON_DTYPE_SLOT) } as usize;
-    let jax = crate::promotion::numpy_hook::jax_common_dtype_fn();
+    let jax = crate::promotion::switch::jax_common_dtype_fn();
     let same = all.iter().all(|(_, (_, a), (_, b))| unsafe {
         let a = *a.add(COMMON_DTYPE_SLOT) as usize;
         (a == legacy || a == jax) && *b.add(COMMON_DTYPE_SLOT) as usize == legacy

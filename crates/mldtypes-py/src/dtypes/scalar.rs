@@ -18,9 +18,9 @@ use mldtypes::int::SubByteInt;
 use numpy::npyffi::NpyTypes;
 use pyo3::ffi;
 
+use crate::dtypes::registry;
+use crate::dtypes::types::{ComplexType, Family, FloatType, IntType, MlType};
 use crate::npapi::{self, np_type, set_error, type_check};
-use crate::registry;
-use crate::types::{ComplexType, Family, FloatType, IntType, MlType};
 use crate::ufuncs::complex::{self, ArithOp};
 
 /// A scalar object: the Python object header followed by the value, the
@@ -450,7 +450,7 @@ macro_rules! float_family {
                 }
             }
             fn text(self) -> String {
-                crate::fmt::real(MiniFloat::to_f32(self))
+                crate::dtypes::fmt::real(MiniFloat::to_f32(self))
             }
             unsafe fn hash(self, o: *mut ffi::PyObject) -> ffi::Py_hash_t {
                 unsafe { npapi::hash_f64(o, MiniFloat::to_f64(self)) }
@@ -534,7 +534,7 @@ macro_rules! complex_family {
             }
             fn text(self) -> String {
                 let (a, b) = self.to_f32_pair();
-                crate::fmt::complex(a, b)
+                crate::dtypes::fmt::complex(a, b)
             }
             unsafe fn hash(self, o: *mut ffi::PyObject) -> ffi::Py_hash_t {
                 let (a, b) = self.to_pair();

@@ -33,13 +33,10 @@ use numpy::npyffi::{npy_intp, PyUFuncObject, NPY_TYPES, PY_UFUNC_API};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-use crate::registry;
+use crate::dtypes::registry;
 
-#[path = "ufuncs_complex.rs"]
 pub(crate) mod complex;
-#[path = "ufuncs_float.rs"]
 pub(crate) mod float;
-#[path = "ufuncs_int.rs"]
 pub(crate) mod int;
 
 /// Elements per block in the blocked loops: 4096 float32 (16 KiB) per

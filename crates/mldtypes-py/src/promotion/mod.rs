@@ -3,7 +3,7 @@
 //! the `numpy_dtype_promotion` / `enable_x64` context managers and
 //! `mldtypes.config` (jax 0.10.2 semantics, all computed by
 //! `mldtypes::promote::jax`), plus the opt-in JAX promotion inside NumPy
-//! ([`crate::promotion_numpy`]).
+//! ([`switch`]).
 //!
 //! Python arguments are read as `jax.dtypes.dtype` reads them: Python `int`,
 //! `float`, `complex` values and those types are weakly typed; `bool`, NumPy
@@ -23,8 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString, PyTuple, PyType};
 
-#[path = "promotion_numpy.rs"]
-pub(crate) mod numpy_hook;
+pub(crate) mod switch;
 
 pyo3::create_exception!(
     mldtypes,
@@ -664,6 +663,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_type, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_dtype_promotion, m)?)?;
     m.add_function(wrap_pyfunction!(enable_x64, m)?)?;
-    numpy_hook::register(m)?;
+    switch::register(m)?;
     Ok(())
 }

@@ -32,7 +32,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{npapi, registry};
+use crate::dtypes::registry;
+use crate::npapi;
 
 /// `DLDevice`: device type (kDLCPU = 1, kDLCUDA = 2, ...) and index.
 #[repr(C)]
@@ -229,14 +230,14 @@ fn array_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
         .iter()
         .copied()
         .find(|&d| registry::typenum(d) == Some(num))
-        .or_else(|| crate::twins::twin_of_num(num))
+        .or_else(|| crate::interop::twins::twin_of_num(num))
 }
 
 /// The package-qualified name of `arr`'s dtype for messages
 /// (`mldtypes.bfloat16`, or `ml_dtypes.bfloat16` for an ml_dtypes array).
 fn type_name(arr: &Bound<'_, PyAny>, dt: DType) -> String {
     arr.getattr("dtype")
-        .map(|d| crate::twins::qualified_name(&d))
+        .map(|d| crate::interop::twins::qualified_name(&d))
         .unwrap_or_else(|_| format!("mldtypes.{}", dt.name()))
 }
 
@@ -403,7 +404,7 @@ fn layout<'py>(
                 }
             }
         }
-        let bytes = crate::reduce::pack(py, arr)?;
+        let bytes = crate::pack::pack(py, arr)?;
         let data = unsafe { npapi::array_data(bytes.as_ptr()) };
         return Ok(Layout {
             dtype: DLDataType { code, bits, lanes },

@@ -310,7 +310,7 @@ fn original(meta: *mut ffi::PyObject) -> Option<CommonDTypeFn> {
 /// `orig`, a saved slot value, as it stands now: replaced by the twins'
 /// `common_dtype` once their promotion patch is in effect.
 fn current_original(orig: usize) -> usize {
-    crate::twins::common_dtype_replacing(orig).unwrap_or(orig)
+    crate::interop::twins::common_dtype_replacing(orig).unwrap_or(orig)
 }
 
 /// The address of the JAX promotion's `common_dtype` (what our DTypes'

@@ -18,10 +18,10 @@ use numpy::npyffi::{
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::dtypes::registry;
+use crate::dtypes::scalar::{self, Arith, Family_};
+use crate::dtypes::types::{Family, MlType};
 use crate::npapi::{self, set_error};
-use crate::registry;
-use crate::scalar::{self, Arith, Family_};
-use crate::types::{Family, MlType};
 
 unsafe fn rd<T: MlType>(p: *const c_void) -> T {
     unsafe { std::ptr::read_unaligned(p as *const T) }

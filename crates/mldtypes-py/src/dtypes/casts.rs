@@ -39,9 +39,9 @@ use mldtypes::dtype::DType;
 use numpy::npyffi::{npy_intp, NPY_SCALARKIND, NPY_TYPES, PY_ARRAY_API};
 use pyo3::prelude::*;
 
+use crate::dtypes::registry;
+use crate::dtypes::types::{Family, MlType};
 use crate::npapi;
-use crate::registry;
-use crate::types::{Family, MlType};
 use crate::ufuncs::FpFlags;
 
 /// A value in flight between two dtypes.
