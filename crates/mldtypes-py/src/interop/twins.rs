@@ -21,12 +21,13 @@
 //! number: within one package the one registered first, across packages
 //! whichever package was imported first. So that `promote_types`,
 //! `result_type` and `concatenate` give the single-package answer, the
-//! `common_dtype` slot of our DTypes and their twins is pointed at
-//! [`twin_common_dtype`], which asks NumPy's rule about the two formats
-//! within our package and returns the operand of the winning format; every
-//! other question goes to NumPy's rule. The slot is replaced only after
-//! checking the DType layout (NumPy 2.0-2.5) and that all 40 slots hold
-//! NumPy's legacy function, never on a free-threaded build;
+//! `common_dtype` slot of our DTypes and their twins goes through the slot
+//! owner ([`crate::promotion::slot`]), whose twin rule ([`answer`]) asks
+//! NumPy's rule about the two formats within our package and returns the
+//! operand of the winning format; every other question goes to NumPy's
+//! rule. The slots are handed over only after checking the DType layout
+//! (NumPy 2.0-2.5) and that all 40 answer with NumPy's legacy function,
+//! never on a free-threaded build;
 //! `_twin_state()["promotion"]` says whether it was.
 //!
 //! **"equiv" for twins.** NumPy's legacy user-dtype API can declare a cast
@@ -63,6 +64,7 @@ use pyo3::types::{PyDict, PyType};
 
 use crate::dtypes::casts;
 use crate::dtypes::registry;
+use crate::promotion::slot;
 
 /// `(from, to)` type numbers of every cast registered here.
 static DONE: Mutex<Option<HashSet<(c_int, c_int)>>> = Mutex::new(None);
@@ -359,36 +361,11 @@ fn make_equiv(py: Python<'_>, casts: &[(Bound<'_, PyAny>, Bound<'_, PyAny>)]) ->
     ok
 }
 
-/// `common_dtype` slot function of a DType class (NEP 42).
-type CommonDTypeFn = unsafe extern "C" fn(
-    *mut pyo3::ffi::PyObject,
-    *mut pyo3::ffi::PyObject,
-) -> *mut pyo3::ffi::PyObject;
-
-/// Index of `common_dtype` in NumPy 2.0-2.5's `NPY_DType_Slots`.
-const COMMON_DTYPE_SLOT: usize = 3;
-/// `NPY_DT_LEGACY` (dtypemeta.h).
-const NPY_DT_LEGACY: u64 = 1;
-
-/// The fields of NumPy 2's `PyArray_DTypeMeta` after its `PyHeapTypeObject`.
-#[repr(C)]
-struct DTypeMetaFields {
-    singleton: *mut pyo3::ffi::PyObject,
-    type_num: c_int,
-    scalar_type: *mut pyo3::ffi::PyTypeObject,
-    flags: u64,
-    dt_slots: *mut *mut c_void,
-    reserved: [*mut c_void; 3],
-}
-
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_META: AtomicUsize = AtomicUsize::new(0);
 /// Our DType classes and their twins', indexed as `registry::ORDER`.
 static OUR_METAS: [AtomicUsize; 20] = [NO_META; 20];
 static TWIN_METAS: [AtomicUsize; 20] = [NO_META; 20];
-/// NumPy's legacy user-DType `common_dtype`, which [`twin_common_dtype`]
-/// replaces in the slots of our DTypes and their twins (0: not replaced).
-static LEGACY_COMMON: AtomicUsize = AtomicUsize::new(0);
 
 /// Which DType class `meta` is: (index in `registry::ORDER`, ours?).
 fn meta_index(meta: *mut pyo3::ffi::PyObject) -> Option<(usize, bool)> {
@@ -404,125 +381,98 @@ fn meta_index(meta: *mut pyo3::ffi::PyObject) -> Option<(usize, bool)> {
     })
 }
 
-/// `common_dtype` of our DTypes and their twins. NumPy's legacy rule picks,
-/// of two user DTypes each safely castable to the other, the one with the
-/// lower type number; within one package that is the one registered first,
-/// across packages it depends on the import order. For one of ours and a
-/// twin of another format, this answers as for the two formats within one
-/// package and returns the operand of the winning format; everything else
-/// goes to NumPy's rule unchanged. Runs no Python code.
-unsafe extern "C" fn twin_common_dtype(
+/// The twin rule of the `common_dtype` slot ([`crate::promotion::slot`]).
+/// NumPy's legacy rule picks, of two user DTypes each safely castable to
+/// the other, the one with the lower type number; within one package that
+/// is the one registered first, across packages it depends on the import
+/// order. For one of ours and a twin of another format, this answers as for
+/// the two formats within one package and returns the operand of the
+/// winning format; `None` for every other pair (not ours to answer). Runs no
+/// Python code.
+///
+/// # Safety
+/// GIL held; `cls` and `other` are DType classes.
+pub(crate) unsafe fn answer(
     cls: *mut pyo3::ffi::PyObject,
     other: *mut pyo3::ffi::PyObject,
-) -> *mut pyo3::ffi::PyObject {
-    crate::guard::ffi(std::ptr::null_mut(), || {
-        let legacy = LEGACY_COMMON.load(Ordering::Acquire);
-        // SAFETY: set to NumPy's function before any slot points here.
-        let legacy: CommonDTypeFn = unsafe { std::mem::transmute::<usize, CommonDTypeFn>(legacy) };
-        let (Some((ia, oa)), Some((ib, ob))) = (meta_index(cls), meta_index(other)) else {
-            return unsafe { legacy(cls, other) };
-        };
-        if oa == ob {
-            return unsafe { legacy(cls, other) };
+) -> Option<*mut pyo3::ffi::PyObject> {
+    let (Some((ia, oa)), Some((ib, ob))) = (meta_index(cls), meta_index(other)) else {
+        return None;
+    };
+    if oa == ob {
+        return None;
+    }
+    let ma = OUR_METAS[ia].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
+    let mb = OUR_METAS[ib].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
+    // NumPy's legacy function, which both of our classes held.
+    let legacy = slot::original(ma)?;
+    // SAFETY: NumPy's common_dtype protocol on live DType classes (ours,
+    // alive for the process): a new reference, NotImplemented or NULL.
+    unsafe {
+        let mut r = legacy(ma, mb);
+        if r == pyo3::ffi::Py_NotImplemented() {
+            pyo3::ffi::Py_DecRef(r);
+            r = legacy(mb, ma);
         }
-        let ma = OUR_METAS[ia].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
-        let mb = OUR_METAS[ib].load(Ordering::Acquire) as *mut pyo3::ffi::PyObject;
-        // SAFETY: NumPy's common_dtype protocol on live DType classes (ours,
-        // alive for the process): a new reference, NotImplemented or NULL.
-        unsafe {
-            let mut r = legacy(ma, mb);
-            if r == pyo3::ffi::Py_NotImplemented() {
-                pyo3::ffi::Py_DecRef(r);
-                r = legacy(mb, ma);
-            }
-            if r == ma || r == mb {
-                let pick = if r == ma { cls } else { other };
-                pyo3::ffi::Py_DecRef(r);
-                pyo3::ffi::Py_IncRef(pick);
-                return pick;
-            }
-            r
+        if r == ma || r == mb {
+            let pick = if r == ma { cls } else { other };
+            pyo3::ffi::Py_DecRef(r);
+            pyo3::ffi::Py_IncRef(pick);
+            return Some(pick);
         }
-    })
+        Some(r)
+    }
 }
 
-/// Points the `common_dtype` slot of our DTypes and their twins (`twins`:
-/// (our dtype, their dtype) by `registry::ORDER` index) at
-/// [`twin_common_dtype`], after checking the DType layout and that every
-/// slot holds the same function (NumPy's legacy rule) and differs from a
-/// builtin's. Returns whether it did; on any mismatch (another NumPy
-/// layout, a free-threaded build, slots replaced by someone else, e.g. the
-/// JAX promotion switch) nothing is changed.
+/// Hands the `common_dtype` slots of our DTypes and their twins (`twins`:
+/// (our dtype, their dtype) by `registry::ORDER` index) to
+/// [`crate::promotion::slot`], after checking the DType layout and that
+/// every slot answers with the same function (NumPy's legacy rule) and
+/// differs from a builtin's. Returns whether it did; on any mismatch
+/// (another NumPy layout, a free-threaded build, slots replaced by someone
+/// else) nothing is changed.
 fn patch_common_dtype(
     py: Python<'_>,
     twins: &[(usize, Bound<'_, PyAny>, Bound<'_, PyAny>)],
 ) -> bool {
-    if LEGACY_COMMON.load(Ordering::Acquire) != 0 {
+    if slot::free_threaded(py) {
         return false;
     }
-    let free_threaded = py
-        .import("sys")
-        .and_then(|s| s.getattr("abiflags"))
-        .and_then(|a| a.extract::<String>())
-        .map_or(true, |a| a.contains('t'));
-    if free_threaded {
-        return false;
-    }
-    // SAFETY: PyType_Type is a static type object.
-    let heap = unsafe { (*std::ptr::addr_of_mut!(pyo3::ffi::PyType_Type)).tp_basicsize } as usize;
-    let Ok(np) = py.import("numpy") else {
+    let Some(heap) = slot::heap_size(py) else {
         return false;
     };
-    let meta_size: Option<usize> = np
-        .getattr("dtype")
-        .and_then(|d| d.get_type().getattr("__basicsize__"))
-        .and_then(|s| s.extract())
-        .ok();
-    if meta_size != Some(heap + std::mem::size_of::<DTypeMetaFields>()) {
+    let Ok(np) = py.import("numpy") else {
         return false;
-    }
-    let fields = |dt: &Bound<'_, PyAny>| -> Option<(usize, *mut *mut c_void)> {
-        let meta = dt.get_type();
-        let num: c_int = dt.getattr("num").ok()?.extract().ok()?;
-        let scalar = dt.getattr("type").ok()?;
-        // SAFETY: `meta` is the DTypeMeta of a live dtype (size checked).
-        let f = unsafe { &*((meta.as_ptr() as *mut u8).add(heap) as *const DTypeMetaFields) };
-        (f.singleton == dt.as_ptr()
-            && f.type_num == num
-            && f.scalar_type as *mut pyo3::ffi::PyObject == scalar.as_ptr()
-            && f.flags & NPY_DT_LEGACY != 0
-            && !f.dt_slots.is_null())
-        .then_some((meta.as_ptr() as usize, f.dt_slots))
     };
     let Some((_, half_slots)) = np
         .getattr("float16")
         .ok()
-        .and_then(|t| np.call_method1("dtype", (t,)).ok().and_then(|d| fields(&d)))
+        .and_then(|t| np.call_method1("dtype", (t,)).ok())
+        .and_then(|d| slot::concrete(&d, heap, true))
     else {
         return false;
     };
     // SAFETY: a validated slots table.
-    let half_common = unsafe { *half_slots.add(COMMON_DTYPE_SLOT) } as usize;
+    let half_common = unsafe { *half_slots.add(slot::COMMON_DTYPE_SLOT) } as usize;
     let mut all = Vec::new();
     for (i, ours, theirs) in twins {
-        let (Some(o), Some(t)) = (fields(ours), fields(theirs)) else {
+        let (Some(o), Some(t)) = (
+            slot::concrete(ours, heap, true),
+            slot::concrete(theirs, heap, true),
+        ) else {
             return false;
         };
         all.push((*i, o, t));
     }
-    // NumPy's legacy function, read from the twins' slots: ours hold the
-    // JAX promotion's function instead while that is switched on (it
-    // delegates to, and is replaced on switching off by, what
-    // `common_dtype_replacing` says).
-    let Some(&(_, _, (_, their_first))) = all.first() else {
+    // NumPy's legacy function: what every one of these slots answers with
+    // apart from the slot owner.
+    let Some(&(_, (m0, s0), _)) = all.first() else {
         return false;
     };
     // SAFETY: validated slots tables.
-    let legacy = unsafe { *their_first.add(COMMON_DTYPE_SLOT) } as usize;
-    let jax = crate::promotion::switch::jax_common_dtype_fn();
-    let same = all.iter().all(|(_, (_, a), (_, b))| unsafe {
-        let a = *a.add(COMMON_DTYPE_SLOT) as usize;
-        (a == legacy || a == jax) && *b.add(COMMON_DTYPE_SLOT) as usize == legacy
+    let legacy = unsafe { slot::effective(m0, s0) };
+    let same = all.iter().all(|(_, (om, os), (tm, ts))| unsafe {
+        slot::effective(*om, *os) == legacy && slot::effective(*tm, *ts) == legacy
     });
     if !same || legacy == 0 || legacy == half_common {
         return false;
@@ -531,28 +481,11 @@ fn patch_common_dtype(
         OUR_METAS[*i].store(*om, Ordering::Release);
         TWIN_METAS[*i].store(*tm, Ordering::Release);
     }
-    LEGACY_COMMON.store(legacy, Ordering::Release);
-    for (_, (_, a), (_, b)) in &all {
-        // SAFETY: validated slots tables; the GIL is held and no Python
-        // code runs between the checks and these stores.
-        unsafe {
-            if *a.add(COMMON_DTYPE_SLOT) as usize == legacy {
-                *a.add(COMMON_DTYPE_SLOT) = twin_common_dtype as CommonDTypeFn as *mut c_void;
-            }
-            *b.add(COMMON_DTYPE_SLOT) = twin_common_dtype as CommonDTypeFn as *mut c_void;
-        }
-    }
+    let classes: Vec<_> = all.iter().flat_map(|(_, o, t)| [*o, *t]).collect();
+    // SAFETY: validated classes; the GIL is held and no Python code runs
+    // between the checks and the patch.
+    unsafe { slot::patch(&classes) };
     true
-}
-
-/// What a `common_dtype` slot of ours that held `orig` must hold now:
-/// [`twin_common_dtype`] when `orig` is NumPy's legacy function and the
-/// promotion patch is in effect, else `None` (keep `orig`). The JAX
-/// promotion switch restores and delegates through this, so switching it
-/// on and off keeps the twins' promotion order in either sequence.
-pub(crate) fn common_dtype_replacing(orig: usize) -> Option<usize> {
-    let legacy = LEGACY_COMMON.load(Ordering::Acquire);
-    (legacy != 0 && orig == legacy).then_some(twin_common_dtype as CommonDTypeFn as usize)
 }
 
 /// Registers the casts between our scalar types and their twins: `pairs`

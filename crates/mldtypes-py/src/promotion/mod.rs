@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString, PyTuple, PyType};
 
+pub(crate) mod slot;
 pub(crate) mod switch;
 
 pyo3::create_exception!(

@@ -10,7 +10,9 @@
 //!    `np.result_type`, `np.promote_types`, `np.concatenate` and array
 //!    creation use. A legacy user DType cannot declare one: NumPy installs
 //!    its own (a safe-cast test) when the dtype is registered, so the slot
-//!    is replaced in place, and the original put back when switched off.
+//!    is handed to the slot owner ([`crate::promotion::slot`]) on the first
+//!    switch to "jax", which asks [`answer`] while the switch is on and the
+//!    original function otherwise.
 //! 2. The same slot of NumPy's abstract Python-scalar DTypes
 //!    (`PyArray_PyLongDType`, `PyArray_PyFloatDType`,
 //!    `PyArray_PyComplexDType`, public in NumPy 2's C API): NumPy asks them,
@@ -53,6 +55,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList, PyTuple};
+
+use crate::promotion::slot;
 
 /// JAX's lattice as used inside NumPy: standard mode, 64-bit types enabled.
 const NUMPY_CONFIG: PromotionConfig = PromotionConfig {
@@ -122,32 +126,12 @@ const OURS: [DType; 20] = [
 /// (`l` and `q` are distinct DType classes for int64 on some platforms).
 const NUMPY_CHARS: &str = "?bBhHiIlLqQefdFD";
 
-type CommonDTypeFn =
-    unsafe extern "C" fn(*mut ffi::PyObject, *mut ffi::PyObject) -> *mut ffi::PyObject;
 type PromoterFn = unsafe extern "C" fn(
     *mut ffi::PyObject,
     *const *mut ffi::PyObject,
     *const *mut ffi::PyObject,
     *mut *mut ffi::PyObject,
 ) -> c_int;
-
-/// Index of `common_dtype` in NumPy 2.0–2.4's `NPY_DType_Slots`
-/// (after `discover_descr_from_pyobject`, `is_known_scalar_type`,
-/// `default_descr`).
-const COMMON_DTYPE_SLOT: usize = 3;
-/// `NPY_DT_LEGACY` (dtypemeta.h).
-const NPY_DT_LEGACY: u64 = 1;
-
-/// The fields of NumPy 2's `PyArray_DTypeMeta` after its `PyHeapTypeObject`.
-#[repr(C)]
-struct DTypeMetaFields {
-    singleton: *mut ffi::PyObject,
-    type_num: c_int,
-    scalar_type: *mut ffi::PyTypeObject,
-    flags: u64,
-    dt_slots: *mut *mut c_void,
-    reserved: [*mut c_void; 3],
-}
 
 /// NumPy 2's `PyUFuncObject` (numpy/_core/include/numpy/ufuncobject.h),
 /// up to `_loops`.
@@ -226,14 +210,6 @@ enum Layout {
     Dict,
 }
 
-/// A DTypeMeta's `PyArray_DTypeMeta` fields (`heap` = sizeof(PyHeapTypeObject)).
-///
-/// # Safety
-/// `meta` must be a live NumPy DTypeMeta.
-unsafe fn fields(meta: *mut ffi::PyObject, heap: usize) -> *mut DTypeMetaFields {
-    (meta as *mut u8).add(heap) as *mut DTypeMetaFields
-}
-
 /// One DType class NumPy may hand our `common_dtype`: its pointer and the
 /// lattice node it stands for.
 #[derive(Clone, Copy)]
@@ -252,14 +228,13 @@ struct Promoted {
 
 /// Everything the switch needs, built once (validated) while the GIL is held.
 struct Hooks {
-    heap: usize,
     layout: Layout,
     known: Vec<Known>,
     /// DTypeMeta of each DType in `DType::ALL` order (0 if not available).
     meta_of: Vec<usize>,
-    /// Our lattice DTypeMetas (slot replaced) and the abstract Python scalar
-    /// DTypeMetas, with the original `common_dtype` of each.
-    patched: Vec<(usize, usize)>,
+    /// Our lattice DTypeMetas and the abstract Python scalar DTypeMetas,
+    /// with their slots tables: the classes handed to the slot owner.
+    patched: Vec<(usize, *mut *mut c_void)>,
     promoted: Vec<Promoted>,
     /// Every NumPy ufunc (its dispatch cache is emptied on each switch).
     all_ufuncs: Vec<Py<PyAny>>,
@@ -275,9 +250,6 @@ unsafe impl Sync for Hooks {}
 /// pointer (never while Python code runs), so it cannot be re-entered.
 static HOOKS: Mutex<Option<Arc<Hooks>>> = Mutex::new(None);
 static ON: AtomicUsize = AtomicUsize::new(0);
-/// The original `common_dtype` of each patched DTypeMeta, for delegation
-/// from the replacement (read without the mutex: set before installation).
-static ORIGINALS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 /// `(meta, node, ours)` table for the replacement functions.
 static KNOWN: Mutex<Vec<Known>> = Mutex::new(Vec::new());
 static META_OF: Mutex<Vec<usize>> = Mutex::new(Vec::new());
@@ -290,34 +262,6 @@ static UFUNC_ERROR_CLASS: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::nu
 fn lookup(meta: *mut ffi::PyObject) -> Option<Known> {
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
     known.iter().copied().find(|k| k.meta == meta as usize)
-}
-
-/// The `common_dtype` a patched DTypeMeta delegates to (and gets back when
-/// JAX promotion is switched off): the slot's value saved when the hooks
-/// were built, or the twins' function if the ml_dtypes twins' promotion
-/// patch has replaced that value since (see `twins.rs`).
-fn original(meta: *mut ffi::PyObject) -> Option<CommonDTypeFn> {
-    let orig = ORIGINALS.lock().unwrap_or_else(|e| e.into_inner());
-    orig.iter()
-        .find(|(m, _)| *m == meta as usize)
-        .map(|&(_, f)| {
-            // SAFETY: stored from the slot itself, or the twins' function:
-            // both `common_dtype` functions.
-            unsafe { std::mem::transmute::<usize, CommonDTypeFn>(current_original(f)) }
-        })
-}
-
-/// `orig`, a saved slot value, as it stands now: replaced by the twins'
-/// `common_dtype` once their promotion patch is in effect.
-fn current_original(orig: usize) -> usize {
-    crate::interop::twins::common_dtype_replacing(orig).unwrap_or(orig)
-}
-
-/// The address of the JAX promotion's `common_dtype` (what our DTypes'
-/// slots hold while JAX promotion is on), for the twins' patch to
-/// recognise.
-pub(crate) fn jax_common_dtype_fn() -> usize {
-    common_dtype as CommonDTypeFn as usize
 }
 
 /// The JAX join of two DType classes when at least one is ours and both are
@@ -362,29 +306,24 @@ unsafe fn jax_common(
     }
 }
 
-/// Replacement `common_dtype` for our DTypes and NumPy's Python-scalar
-/// DTypes: JAX's join while the switch is on, the original otherwise.
-unsafe extern "C" fn common_dtype(
+/// The JAX switch's rule of the `common_dtype` slot
+/// ([`crate::promotion::slot`]): while the switch is on, JAX's join when at
+/// least one of `cls`, `other` is ours and both are lattice nodes (a new
+/// reference, or NULL with `TypePromotionError` set); `None` otherwise.
+///
+/// # Safety
+/// GIL held; arguments are DTypeMeta pointers.
+pub(crate) unsafe fn answer(
     cls: *mut ffi::PyObject,
     other: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    crate::guard::ffi(std::ptr::null_mut(), || unsafe {
-        if ON.load(Ordering::Acquire) != 0 {
-            match jax_common(cls, other, &ERROR_CLASS) {
-                Some(Ok(p)) => return p,
-                Some(Err(())) => return std::ptr::null_mut(),
-                None => {}
-            }
-        }
-        match original(cls) {
-            Some(f) => f(cls, other),
-            None => {
-                let ni = ffi::Py_NotImplemented();
-                ffi::Py_IncRef(ni);
-                ni
-            }
-        }
-    })
+) -> Option<*mut ffi::PyObject> {
+    if ON.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    match unsafe { jax_common(cls, other, &ERROR_CLASS) }? {
+        Ok(p) => Some(p),
+        Err(()) => Some(std::ptr::null_mut()),
+    }
 }
 
 /// The ufunc promoter: inputs become the JAX join of the two input DTypes
@@ -468,37 +407,17 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
     if !version.starts_with("2.") {
         return Err(layout_error(&format!("NumPy {version}")));
     }
-    // SAFETY: PyType_Type is a static type object.
-    let heap = unsafe { (*std::ptr::addr_of_mut!(ffi::PyType_Type)).tp_basicsize } as usize;
-    let meta_size: usize = np
-        .getattr("dtype")?
-        .get_type()
-        .getattr("__basicsize__")?
-        .extract()?;
-    if meta_size != heap + std::mem::size_of::<DTypeMetaFields>() {
-        return Err(layout_error("unexpected PyArray_DTypeMeta size"));
-    }
+    let heap =
+        slot::heap_size(py).ok_or_else(|| layout_error("unexpected PyArray_DTypeMeta size"))?;
     let np_dtype = np.getattr("dtype")?;
     let ml = py.import("mldtypes")?;
     let mut known = Vec::new();
     let mut meta_of = vec![0usize; DType::ALL.len()];
     let mut slots_of_ours: Vec<usize> = Vec::new();
+    let mut patched: Vec<(usize, *mut *mut c_void)> = Vec::new();
     let check_meta = |dt: &Bound<'_, PyAny>, legacy: bool| -> PyResult<(usize, *mut *mut c_void)> {
-        let meta = dt.get_type();
-        let p = meta.as_ptr();
-        // SAFETY: `p` is a live DTypeMeta (the type of a numpy.dtype).
-        let f = unsafe { &*fields(p, heap) };
-        let num: c_int = dt.getattr("num")?.extract()?;
-        let scalar = dt.getattr("type")?;
-        if f.singleton != dt.as_ptr()
-            || f.type_num != num
-            || f.scalar_type as *mut ffi::PyObject != scalar.as_ptr()
-            || (f.flags & NPY_DT_LEGACY != 0) != legacy
-            || f.dt_slots.is_null()
-        {
-            return Err(layout_error("unexpected PyArray_DTypeMeta fields"));
-        }
-        Ok((p as usize, f.dt_slots))
+        slot::concrete(dt, heap, legacy)
+            .ok_or_else(|| layout_error("unexpected PyArray_DTypeMeta fields"))
     };
     for &d in DType::ALL.iter() {
         let is_node = !matches!(d, DType::Complex32 | DType::BComplex32);
@@ -518,7 +437,8 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
         }
         if ours {
             // SAFETY: validated slots table; reading one pointer.
-            slots_of_ours.push(unsafe { *slots.add(COMMON_DTYPE_SLOT) } as usize);
+            slots_of_ours.push(unsafe { slot::effective(meta, slots) });
+            patched.push((meta, slots));
         }
         known.push(Known {
             meta,
@@ -547,7 +467,7 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
     let half = np_dtype.call1(("float16",))?;
     let (_, half_slots) = check_meta(&half, true)?;
     // SAFETY: validated slots table.
-    let half_common = unsafe { *half_slots.add(COMMON_DTYPE_SLOT) } as usize;
+    let half_common = unsafe { *half_slots.add(slot::COMMON_DTYPE_SLOT) } as usize;
     let user_common = *slots_of_ours
         .first()
         .ok_or_else(|| layout_error("no mldtypes dtypes registered"))?;
@@ -560,11 +480,6 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
     }
     // The abstract Python scalar DTypes, from the public C API table.
     let api = np_api(py)?;
-    let mut patched: Vec<(usize, usize)> = known
-        .iter()
-        .filter(|k| k.ours)
-        .map(|k| (k.meta, user_common))
-        .collect();
     // (index in PyArray_API, Python type, weak node)
     let scalars = [
         (
@@ -591,15 +506,15 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
             return Err(layout_error("missing Python scalar DType"));
         }
         // SAFETY: NumPy 2's API table entry is an abstract DTypeMeta.
-        let f = unsafe { &*fields(meta, heap) };
+        let f = unsafe { &*slot::fields(meta, heap) };
         let slot = if f.dt_slots.is_null() {
             0
         } else {
             // SAFETY: non-null slots table.
-            unsafe { *f.dt_slots.add(COMMON_DTYPE_SLOT) as usize }
+            unsafe { slot::effective(meta as usize, f.dt_slots) }
         };
         if f.scalar_type != pytype
-            || f.flags & NPY_DT_LEGACY != 0
+            || f.flags & slot::NPY_DT_LEGACY != 0
             || slot == 0
             || seen.contains(&slot)
             || slot == user_common
@@ -613,7 +528,7 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
             node,
             ours: false,
         });
-        patched.push((meta as usize, slot));
+        patched.push((meta as usize, f.dt_slots));
     }
     // Ufuncs: public struct fields checked against the Python attributes,
     // `_loops` a list (2.0-2.4) or dict (2.5), the dispatch cache keyed by
@@ -661,7 +576,6 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
         });
     }
     Ok(Hooks {
-        heap,
         layout,
         known,
         meta_of,
@@ -839,7 +753,6 @@ fn clear_dispatch_cache(u: &Bound<'_, PyAny>, layout: Layout) {
 fn install(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
     *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = hooks.known.clone();
     *META_OF.lock().unwrap_or_else(|e| e.into_inner()) = hooks.meta_of.clone();
-    *ORIGINALS.lock().unwrap_or_else(|e| e.into_inner()) = hooks.patched.clone();
     for p in &hooks.promoted {
         let loops = p.loops.bind(py);
         match hooks.layout {
@@ -860,27 +773,17 @@ fn install(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
             }
         }
     }
-    // common_dtype slots last (after the tables they read are set).
-    for &(meta, _) in &hooks.patched {
-        // SAFETY: validated DTypeMeta with a slots table.
-        unsafe {
-            let f = &*fields(meta as *mut ffi::PyObject, hooks.heap);
-            *f.dt_slots.add(COMMON_DTYPE_SLOT) = common_dtype as CommonDTypeFn as *mut c_void;
-        }
-    }
+    // The slots last (after the tables they read are set): handed to the
+    // slot owner once, which asks `answer` while the switch is on.
+    // SAFETY: classes validated by `build`, on a GIL-enabled build (checked
+    // there); the GIL is held and no Python code runs.
+    unsafe { slot::patch(&hooks.patched) };
     Ok(())
 }
 
-/// Puts the original `common_dtype` slots back and removes our promoters.
-/// Runs no Python code.
+/// Removes our promoters (the `common_dtype` slots stay with the slot
+/// owner, which stops asking the switch once it is off). Runs no Python code.
 fn uninstall(py: Python<'_>, hooks: &Hooks) -> PyResult<()> {
-    for &(meta, orig) in &hooks.patched {
-        // SAFETY: validated DTypeMeta; restoring the saved slot value.
-        unsafe {
-            let f = &*fields(meta as *mut ffi::PyObject, hooks.heap);
-            *f.dt_slots.add(COMMON_DTYPE_SLOT) = current_original(orig) as *mut c_void;
-        }
-    }
     let capsule = hooks.capsule.bind(py);
     let ours = |info: &Bound<'_, PyAny>| {
         info.cast::<PyTuple>()
