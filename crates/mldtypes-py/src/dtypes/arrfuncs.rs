@@ -66,7 +66,7 @@ unsafe extern "C" fn setitem<T: Family_>(
 /// Reverses the bytes of an element in place (bfloat16: its 2 bytes;
 /// complex32/bcomplex32: all 4 bytes, as ml_dtypes' copying swap does).
 /// One-byte types have nothing to swap.
-unsafe fn swap_in_place<T: MlType>(p: *mut u8) {
+unsafe fn swap_in_place<T: bytemuck::Pod>(p: *mut u8) {
     let size = std::mem::size_of::<T>();
     if size >= 2 {
         unsafe { std::slice::from_raw_parts_mut(p, size).reverse() };
@@ -85,7 +85,7 @@ unsafe fn swap_first_pair(p: *mut u8) {
 // bytes, so an exception left pending would surface at an unrelated later
 // call), and their bodies hold no operation that can panic (raw copies,
 // slice reversal, wrapping arithmetic).
-unsafe extern "C" fn copyswapn<T: MlType>(
+unsafe extern "C" fn copyswapn<T: bytemuck::Pod>(
     dst: *mut c_void,
     dstride: npy_intp,
     src: *mut c_void,
@@ -122,7 +122,7 @@ unsafe extern "C" fn copyswapn<T: MlType>(
     }
 }
 
-unsafe extern "C" fn copyswap<T: MlType>(
+unsafe extern "C" fn copyswap<T: bytemuck::Pod>(
     dst: *mut c_void,
     src: *mut c_void,
     swap: c_int,
@@ -138,9 +138,43 @@ unsafe extern "C" fn copyswap<T: MlType>(
     }
 }
 
+/// [`copyswapn`] for elements of `N` bytes whatever their type (the float
+/// formats, whose elements are one- or two-byte codes).
+pub(crate) unsafe extern "C" fn copyswapn_n<const N: usize>(
+    dst: *mut c_void,
+    dstride: npy_intp,
+    src: *mut c_void,
+    sstride: npy_intp,
+    n: npy_intp,
+    swap: c_int,
+    arr: *mut c_void,
+) {
+    unsafe {
+        match N {
+            1 => copyswapn::<u8>(dst, dstride, src, sstride, n, swap, arr),
+            _ => copyswapn::<u16>(dst, dstride, src, sstride, n, swap, arr),
+        }
+    }
+}
+
+/// [`copyswap`] for elements of `N` bytes (see [`copyswapn_n`]).
+pub(crate) unsafe extern "C" fn copyswap_n<const N: usize>(
+    dst: *mut c_void,
+    src: *mut c_void,
+    swap: c_int,
+    arr: *mut c_void,
+) {
+    unsafe {
+        match N {
+            1 => copyswap::<u8>(dst, src, swap, arr),
+            _ => copyswap::<u16>(dst, src, swap, arr),
+        }
+    }
+}
+
 /// Total order for sorting: by value, NaN last (NumPy's order for floats);
 /// complex values by real part, then imaginary part.
-fn order(a: (f64, f64), b: (f64, f64)) -> c_int {
+pub(crate) fn order(a: (f64, f64), b: (f64, f64)) -> c_int {
     let c = |x: f64, y: f64| -> c_int {
         if x < y {
             -1
@@ -457,8 +491,9 @@ pub(crate) unsafe fn register_dtype<T: Family_ + Arith>(py: Python<'_>) -> PyRes
         ffi::Py_INCREF(&mut proto.ob_base);
         proto.ob_base.ob_type = descr_type;
         proto.typeobj = t as *mut ffi::PyTypeObject;
-        proto.kind = T::KIND as c_char;
-        proto.type_ = T::CHAR as c_char;
+        let (kind, char) = registry::numpy_codes(T::DTYPE);
+        proto.kind = kind as c_char;
+        proto.type_ = char as c_char;
         proto.byteorder = b'=' as c_char;
         // The complex types' casts to real types warn `ComplexWarning`
         // from inside the cast loop; NumPy looks for a Python error after a

@@ -74,11 +74,24 @@ pub(crate) struct Flags {
     /// The source's values are float32 values (complex64, and our types,
     /// which ml_dtypes converts through float32): a real float destination
     /// rounds them by its float32 rule.
-    f32_source: bool,
+    pub(crate) f32_source: bool,
 }
 
 /// One side of a cast: how to read and write an element.
+///
+/// Every function takes the side's context for the call ([`End::ctx`],
+/// read from the array NumPy hands the cast): `()` for the types known at
+/// compile time, the format's descriptor for the float formats
+/// ([`crate::dtypes::float::Float`]), whose properties are data.
 pub(crate) trait End: 'static {
+    /// What a call needs to know about this side beyond its type.
+    type Ctx: Copy;
+    /// The context of this side for the (dummy) array `arr` NumPy passes to
+    /// legacy casts (it carries the dtype); `None` if it is not this side's.
+    ///
+    /// # Safety
+    /// `arr` is NULL or an ndarray.
+    unsafe fn ctx(arr: *mut c_void) -> Option<Self::Ctx>;
     /// The dtype the library's kernels know it as, if any.
     const KERNEL: Option<DType>;
     /// Bytes per element.
@@ -93,27 +106,53 @@ pub(crate) trait End: 'static {
     /// Every value is a float32 value that ml_dtypes converts as a float32
     /// (complex64 and our types).
     const F32_VALUES: bool = false;
+    /// [`End::KERNEL`] for this call.
+    fn kernel(_c: Self::Ctx) -> Option<DType> {
+        Self::KERNEL
+    }
+    /// [`End::SIZE`] for this call.
+    fn size(_c: Self::Ctx) -> usize {
+        Self::SIZE
+    }
+    /// [`End::FLOAT8`] for this call.
+    fn float8(_c: Self::Ctx) -> bool {
+        Self::FLOAT8
+    }
+    /// [`End::F32_VALUES`] for this call.
+    fn f32_values(_c: Self::Ctx) -> bool {
+        Self::F32_VALUES
+    }
     /// The element as float32 bits (real, imaginary), for sources whose
     /// NaN payloads must reach a float32 destination unchanged.
     ///
     /// # Safety
     /// As [`End::read`].
-    unsafe fn read_f32_bits(_p: *const u8) -> Option<(u32, u32)> {
+    unsafe fn read_f32_bits(_c: Self::Ctx, _p: *const u8) -> Option<(u32, u32)> {
         None
     }
     /// Stores float32 bits; false if this end is not float32-based.
     ///
     /// # Safety
     /// As [`End::write`].
-    unsafe fn write_f32_bits(_p: *mut u8, _v: (u32, u32)) -> bool {
+    unsafe fn write_f32_bits(_c: Self::Ctx, _p: *mut u8, _v: (u32, u32)) -> bool {
         false
     }
     /// # Safety
-    /// `p` points at `SIZE` readable bytes.
-    unsafe fn read(p: *const u8) -> Val;
+    /// `p` points at `size(c)` readable bytes.
+    unsafe fn read(c: Self::Ctx, p: *const u8) -> Val;
     /// # Safety
-    /// `p` points at `SIZE` writable bytes.
-    unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags);
+    /// `p` points at `size(c)` writable bytes.
+    unsafe fn write(c: Self::Ctx, p: *mut u8, v: Val, flags: &mut Flags);
+}
+
+/// The context-free part of an [`End`] whose type says everything.
+macro_rules! static_end {
+    () => {
+        type Ctx = ();
+        unsafe fn ctx(_arr: *mut c_void) -> Option<()> {
+            Some(())
+        }
+    };
 }
 
 /// Wraps `i` to `bits` bits, signed or not.
@@ -197,14 +236,15 @@ macro_rules! int_end {
     ($name:ident, $t:ty, $dt:ident, $bits:literal, $signed:literal) => {
         pub(crate) struct $name;
         impl End for $name {
+            static_end!();
             const KERNEL: Option<DType> = Some(DType::$dt);
             const SIZE: usize = std::mem::size_of::<$t>();
             const COMPLEX: bool = false;
             const OURS: bool = false;
-            unsafe fn read(p: *const u8) -> Val {
+            unsafe fn read(_c: (), p: *const u8) -> Val {
                 Val::Int(unsafe { std::ptr::read_unaligned(p as *const $t) } as i128)
             }
-            unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags) {
+            unsafe fn write(_c: (), p: *mut u8, v: Val, flags: &mut Flags) {
                 let i = match v {
                     Val::Int(i) => wrap(i, $bits, $signed),
                     Val::Float(re, _) => c_float_to_int(re as f32, $bits, $signed, flags),
@@ -227,14 +267,15 @@ int_end!(U64, u64, UInt64, 64, false);
 /// NumPy `bool`.
 pub(crate) struct Bool;
 impl End for Bool {
+    static_end!();
     const KERNEL: Option<DType> = Some(DType::Bool);
     const SIZE: usize = 1;
     const COMPLEX: bool = false;
     const OURS: bool = false;
-    unsafe fn read(p: *const u8) -> Val {
+    unsafe fn read(_c: (), p: *const u8) -> Val {
         Val::Int((unsafe { *p } != 0) as i128)
     }
-    unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags) {
+    unsafe fn write(_c: (), p: *mut u8, v: Val, flags: &mut Flags) {
         let b = match v {
             Val::Int(i) => (i != 0) as u8,
             Val::Float(a, _) if flags.complex_to_bool => {
@@ -250,15 +291,16 @@ macro_rules! float_end {
     ($name:ident, $t:ty, $dt:ident, $to:expr, $from:expr) => {
         pub(crate) struct $name;
         impl End for $name {
+            static_end!();
             const KERNEL: Option<DType> = Some(DType::$dt);
             const SIZE: usize = std::mem::size_of::<$t>();
             const COMPLEX: bool = false;
             const OURS: bool = false;
-            unsafe fn read(p: *const u8) -> Val {
+            unsafe fn read(_c: (), p: *const u8) -> Val {
                 let x: $t = unsafe { std::ptr::read_unaligned(p as *const $t) };
                 Val::Float(($to)(x), 0.0)
             }
-            unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+            unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
                 let x = match v {
                     Val::Int(i) => i as f64,
                     Val::Float(a, _) => a,
@@ -284,12 +326,13 @@ macro_rules! complex_end {
     ($name:ident, $t:ty, $f32:literal) => {
         pub(crate) struct $name;
         impl End for $name {
+            static_end!();
             const KERNEL: Option<DType> = None;
             const SIZE: usize = 2 * std::mem::size_of::<$t>();
             const COMPLEX: bool = true;
             const OURS: bool = false;
             const F32_VALUES: bool = $f32;
-            unsafe fn read(p: *const u8) -> Val {
+            unsafe fn read(_c: (), p: *const u8) -> Val {
                 let q = p as *const $t;
                 unsafe {
                     Val::Float(
@@ -298,7 +341,7 @@ macro_rules! complex_end {
                     )
                 }
             }
-            unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+            unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
                 let (a, b) = match v {
                     Val::Int(i) => (i as f64, 0.0),
                     Val::Float(a, b) => (a, b),
@@ -317,18 +360,19 @@ complex_end!(C64, f32, true);
 /// `complex64` keeps float32 NaN payloads from our types.
 pub(crate) struct C64Bits;
 impl End for C64Bits {
+    static_end!();
     const KERNEL: Option<DType> = None;
     const SIZE: usize = 8;
     const COMPLEX: bool = true;
     const OURS: bool = false;
     const F32_VALUES: bool = true;
-    unsafe fn read(p: *const u8) -> Val {
-        unsafe { C64::read(p) }
+    unsafe fn read(_c: (), p: *const u8) -> Val {
+        unsafe { C64::read((), p) }
     }
-    unsafe fn write(p: *mut u8, v: Val, flags: &mut Flags) {
-        unsafe { C64::write(p, v, flags) }
+    unsafe fn write(_c: (), p: *mut u8, v: Val, flags: &mut Flags) {
+        unsafe { C64::write((), p, v, flags) }
     }
-    unsafe fn write_f32_bits(p: *mut u8, v: (u32, u32)) -> bool {
+    unsafe fn write_f32_bits(_c: (), p: *mut u8, v: (u32, u32)) -> bool {
         let q = p as *mut u32;
         unsafe {
             std::ptr::write_unaligned(q, v.0);
@@ -506,14 +550,15 @@ unsafe fn ld_write(p: *mut u8, x: f64) {
 }
 
 impl End for LongDouble {
+    static_end!();
     const KERNEL: Option<DType> = None;
     const SIZE: usize = LD_SIZE;
     const COMPLEX: bool = false;
     const OURS: bool = false;
-    unsafe fn read(p: *const u8) -> Val {
+    unsafe fn read(_c: (), p: *const u8) -> Val {
         Val::Float(unsafe { ld_read(p) }, 0.0)
     }
-    unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+    unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
         let x = match v {
             Val::Int(i) => i as f64,
             Val::Float(a, _) => a,
@@ -523,14 +568,15 @@ impl End for LongDouble {
 }
 
 impl End for CLongDouble {
+    static_end!();
     const KERNEL: Option<DType> = None;
     const SIZE: usize = 2 * LD_SIZE;
     const COMPLEX: bool = true;
     const OURS: bool = false;
-    unsafe fn read(p: *const u8) -> Val {
+    unsafe fn read(_c: (), p: *const u8) -> Val {
         unsafe { Val::Float(ld_read(p), ld_read(p.add(LD_SIZE))) }
     }
-    unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+    unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
         let (a, b) = match v {
             Val::Int(i) => (i as f64, 0.0),
             Val::Float(a, b) => (a, b),
@@ -546,6 +592,7 @@ impl End for CLongDouble {
 pub(crate) struct Ours<T>(std::marker::PhantomData<T>);
 
 impl<T: MlType> End for Ours<T> {
+    static_end!();
     const KERNEL: Option<DType> = match T::FAMILY {
         Family::Complex => None,
         _ => Some(T::DTYPE),
@@ -553,13 +600,12 @@ impl<T: MlType> End for Ours<T> {
     const SIZE: usize = std::mem::size_of::<T>();
     const COMPLEX: bool = matches!(T::FAMILY, Family::Complex);
     const OURS: bool = true;
-    const FLOAT8: bool = matches!(T::FAMILY, Family::Float) && !matches!(T::DTYPE, DType::BFloat16);
     const F32_VALUES: bool = true;
-    unsafe fn read_f32_bits(p: *const u8) -> Option<(u32, u32)> {
+    unsafe fn read_f32_bits(_c: (), p: *const u8) -> Option<(u32, u32)> {
         let v: T = unsafe { std::ptr::read_unaligned(p as *const T) };
         v.f32_bits()
     }
-    unsafe fn read(p: *const u8) -> Val {
+    unsafe fn read(_c: (), p: *const u8) -> Val {
         let v: T = unsafe { std::ptr::read_unaligned(p as *const T) };
         match T::FAMILY {
             Family::Int => Val::Int(v.to_f64() as i128),
@@ -569,7 +615,7 @@ impl<T: MlType> End for Ours<T> {
             }
         }
     }
-    unsafe fn write(p: *mut u8, v: Val, _flags: &mut Flags) {
+    unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
         let x = match (T::FAMILY, v) {
             (Family::Int, Val::Int(i)) => T::from_f64(wrap(i, 32, true) as f64),
             (Family::Int, Val::Float(a, _)) if _flags.float8_source && a.is_infinite() => {
@@ -585,7 +631,6 @@ impl<T: MlType> End for Ours<T> {
                 T::from_f64(v as f64)
             }
             (_, Val::Int(i)) => T::from_f64(int_to_f64_odd(i)),
-            (Family::Float, Val::Float(a, _)) if _flags.f32_source => T::from_f32(a as f32),
             (_, Val::Float(a, b)) => T::from_pair(a, b),
         };
         unsafe { std::ptr::write_unaligned(p as *mut T, x) }
@@ -598,7 +643,7 @@ impl<T: MlType> End for Ours<T> {
 /// correctly rounded result, as if rounded once from `i` (a plain `i as f64`
 /// rounds to nearest, and a second rounding of that can land on the wrong
 /// side of a tie, e.g. int64 `2^60 + 2^52 + 1` → bfloat16).
-fn int_to_f64_odd(i: i128) -> f64 {
+pub(crate) fn int_to_f64_odd(i: i128) -> f64 {
     let m = i.unsigned_abs();
     let bits = 128 - m.leading_zeros();
     if bits <= 53 {
@@ -632,11 +677,22 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
     from: *mut c_void,
     to: *mut c_void,
     n: npy_intp,
-    _fromarr: *mut c_void,
-    _toarr: *mut c_void,
+    fromarr: *mut c_void,
+    toarr: *mut c_void,
 ) {
     crate::guard::ffi((), || {
+        // SAFETY: NumPy passes its dummy arrays of the two dtypes (or NULL).
+        let (Some(ca), Some(cb)) = (unsafe { A::ctx(fromarr) }, unsafe { B::ctx(toarr) }) else {
+            Python::attach(|_| unsafe {
+                npapi::set_error(
+                    pyo3::ffi::PyExc_RuntimeError,
+                    "mldtypes cast called without the arrays that carry its dtypes",
+                )
+            });
+            return;
+        };
         let n = n.max(0) as usize;
+        let (sa, sb) = (A::size(ca), B::size(cb));
         let (src, dst) = (from as *const u8, to as *mut u8);
         // The floating-point flags raised before this call (by the ufunc loop
         // whose output this cast converts, or by the previous chunk of a
@@ -645,13 +701,13 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
         // (ml_dtypes' conversions between float formats raise none), and an
         // invalid float → integer conversion raises "invalid" afterwards.
         let saved = FpFlags::save();
-        if let (Some(fa), Some(fb)) = (A::KERNEL, B::KERNEL) {
+        if let (Some(fa), Some(fb)) = (A::kernel(ca), B::kernel(cb)) {
             if cast::is_supported(fa, fb) && kernel_semantics_match(fa, fb) {
                 // SAFETY: NumPy hands us n elements of each side.
                 let (s, d) = unsafe {
                     (
-                        std::slice::from_raw_parts(src, n * A::SIZE),
-                        std::slice::from_raw_parts_mut(dst, n * B::SIZE),
+                        std::slice::from_raw_parts(src, n * sa),
+                        std::slice::from_raw_parts_mut(dst, n * sb),
                     )
                 };
                 if cast::cast_bytes_on(cast::path(), s, fa, d, fb, Overflow::NonSaturating).is_ok()
@@ -671,9 +727,9 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
             Python::attach(|_| unsafe { npapi::complex_warning() });
         }
         let mut flags = Flags {
-            float8_source: A::FLOAT8,
-            complex_to_bool: A::OURS && A::COMPLEX && B::KERNEL == Some(DType::Bool),
-            f32_source: A::F32_VALUES,
+            float8_source: A::float8(ca),
+            complex_to_bool: A::OURS && A::COMPLEX && B::kernel(cb) == Some(DType::Bool),
+            f32_source: A::f32_values(ca),
             ..Flags::default()
         };
         let body = n / 8 * 8;
@@ -681,15 +737,15 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
             flags.vector_body = !A::COMPLEX && i < body;
             // SAFETY: i < n elements on both sides.
             unsafe {
-                if let Some(bits) = A::read_f32_bits(src.add(i * A::SIZE)) {
-                    if B::write_f32_bits(dst.add(i * B::SIZE), bits) {
+                if let Some(bits) = A::read_f32_bits(ca, src.add(i * sa)) {
+                    if B::write_f32_bits(cb, dst.add(i * sb), bits) {
                         continue;
                     }
                 }
             }
             // SAFETY: i < n elements on both sides.
             unsafe {
-                let v = A::read(src.add(i * A::SIZE));
+                let v = A::read(ca, src.add(i * sa));
                 let v = match v {
                     // ml_dtypes converts our floats to a standard integer
                     // through float32, and our complex to real through its
@@ -699,7 +755,7 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
                     }
                     other => other,
                 };
-                B::write(dst.add(i * B::SIZE), v, &mut flags);
+                B::write(cb, dst.add(i * sb), v, &mut flags);
             }
         }
         saved.restore_if_changed();
@@ -739,17 +795,21 @@ unsafe fn register_cast<A: End, B: End>(
     Ok(())
 }
 
-/// Registers both directions between our type `T` and the builtin NumPy
-/// type `num` whose elements `E` describes.
-unsafe fn both_ways<T: MlType, E: End>(py: Python<'_>, num: c_int) -> PyResult<()> {
-    let ours = registry::descr(T::DTYPE).expect("registered");
-    let tn = registry::typenum(T::DTYPE).expect("registered");
+/// Registers both directions between our dtype (`ours`, type number `tn`,
+/// elements described by `O`) and the builtin NumPy type `num` (elements
+/// described by `E`).
+unsafe fn both_ways<O: End, E: End>(
+    py: Python<'_>,
+    ours: *mut numpy::npyffi::PyArray_Descr,
+    tn: c_int,
+    num: c_int,
+) -> PyResult<()> {
     unsafe {
         let d = npapi::descr_from_type(num);
-        let r = register_cast::<E, Ours<T>>(py, d, tn);
+        let r = register_cast::<E, O>(py, d, tn);
         pyo3::ffi::Py_DECREF(d as *mut pyo3::ffi::PyObject);
         r?;
-        register_cast::<Ours<T>, E>(py, ours, num)
+        register_cast::<O, E>(py, ours, num)
     }
 }
 
@@ -776,122 +836,150 @@ const fn n(t: NPY_TYPES) -> c_int {
 /// # Safety
 /// GIL held, `T` registered.
 pub(crate) unsafe fn register_builtin_casts<T: MlType>(py: Python<'_>) -> PyResult<()> {
+    let ours = registry::descr(T::DTYPE).expect("registered");
+    let me = registry::typenum(T::DTYPE).expect("registered");
+    let signed = T::DTYPE.kind() == mldtypes::dtype::Kind::Signed;
+    let (to, from) = ml_dtypes_safe_casts(T::FAMILY, signed);
+    unsafe { register_builtin_casts_of::<Ours<T>>(py, ours, me, &to, &from) }
+}
+
+/// Registers the casts between our dtype `ours` (type number `me`, elements
+/// described by `O`) and every NumPy builtin numeric type, and declares
+/// `ours → t` safe for every `t` in `safe_to` and `f → ours` for every `f`
+/// in `safe_from`.
+///
+/// # Safety
+/// GIL held, `ours` registered as `me`.
+pub(crate) unsafe fn register_builtin_casts_of<O: End>(
+    py: Python<'_>,
+    ours: *mut numpy::npyffi::PyArray_Descr,
+    me: c_int,
+    safe_to: &[NPY_TYPES],
+    safe_from: &[NPY_TYPES],
+) -> PyResult<()> {
     use NPY_TYPES::*;
     unsafe {
-        both_ways::<T, F16>(py, n(NPY_HALF))?;
-        both_ways::<T, F32>(py, n(NPY_FLOAT))?;
-        both_ways::<T, F64>(py, n(NPY_DOUBLE))?;
+        both_ways::<O, F16>(py, ours, me, n(NPY_HALF))?;
+        both_ways::<O, F32>(py, ours, me, n(NPY_FLOAT))?;
+        both_ways::<O, F64>(py, ours, me, n(NPY_DOUBLE))?;
         if npapi_itemsize(n(NPY_LONGDOUBLE)) == LD_SIZE {
-            both_ways::<T, LongDouble>(py, n(NPY_LONGDOUBLE))?;
-            both_ways::<T, CLongDouble>(py, n(NPY_CLONGDOUBLE))?;
+            both_ways::<O, LongDouble>(py, ours, me, n(NPY_LONGDOUBLE))?;
+            both_ways::<O, CLongDouble>(py, ours, me, n(NPY_CLONGDOUBLE))?;
         }
-        both_ways::<T, Bool>(py, n(NPY_BOOL))?;
-        both_ways::<T, U8>(py, n(NPY_UBYTE))?;
-        both_ways::<T, U16>(py, n(NPY_USHORT))?;
-        both_ways::<T, U32>(py, n(NPY_UINT))?;
+        both_ways::<O, Bool>(py, ours, me, n(NPY_BOOL))?;
+        both_ways::<O, U8>(py, ours, me, n(NPY_UBYTE))?;
+        both_ways::<O, U16>(py, ours, me, n(NPY_USHORT))?;
+        both_ways::<O, U32>(py, ours, me, n(NPY_UINT))?;
         if std::mem::size_of::<c_long>() == 8 {
-            both_ways::<T, U64>(py, n(NPY_ULONG))?;
-            both_ways::<T, I64>(py, n(NPY_LONG))?;
+            both_ways::<O, U64>(py, ours, me, n(NPY_ULONG))?;
+            both_ways::<O, I64>(py, ours, me, n(NPY_LONG))?;
         } else {
-            both_ways::<T, U32>(py, n(NPY_ULONG))?;
-            both_ways::<T, I32>(py, n(NPY_LONG))?;
+            both_ways::<O, U32>(py, ours, me, n(NPY_ULONG))?;
+            both_ways::<O, I32>(py, ours, me, n(NPY_LONG))?;
         }
-        both_ways::<T, U64>(py, n(NPY_ULONGLONG))?;
-        both_ways::<T, I8>(py, n(NPY_BYTE))?;
-        both_ways::<T, I16>(py, n(NPY_SHORT))?;
-        both_ways::<T, I32>(py, n(NPY_INT))?;
-        both_ways::<T, I64>(py, n(NPY_LONGLONG))?;
-        both_ways::<T, C64Bits>(py, n(NPY_CFLOAT))?;
-        both_ways::<T, C128>(py, n(NPY_CDOUBLE))?;
+        both_ways::<O, U64>(py, ours, me, n(NPY_ULONGLONG))?;
+        both_ways::<O, I8>(py, ours, me, n(NPY_BYTE))?;
+        both_ways::<O, I16>(py, ours, me, n(NPY_SHORT))?;
+        both_ways::<O, I32>(py, ours, me, n(NPY_INT))?;
+        both_ways::<O, I64>(py, ours, me, n(NPY_LONGLONG))?;
+        both_ways::<O, C64Bits>(py, ours, me, n(NPY_CFLOAT))?;
+        both_ways::<O, C128>(py, ours, me, n(NPY_CDOUBLE))?;
 
-        let me = registry::typenum(T::DTYPE).expect("registered");
-        // ml_dtypes declares the sub-byte integers safely castable to NumPy's
-        // sized integer types (`NPY_INT32`, `NPY_INT64`, ...): one type number
-        // per width, so `np.longlong` (a second 64-bit type number on LP64
-        // platforms) and `np.ulonglong` are not safe targets, as there.
-        let long64 = std::mem::size_of::<c_long>() == 8;
-        let (int32, uint32) = if long64 {
-            (NPY_INT, NPY_UINT)
-        } else {
-            (NPY_LONG, NPY_ULONG)
-        };
-        let (int64, uint64) = if long64 {
-            (NPY_LONG, NPY_ULONG)
-        } else {
-            (NPY_LONGLONG, NPY_ULONGLONG)
-        };
-        let (to, from): (&[NPY_TYPES], &[NPY_TYPES]) = match T::FAMILY {
-            Family::Float => (
-                &[
-                    NPY_FLOAT,
-                    NPY_DOUBLE,
-                    NPY_LONGDOUBLE,
-                    NPY_CFLOAT,
-                    NPY_CDOUBLE,
-                    NPY_CLONGDOUBLE,
-                ],
-                &[NPY_BOOL, NPY_UBYTE, NPY_BYTE],
-            ),
-            Family::Complex => (
-                &[NPY_CFLOAT, NPY_CDOUBLE, NPY_CLONGDOUBLE],
-                &[NPY_BOOL, NPY_UBYTE, NPY_BYTE],
-            ),
-            Family::Int => {
-                let signed = T::DTYPE.kind() == mldtypes::dtype::Kind::Signed;
-                if signed {
-                    (
-                        &[
-                            NPY_BYTE,
-                            NPY_SHORT,
-                            int32,
-                            int64,
-                            NPY_HALF,
-                            NPY_FLOAT,
-                            NPY_DOUBLE,
-                            NPY_LONGDOUBLE,
-                            NPY_CFLOAT,
-                            NPY_CDOUBLE,
-                            NPY_CLONGDOUBLE,
-                        ],
-                        &[NPY_BOOL],
-                    )
-                } else {
-                    (
-                        &[
-                            NPY_BYTE,
-                            NPY_SHORT,
-                            int32,
-                            int64,
-                            NPY_UBYTE,
-                            NPY_USHORT,
-                            uint32,
-                            uint64,
-                            NPY_HALF,
-                            NPY_FLOAT,
-                            NPY_DOUBLE,
-                            NPY_LONGDOUBLE,
-                            NPY_CFLOAT,
-                            NPY_CDOUBLE,
-                            NPY_CLONGDOUBLE,
-                        ],
-                        &[NPY_BOOL],
-                    )
-                }
-            }
-        };
-        let ours = registry::descr(T::DTYPE).expect("registered");
-        for &t in to {
+        for &t in safe_to {
             let r =
                 PY_ARRAY_API.PyArray_RegisterCanCast(py, ours, n(t), NPY_SCALARKIND::NPY_NOSCALAR);
             if r < 0 {
                 return Err(PyErr::fetch(py));
             }
         }
-        for &f in from {
+        for &f in safe_from {
             can_cast(py, n(f), me)?;
         }
     }
     Ok(())
+}
+
+/// The NumPy builtin types ml_dtypes 0.6.0 declares its types of `family`
+/// safely castable to and from (`signed`: for the integers).
+pub(crate) fn ml_dtypes_safe_casts(
+    family: Family,
+    signed: bool,
+) -> (Vec<NPY_TYPES>, Vec<NPY_TYPES>) {
+    use NPY_TYPES::*;
+    // ml_dtypes declares the sub-byte integers safely castable to NumPy's
+    // sized integer types (`NPY_INT32`, `NPY_INT64`, ...): one type number
+    // per width, so `np.longlong` (a second 64-bit type number on LP64
+    // platforms) and `np.ulonglong` are not safe targets, as there.
+    let long64 = std::mem::size_of::<c_long>() == 8;
+    let (int32, uint32) = if long64 {
+        (NPY_INT, NPY_UINT)
+    } else {
+        (NPY_LONG, NPY_ULONG)
+    };
+    let (int64, uint64) = if long64 {
+        (NPY_LONG, NPY_ULONG)
+    } else {
+        (NPY_LONGLONG, NPY_ULONGLONG)
+    };
+    let (to, from): (&[NPY_TYPES], &[NPY_TYPES]) = match family {
+        Family::Float => (
+            &[
+                NPY_FLOAT,
+                NPY_DOUBLE,
+                NPY_LONGDOUBLE,
+                NPY_CFLOAT,
+                NPY_CDOUBLE,
+                NPY_CLONGDOUBLE,
+            ],
+            &[NPY_BOOL, NPY_UBYTE, NPY_BYTE],
+        ),
+        Family::Complex => (
+            &[NPY_CFLOAT, NPY_CDOUBLE, NPY_CLONGDOUBLE],
+            &[NPY_BOOL, NPY_UBYTE, NPY_BYTE],
+        ),
+        Family::Int => {
+            if signed {
+                (
+                    &[
+                        NPY_BYTE,
+                        NPY_SHORT,
+                        int32,
+                        int64,
+                        NPY_HALF,
+                        NPY_FLOAT,
+                        NPY_DOUBLE,
+                        NPY_LONGDOUBLE,
+                        NPY_CFLOAT,
+                        NPY_CDOUBLE,
+                        NPY_CLONGDOUBLE,
+                    ],
+                    &[NPY_BOOL],
+                )
+            } else {
+                (
+                    &[
+                        NPY_BYTE,
+                        NPY_SHORT,
+                        int32,
+                        int64,
+                        NPY_UBYTE,
+                        NPY_USHORT,
+                        uint32,
+                        uint64,
+                        NPY_HALF,
+                        NPY_FLOAT,
+                        NPY_DOUBLE,
+                        NPY_LONGDOUBLE,
+                        NPY_CFLOAT,
+                        NPY_CDOUBLE,
+                        NPY_CLONGDOUBLE,
+                    ],
+                    &[NPY_BOOL],
+                )
+            }
+        }
+    };
+    (to.to_vec(), from.to_vec())
 }
 
 /// `numpy.dtype(num).itemsize`.
@@ -919,29 +1007,22 @@ pub(crate) fn among_ours() -> Vec<(DType, DType, numpy::npyffi::PyArray_VectorUn
     AMONG_OURS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// Registers `A → B` between two of our types.
+/// Registers `a → b` between two of our dtypes, whose elements `EA` and
+/// `EB` describe.
 ///
 /// # Safety
 /// GIL held, both registered.
-pub(crate) unsafe fn one_way<A: MlType, B: MlType>(py: Python<'_>) -> PyResult<()> {
-    let da = registry::descr(A::DTYPE).expect("registered");
-    let nb = registry::typenum(B::DTYPE).expect("registered");
-    unsafe { register_cast::<Ours<A>, Ours<B>>(py, da, nb)? };
-    AMONG_OURS.lock().unwrap_or_else(|e| e.into_inner()).push((
-        A::DTYPE,
-        B::DTYPE,
-        Some(cast_fn::<Ours<A>, Ours<B>>),
-    ));
+pub(crate) unsafe fn one_way_ends<EA: End, EB: End>(
+    py: Python<'_>,
+    a: DType,
+    b: DType,
+) -> PyResult<()> {
+    let da = registry::descr(a).expect("registered");
+    let nb = registry::typenum(b).expect("registered");
+    unsafe { register_cast::<EA, EB>(py, da, nb)? };
+    AMONG_OURS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((a, b, Some(cast_fn::<EA, EB>)));
     Ok(())
-}
-
-/// Registers `A ↔ B` between two of our types.
-///
-/// # Safety
-/// GIL held, both registered.
-pub(crate) unsafe fn two_way<A: MlType, B: MlType>(py: Python<'_>) -> PyResult<()> {
-    unsafe {
-        one_way::<A, B>(py)?;
-        one_way::<B, A>(py)
-    }
 }

@@ -7,22 +7,18 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::dtypes::scalar;
-use crate::dtypes::types::MlType;
+use crate::dtypes::float::{self, FloatInfo};
 
-/// A scalar of `T` holding `v` (exact: every finfo value is representable).
-fn scalar_of<T: MlType + scalar::Family_>(py: Python<'_>, v: f64) -> PyResult<Py<PyAny>> {
-    // SAFETY: GIL held; `new` returns a new reference or NULL with an error.
+/// A scalar of `info` holding `v` (exact: every finfo value is representable).
+fn scalar_of(py: Python<'_>, info: &FloatInfo, v: f64) -> PyResult<Py<PyAny>> {
+    // SAFETY: GIL held; `new_scalar` returns a new reference or NULL with an error.
     unsafe {
-        let o = scalar::new::<T>(T::from_f64(v));
+        let o = float::new_scalar(info, info.encode_f64(v));
         Bound::from_owned_ptr_or_err(py, o).map(Bound::unbind)
     }
 }
 
-fn finfo_dict<'py, T: MlType + scalar::Family_>(
-    py: Python<'py>,
-    fi: &Finfo,
-) -> PyResult<Bound<'py, PyDict>> {
+fn finfo_dict<'py>(py: Python<'py>, info: &FloatInfo, fi: &Finfo) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in [
         ("eps", fi.eps),
@@ -39,7 +35,7 @@ fn finfo_dict<'py, T: MlType + scalar::Family_>(
         if fi.bits < 8 && (k == "eps" || k == "epsneg") {
             d.set_item(k, v)?;
         } else {
-            d.set_item(k, scalar_of::<T>(py, v)?)?;
+            d.set_item(k, scalar_of(py, info, v)?)?;
         }
     }
     for (k, v) in [
@@ -59,7 +55,7 @@ fn finfo_dict<'py, T: MlType + scalar::Family_>(
 }
 
 /// `_finfo_fields(name)`: the finfo fields of the float format `name`
-/// (one of the 12 ml_dtypes float formats) as a dict: `eps`, `epsneg`,
+/// (a registered mldtypes float format) as a dict: `eps`, `epsneg`,
 /// `max`, `min`, `resolution`, `tiny`, `smallest_normal`,
 /// `smallest_subnormal` as scalars of the format; `bits`, `machep`,
 /// `negep`, `minexp`, `maxexp`, `nexp`, `nmant`, `iexp`, `precision` as
@@ -69,20 +65,14 @@ fn finfo_dict<'py, T: MlType + scalar::Family_>(
 #[pyfunction]
 pub(crate) fn _finfo_fields<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
     crate::guard::run(|| {
-        macro_rules! dispatch {
-            ($($t:ident),*) => {
-                $(
-                    if name == stringify!($t) {
-                        let fi = Finfo::of(&<mldtypes::$t as mldtypes::float::MiniFloat>::FORMAT);
-                        return finfo_dict::<mldtypes::$t>(py, &fi);
-                    }
-                )*
-            };
-        }
-        crate::float_types!(dispatch);
-        Err(PyValueError::new_err(format!(
-            "{name} is not an mldtypes float format"
-        )))
+        let info = name
+            .parse::<mldtypes::dtype::DType>()
+            .ok()
+            .and_then(float::info)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{name} is not an mldtypes float format"))
+            })?;
+        finfo_dict(py, info, &Finfo::of(&info.format))
     })
 }
 

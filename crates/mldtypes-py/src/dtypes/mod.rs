@@ -1,11 +1,12 @@
-//! The scalar types and their NumPy dtypes: what each type is ([`types`]),
-//! what NumPy assigned to it ([`registry`]), its Python scalar type
-//! ([`scalar`], [`fmt`]), the array functions NumPy calls on its elements
-//! ([`arrfuncs`]), its casts ([`casts`]) and its finfo/iinfo tables
-//! ([`info`]).
+//! The scalar types and their NumPy dtypes: the list and what NumPy assigned
+//! to each ([`registry`]); the float formats as data, one implementation
+//! driven by each format's descriptor ([`float`]); the sub-byte integers and
+//! complex types compiled per type ([`types`], [`scalar`], [`arrfuncs`]);
+//! text ([`fmt`]); casts ([`casts`]); finfo/iinfo tables ([`info`]).
 
 pub(crate) mod arrfuncs;
 pub(crate) mod casts;
+pub(crate) mod float;
 pub(crate) mod fmt;
 pub(crate) mod info;
 pub(crate) mod registry;

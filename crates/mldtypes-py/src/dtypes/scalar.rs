@@ -19,7 +19,7 @@ use numpy::npyffi::NpyTypes;
 use pyo3::ffi;
 
 use crate::dtypes::registry;
-use crate::dtypes::types::{ComplexType, Family, FloatType, IntType, MlType};
+use crate::dtypes::types::{ComplexType, Family, IntType, MlType};
 use crate::npapi::{self, np_type, set_error, type_check};
 use crate::ufuncs::complex::{self, ArithOp};
 
@@ -81,17 +81,27 @@ pub(crate) unsafe fn new<T: MlType>(v: T) -> *mut ffi::PyObject {
 pub(crate) unsafe fn any_value(
     o: *mut ffi::PyObject,
 ) -> Option<(mldtypes::dtype::DType, f64, f64)> {
-    macro_rules! try_types {
-        ($($t:ident),*) => {
-            $(
-                if unsafe { is::<mldtypes::$t>(o) } {
-                    let (a, b) = unsafe { value::<mldtypes::$t>(o) }.to_pair();
-                    return Some((<mldtypes::$t as MlType>::DTYPE, a, b));
-                }
-            )*
-        };
+    if let Some(info) = unsafe { crate::dtypes::float::info_of_object(o) } {
+        let v = info.to_f64(unsafe { crate::dtypes::float::code_of(info, o) });
+        return Some((info.dtype, v, 0.0));
     }
-    crate::all_types!(try_types);
+    for dt in registry::ORDER {
+        let found = crate::with_fixed!(
+            dt,
+            |T| unsafe {
+                if is::<T>(o) {
+                    let (a, b) = value::<T>(o).to_pair();
+                    Some((dt, a, b))
+                } else {
+                    None
+                }
+            },
+            None
+        );
+        if found.is_some() {
+            return found;
+        }
+    }
     None
 }
 
@@ -105,50 +115,9 @@ pub(crate) enum Conv<T> {
     Err,
 }
 
-/// ml_dtypes' conversion of a Python object to a float type: Python
-/// floats, ints, NumPy scalars (complex ones with `ComplexWarning`), our
-/// scalars, 0-d arrays. Floats are rounded once from their `f64` value.
-unsafe fn to_float<T: FloatType>(o: *mut ffi::PyObject) -> Conv<T> {
-    unsafe {
-        if is::<T>(o) {
-            return Conv::Ok(value::<T>(o));
-        }
-        if ffi::PyFloat_Check(o) != 0 {
-            let d = ffi::PyFloat_AsDouble(o);
-            if d == -1.0 && !ffi::PyErr_Occurred().is_null() {
-                return Conv::Err;
-            }
-            return Conv::Ok(float_from_f64::<T>(d));
-        }
-        if ffi::PyLong_Check(o) != 0 {
-            return match long_value(o) {
-                Some(l) => Conv::Ok(<T as MlType>::from_f64(l as f64)),
-                None => Conv::Err,
-            };
-        }
-        if npapi::is_np_scalar(o) {
-            return match real_of_np_scalar(o) {
-                Some(d) => Conv::Ok(float_from_f64::<T>(d)),
-                None => Conv::Err,
-            };
-        }
-        zero_dim::<T>(o)
-    }
-}
-
-/// `x` rounded once into `T`; NaN keeps its sign as ml_dtypes' conversion
-/// through float32 does.
-fn float_from_f64<T: FloatType>(x: f64) -> T {
-    if x.is_nan() {
-        <T as MiniFloat>::from_f32(x as f32)
-    } else {
-        <T as MlType>::from_f64(x)
-    }
-}
-
 /// A Python int as `i64`; `None` with `TypeError` set when it does not fit
 /// (ml_dtypes reads it as a C `long` and reports "expected number").
-unsafe fn long_value(o: *mut ffi::PyObject) -> Option<i64> {
+pub(crate) unsafe fn long_value(o: *mut ffi::PyObject) -> Option<i64> {
     unsafe {
         let l = ffi::PyLong_AsLongLong(o);
         if l == -1 && !ffi::PyErr_Occurred().is_null() {
@@ -165,7 +134,7 @@ unsafe fn long_value(o: *mut ffi::PyObject) -> Option<i64> {
 
 /// The real value of a NumPy scalar (ours or NumPy's), warning
 /// `ComplexWarning` when an imaginary part is dropped. `None`: exception set.
-unsafe fn real_of_np_scalar(o: *mut ffi::PyObject) -> Option<f64> {
+pub(crate) unsafe fn real_of_np_scalar(o: *mut ffi::PyObject) -> Option<f64> {
     unsafe {
         if let Some((dt, re, _)) = any_value(o) {
             if dt.kind() == mldtypes::dtype::Kind::Complex && npapi::complex_warning() < 0 {
@@ -392,7 +361,7 @@ pub(crate) trait Family_: MlType {
     }
 }
 
-fn cmp_f64(a: f64, b: f64, op: c_int) -> bool {
+pub(crate) fn cmp_f64(a: f64, b: f64, op: c_int) -> bool {
     match op {
         ffi::Py_LT => a < b,
         ffi::Py_LE => a <= b,
@@ -405,7 +374,7 @@ fn cmp_f64(a: f64, b: f64, op: c_int) -> bool {
 
 /// Whether Python's `float(s)` accepts `s` (on refusal its `ValueError`
 /// is left set).
-unsafe fn python_float_accepts(s: &str) -> bool {
+pub(crate) unsafe fn python_float_accepts(s: &str) -> bool {
     unsafe {
         let u = ffi::PyUnicode_FromStringAndSize(s.as_ptr() as *const _, s.len() as _);
         if u.is_null() {
@@ -419,50 +388,6 @@ unsafe fn python_float_accepts(s: &str) -> bool {
         ffi::Py_DECREF(f);
         true
     }
-}
-
-/// Implements [`Family_`] for the float types.
-macro_rules! float_family {
-    ($($t:ident),*) => {$(
-        impl Family_ for mldtypes::$t {
-            unsafe fn convert(o: *mut ffi::PyObject) -> Conv<Self> {
-                unsafe { to_float::<Self>(o) }
-            }
-            unsafe fn parse(s: &str) -> Conv<Self> {
-                // Python's float() decides what is a number (underscores
-                // between digits, surrounding whitespace; no hex); the
-                // value is then parsed exactly.
-                if unsafe { !python_float_accepts(s) } {
-                    return Conv::Err;
-                }
-                let cleaned: String = s.trim().chars().filter(|&c| c != '_').collect();
-                match cleaned.parse::<Self>() {
-                    Ok(v) => Conv::Ok(v),
-                    Err(_) => {
-                        unsafe {
-                            set_error(
-                                ffi::PyExc_ValueError,
-                                &format!("could not convert string to {}: {s:?}", stringify!($t)),
-                            )
-                        };
-                        Conv::Err
-                    }
-                }
-            }
-            fn text(self) -> String {
-                crate::dtypes::fmt::real(MiniFloat::to_f32(self))
-            }
-            unsafe fn hash(self, o: *mut ffi::PyObject) -> ffi::Py_hash_t {
-                unsafe { npapi::hash_f64(o, MiniFloat::to_f64(self)) }
-            }
-            fn compare(self, other: Self, op: c_int) -> bool {
-                cmp_f64(MiniFloat::to_f64(self), MiniFloat::to_f64(other), op)
-            }
-            unsafe fn to_python(self) -> *mut ffi::PyObject {
-                unsafe { ffi::PyFloat_FromDouble(MiniFloat::to_f32(self) as f64) }
-            }
-        }
-    )*};
 }
 
 macro_rules! int_family {
@@ -596,9 +521,8 @@ macro_rules! complex_family {
     )*};
 }
 
-crate::float_types!(float_family);
-crate::int_types!(int_family);
-crate::complex_types!(complex_family);
+int_family!(int1, uint1, int2, uint2, int4, uint4);
+complex_family!(bcomplex32, complex32);
 
 // ---------------------------------------------------------------------------
 // Slots.
@@ -671,37 +595,52 @@ unsafe fn new_from<T: Family_>(arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
                 None => null_mut(),
             };
         }
-        let text = if ffi::PyUnicode_Check(arg) != 0 {
+        match text_argument(arg) {
+            Some(Ok(s)) => match T::parse(&s) {
+                Conv::Ok(v) => new(v),
+                _ => null_mut(),
+            },
+            Some(Err(())) => null_mut(),
+            None => {
+                set_error(
+                    ffi::PyExc_TypeError,
+                    &format!("expected number, got {}", npapi::type_name(arg)),
+                );
+                null_mut()
+            }
+        }
+    }
+}
+
+/// The text of a `str` or `bytes` constructor argument (`None` for other
+/// objects; `Some(Err(()))` with an exception set).
+///
+/// # Safety
+/// GIL held.
+pub(crate) unsafe fn text_argument(arg: *mut ffi::PyObject) -> Option<Result<String, ()>> {
+    unsafe {
+        if ffi::PyUnicode_Check(arg) != 0 {
             let mut len: ffi::Py_ssize_t = 0;
             let p = ffi::PyUnicode_AsUTF8AndSize(arg, &mut len);
             if p.is_null() {
-                return null_mut();
+                return Some(Err(()));
             }
-            Some(
-                String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len as usize))
-                    .into_owned(),
-            )
+            Some(Ok(String::from_utf8_lossy(std::slice::from_raw_parts(
+                p as *const u8,
+                len as usize,
+            ))
+            .into_owned()))
         } else if ffi::PyBytes_Check(arg) != 0 {
             let p = ffi::PyBytes_AsString(arg);
             let len = ffi::PyBytes_Size(arg);
-            Some(
-                String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len as usize))
-                    .into_owned(),
-            )
+            Some(Ok(String::from_utf8_lossy(std::slice::from_raw_parts(
+                p as *const u8,
+                len as usize,
+            ))
+            .into_owned()))
         } else {
             None
-        };
-        if let Some(s) = text {
-            return match T::parse(&s) {
-                Conv::Ok(v) => new(v),
-                _ => null_mut(),
-            };
         }
-        set_error(
-            ffi::PyExc_TypeError,
-            &format!("expected number, got {}", npapi::type_name(arg)),
-        );
-        null_mut()
     }
 }
 
@@ -725,6 +664,22 @@ unsafe extern "C" fn tp_richcompare<T: Family_>(
         if is::<T>(a) && is::<T>(b) {
             return npapi::np_bool(value::<T>(a).compare(value::<T>(b), op));
         }
+        richcompare_fallback(a, b, op)
+    })
+}
+
+/// Comparison of one of our scalars with anything but a scalar of its own
+/// type: `NotImplemented` for text and non-numbers under `==`/`!=`, else
+/// `numpy.generic`'s comparison (NumPy's promotion and ufuncs).
+///
+/// # Safety
+/// GIL held.
+pub(crate) unsafe fn richcompare_fallback(
+    a: *mut ffi::PyObject,
+    b: *mut ffi::PyObject,
+    op: c_int,
+) -> *mut ffi::PyObject {
+    unsafe {
         if (op == ffi::Py_EQ || op == ffi::Py_NE)
             && (ffi::PyUnicode_Check(b) != 0
                 || ffi::PyBytes_Check(b) != 0
@@ -745,7 +700,7 @@ unsafe extern "C" fn tp_richcompare<T: Family_>(
                 ni
             }
         }
-    })
+    }
 }
 
 unsafe extern "C" fn nb_float<T: Family_>(o: *mut ffi::PyObject) -> *mut ffi::PyObject {
@@ -816,31 +771,6 @@ pub(crate) enum Op {
     Rem,
 }
 
-macro_rules! float_arith {
-    ($($t:ident),*) => {$(
-        impl Arith for mldtypes::$t {
-            fn neg(self) -> Self {
-                -self
-            }
-            fn binop(self, o: Self, op: Op) -> Option<Result<Self, &'static str>> {
-                let (a, b) = (MiniFloat::to_f32(self), MiniFloat::to_f32(o));
-                let r = match op {
-                    // ml_dtypes' compiled code evaluates these commutative
-                    // operations as `b op a`: with two NaNs, b's is kept
-                    Op::Add if a.is_nan() && b.is_nan() => b,
-                    Op::Mul if a.is_nan() && b.is_nan() => b,
-                    Op::Add => a + b,
-                    Op::Sub => a - b,
-                    Op::Mul => a * b,
-                    Op::TrueDiv => a / b,
-                    _ => return None,
-                };
-                Some(Ok(<Self as MiniFloat>::from_f32(r)))
-            }
-        }
-    )*};
-}
-
 macro_rules! int_arith {
     ($($t:ident),*) => {$(
         impl Arith for mldtypes::$t {
@@ -883,20 +813,6 @@ macro_rules! complex_arith {
     )*};
 }
 
-float_arith!(
-    bfloat16,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float4_e2m1fn,
-    float8_e8m0fnu
-);
 int_arith!(int1, uint1, int2, uint2, int4, uint4);
 complex_arith!(bcomplex32, complex32);
 
@@ -917,6 +833,22 @@ unsafe fn binary<T: Family_ + Arith>(
                 };
             }
         }
+        array_number_fallback(a, b, op)
+    }
+}
+
+/// A binary operator on anything but two scalars of one type: handed to
+/// `numpy.ndarray`'s number protocol (ufuncs and NumPy's promotion), as
+/// ml_dtypes does.
+///
+/// # Safety
+/// GIL held.
+pub(crate) unsafe fn array_number_fallback(
+    a: *mut ffi::PyObject,
+    b: *mut ffi::PyObject,
+    op: Op,
+) -> *mut ffi::PyObject {
+    unsafe {
         let arr = np_type(NpyTypes::PyArray_Type);
         let nb = (*arr).tp_as_number;
         let f = match op {
@@ -964,7 +896,24 @@ unsafe extern "C" fn format_method<T: Family_>(
     spec: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     crate::guard::ffi(std::ptr::null_mut(), || unsafe {
+        format_python_value(value::<T>(o).to_python(), spec)
+    })
+}
+
+/// `format(x, spec)` for the Python value `x` of a scalar (a new reference
+/// consumed here; NULL passes the pending exception through).
+///
+/// # Safety
+/// GIL held; `spec` a live object.
+pub(crate) unsafe fn format_python_value(
+    x: *mut ffi::PyObject,
+    spec: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    unsafe {
         if ffi::PyUnicode_Check(spec) == 0 {
+            if !x.is_null() {
+                ffi::Py_DECREF(x);
+            }
             set_error(
                 ffi::PyExc_TypeError,
                 &format!(
@@ -974,19 +923,13 @@ unsafe extern "C" fn format_method<T: Family_>(
             );
             return null_mut();
         }
-        let v = value::<T>(o);
-        let x = if T::FAMILY != Family::Float {
-            v.to_python()
-        } else {
-            ffi::PyFloat_FromDouble(v.to_f64() as f32 as f64)
-        };
         if x.is_null() {
             return null_mut();
         }
         let r = ffi::PyObject_Format(x, spec);
         ffi::Py_DECREF(x);
         r
-    })
+    }
 }
 
 unsafe extern "C" fn complex_method<T: Family_>(

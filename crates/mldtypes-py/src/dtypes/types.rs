@@ -1,9 +1,11 @@
-//! The 20 scalar types as one trait: everything the generic registration,
-//! scalar and array code needs to know about a type, taken from the Rust
-//! library (`mldtypes::float`, `mldtypes::int`, `mldtypes::float::complex`).
+//! The library's scalar types as one trait: what the generic scalar, array
+//! and ufunc code compiled per type needs to know about it (the sub-byte
+//! integers and complex types, whose NumPy face is compiled per type, and
+//! the float formats' library types, which the ufunc loops use; the float
+//! dtypes themselves are data: [`crate::dtypes::float`]).
 //!
-//! A new format is one line in [`crate::for_each_type`] plus, for a new
-//! family, one `impl` block here.
+//! [`with_fixed!`] maps a registry entry of the integer and complex
+//! families to its Rust type.
 
 use std::ffi::CStr;
 use std::str::FromStr;
@@ -26,10 +28,6 @@ pub(crate) trait MlType: bytemuck::Pod + Send + Sync + 'static {
     /// The dtype (name, itemsize, format) in the Rust library.
     const DTYPE: DType;
     const FAMILY: Family;
-    /// NumPy `dtype.kind` (as ml_dtypes 0.6.0 registers it).
-    const KIND: u8;
-    /// NumPy `dtype.char` (as ml_dtypes 0.6.0 registers it).
-    const CHAR: u8;
     /// `tp_name`: `mldtypes.<name>`.
     const QUALNAME: &'static CStr;
     /// The scalar type's docstring.
@@ -44,12 +42,6 @@ pub(crate) trait MlType: bytemuck::Pod + Send + Sync + 'static {
     /// `x` rounded once into the type (floats: round to nearest even, ml_dtypes'
     /// overflow; integers: NumPy's cast, truncation then wrapping).
     fn from_f64(x: f64) -> Self;
-    /// `x` rounded into the type as ml_dtypes rounds a float32 (the same as
-    /// [`MlType::from_f64`] but for float8_e8m0fnu, whose float32 rule rounds
-    /// subnormals in (2^-127, 1.5·2^-127) up to 2^-126).
-    fn from_f32(x: f32) -> Self {
-        Self::from_f64(x as f64)
-    }
     /// From a pair (the imaginary part is dropped by real types).
     fn from_pair(re: f64, im: f64) -> Self {
         let _ = im;
@@ -72,8 +64,6 @@ pub(crate) trait MlType: bytemuck::Pod + Send + Sync + 'static {
     }
 }
 
-/// A real floating-point type: a `MiniFloat` of the library.
-pub(crate) trait FloatType: MlType + MiniFloat {}
 /// A sub-byte integer type of the library.
 pub(crate) trait IntType: MlType + SubByteInt + FromStr {}
 /// A complex type of the library: two 16-bit floats, real part first.
@@ -84,12 +74,10 @@ pub(crate) trait ComplexType: MlType {
 }
 
 macro_rules! float_type {
-    ($t:ident, $kind:literal, $char:literal) => {
+    ($t:ident) => {
         impl MlType for mldtypes::$t {
             const DTYPE: DType = <mldtypes::$t as mldtypes::cast::Element>::DTYPE;
             const FAMILY: Family = Family::Float;
-            const KIND: u8 = $kind;
-            const CHAR: u8 = $char;
             const QUALNAME: &'static CStr = const_cstr(concat!("mldtypes.", stringify!($t), "\0"));
             const DOC: &'static CStr = const_cstr(concat!(
                 stringify!($t),
@@ -101,9 +89,6 @@ macro_rules! float_type {
             fn from_f64(x: f64) -> Self {
                 MiniFloat::from_f64(x)
             }
-            fn from_f32(x: f32) -> Self {
-                MiniFloat::from_f32(x)
-            }
             fn is_nan(self) -> bool {
                 MiniFloat::to_f32(self).is_nan()
             }
@@ -111,17 +96,14 @@ macro_rules! float_type {
                 Some((MiniFloat::to_f32(self).to_bits(), 0))
             }
         }
-        impl FloatType for mldtypes::$t {}
     };
 }
 
 macro_rules! int_type {
-    ($t:ident, $kind:literal, $char:literal) => {
+    ($t:ident) => {
         impl MlType for mldtypes::$t {
             const DTYPE: DType = <mldtypes::$t as mldtypes::cast::Element>::DTYPE;
             const FAMILY: Family = Family::Int;
-            const KIND: u8 = $kind;
-            const CHAR: u8 = $char;
             const QUALNAME: &'static CStr = const_cstr(concat!("mldtypes.", stringify!($t), "\0"));
             const DOC: &'static CStr = const_cstr(concat!(
                 stringify!($t),
@@ -142,12 +124,10 @@ macro_rules! int_type {
 }
 
 macro_rules! complex_type {
-    ($t:ident, $dt:ident, $kind:literal, $char:literal, $part:expr, $doc:literal) => {
+    ($t:ident, $dt:ident, $part:expr, $doc:literal) => {
         impl MlType for mldtypes::$t {
             const DTYPE: DType = DType::$dt;
             const FAMILY: Family = Family::Complex;
-            const KIND: u8 = $kind;
-            const CHAR: u8 = $char;
             const QUALNAME: &'static CStr = const_cstr(concat!("mldtypes.", stringify!($t), "\0"));
             const DOC: &'static CStr = const_cstr(concat!($doc, "\0"));
             fn to_f64(self) -> f64 {
@@ -212,39 +192,78 @@ const fn const_cstr(s: &'static str) -> &'static CStr {
     }
 }
 
-// Kind and type characters as ml_dtypes 0.6.0 registers them
-// (`dtypes.cc`): every float is kind 'V' except float8_e5m2 ('f').
-float_type!(bfloat16, b'V', b'E');
-float_type!(float8_e3m4, b'V', b'3');
-float_type!(float8_e4m3, b'V', b'7');
-float_type!(float8_e4m3b11fnuz, b'V', b'L');
-float_type!(float8_e4m3fn, b'V', b'4');
-float_type!(float8_e4m3fnuz, b'V', b'G');
-float_type!(float8_e5m2, b'f', b'5');
-float_type!(float8_e5m2fnuz, b'V', b'C');
-float_type!(float6_e2m3fn, b'V', b'8');
-float_type!(float6_e3m2fn, b'V', b'9');
-float_type!(float4_e2m1fn, b'V', b'0');
-float_type!(float8_e8m0fnu, b'V', b'W');
-int_type!(int1, b'V', b'e');
-int_type!(uint1, b'V', b'E');
-int_type!(int2, b'V', b'c');
-int_type!(uint2, b'V', b'C');
-int_type!(int4, b'V', b'a');
-int_type!(uint4, b'V', b'A');
+float_type!(bfloat16);
+float_type!(float8_e3m4);
+float_type!(float8_e4m3);
+float_type!(float8_e4m3b11fnuz);
+float_type!(float8_e4m3fn);
+float_type!(float8_e4m3fnuz);
+float_type!(float8_e5m2);
+float_type!(float8_e5m2fnuz);
+float_type!(float6_e2m3fn);
+float_type!(float6_e3m2fn);
+float_type!(float4_e2m1fn);
+float_type!(float8_e8m0fnu);
+int_type!(int1);
+int_type!(uint1);
+int_type!(int2);
+int_type!(uint2);
+int_type!(int4);
+int_type!(uint4);
 complex_type!(
     bcomplex32,
     BComplex32,
-    b'W',
-    b'P',
     Some(DType::BFloat16),
     "complex bfloat16 floating-point values: two bfloat16, real part first (ml_dtypes-compatible)"
 );
 complex_type!(
     complex32,
     Complex32,
-    b'W',
-    b'O',
     None,
     "complex half floating-point values: two IEEE float16, real part first (ml_dtypes-compatible)"
 );
+
+/// Evaluates `$body` with `$T` the library type of the sub-byte integer or
+/// complex dtype `$dt` (the families whose NumPy face is compiled per
+/// type), or `$other` for any other dtype.
+#[macro_export]
+macro_rules! with_fixed {
+    ($dt:expr, |$T:ident| $body:expr, $other:expr) => {{
+        use mldtypes::dtype::DType as D;
+        match $dt {
+            D::Int1 => {
+                type $T = mldtypes::int1;
+                $body
+            }
+            D::UInt1 => {
+                type $T = mldtypes::uint1;
+                $body
+            }
+            D::Int2 => {
+                type $T = mldtypes::int2;
+                $body
+            }
+            D::UInt2 => {
+                type $T = mldtypes::uint2;
+                $body
+            }
+            D::Int4 => {
+                type $T = mldtypes::int4;
+                $body
+            }
+            D::UInt4 => {
+                type $T = mldtypes::uint4;
+                $body
+            }
+            D::BComplex32 => {
+                type $T = mldtypes::bcomplex32;
+                $body
+            }
+            D::Complex32 => {
+                type $T = mldtypes::complex32;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}

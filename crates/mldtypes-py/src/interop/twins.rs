@@ -533,6 +533,14 @@ pub(crate) fn _register_twins(
         }
         twins.push((dt, dour, nour, dtheir, ntheir, sour));
     }
+    // The float formats' array functions and casts read the format from
+    // the dtype of the array NumPy passes: a twin's type number stands for
+    // the same format.
+    for (dt, _, _, _, ntheir, _) in &twins {
+        if let Some(info) = crate::dtypes::float::info(*dt) {
+            registry::set_float_info(*ntheir, info)?;
+        }
+    }
     let mut guard = DONE.lock().unwrap_or_else(|e| e.into_inner());
     let done = guard.get_or_insert_with(HashSet::new);
     let mut count = 0;

@@ -1364,3 +1364,23 @@ minifloats! {
 minifloat_as_between!(bfloat16 float8_e3m4 float8_e4m3 float8_e4m3fn float8_e4m3fnuz
     float8_e4m3b11fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn float6_e3m2fn
     float4_e2m1fn);
+
+/// Negation of a code of any format, as ml_dtypes negates its scalars:
+/// the sign bit is flipped (NaN payloads and −0 kept), except that the zero
+/// and the NaN of formats whose NaN is the would-be −0 code ("fnuz") are
+/// their own negation, and every code of an unsigned format negates to its
+/// NaN (0 < x, so −x is not representable; float8_e8m0fnu has no zero).
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::negate_code;
+/// use mldtypes::format::{FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E8M0FNU};
+/// assert_eq!(negate_code(&FLOAT8_E4M3FN, 0x38), 0xb8); // 1.0 → −1.0
+/// assert_eq!(negate_code(&FLOAT8_E4M3FN, 0x00), 0x80); // +0 → −0
+/// assert_eq!(negate_code(&FLOAT8_E4M3FNUZ, 0x00), 0x00); // single zero
+/// assert_eq!(negate_code(&FLOAT8_E8M0FNU, 0x7f), 0xff); // unsigned → NaN
+/// ```
+pub fn negate_code(fmt: &Format, code: u32) -> u32 {
+    ops::neg(fmt, code)
+}
