@@ -9,7 +9,9 @@
 //!   per byte, four float6 in three bytes) in the safetensors bit order.
 //! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
 //!   rounding once at the end.
-//! - [`mod@bench`]: single-threaded timings of every conversion, for the CLI.
+//! - [`Codec`]: a run-time codec for any format descriptor (the IEEE P3109
+//!   members among them): scalar and slice conversions to and from float32,
+//!   float64 and other formats' codes.
 //!
 //! Every result is bit-identical to the scalar conversions of
 //! [`crate::float`] (round-to-nearest-even, ml_dtypes' non-saturating
@@ -59,6 +61,7 @@
 //! assert_eq!(y[0], half::f16::ONE);
 //! ```
 
+mod codec;
 mod dispatch;
 mod engine;
 #[cfg(target_arch = "x86_64")]
@@ -66,10 +69,10 @@ mod hw;
 pub(crate) mod kernels;
 mod scalar;
 
-pub mod bench;
 pub mod pack;
 pub mod reduce;
 
+pub use codec::{CodeWord, Codec, Strategy};
 pub use dispatch::{available_paths, path, set_path, Path};
 
 use crate::dtype::DType;
@@ -107,6 +110,16 @@ pub enum CastError {
     NotPackable(DType),
     /// A forced [`Path`] needs instructions this CPU lacks.
     PathUnavailable(Path),
+    /// A [`Codec`] slice's code word is narrower than the format (a `u8`
+    /// for a format of more than 8 bits).
+    CodeWord {
+        /// The format's name.
+        format: &'static str,
+        /// The format's width in bits.
+        bits: u32,
+        /// The width of the word given.
+        word_bits: u32,
+    },
 }
 
 impl std::fmt::Display for CastError {
@@ -127,6 +140,14 @@ impl std::fmt::Display for CastError {
             CastError::PathUnavailable(p) => {
                 write!(f, "the {p} kernels need CPU features this machine lacks")
             }
+            CastError::CodeWord {
+                format,
+                bits,
+                word_bits,
+            } => write!(
+                f,
+                "{format} codes have {bits} bits and do not fit {word_bits}-bit words; use u16"
+            ),
         }
     }
 }

@@ -28,6 +28,7 @@ mod api;
 pub mod complex;
 pub mod core;
 mod display;
+pub(crate) mod kernels;
 mod konst;
 mod ops;
 pub mod parse;
