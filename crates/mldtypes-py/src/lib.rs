@@ -118,6 +118,10 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         let t = unsafe { Bound::from_borrowed_ptr(py, t as *mut pyo3::ffi::PyObject) };
         m.add(dt.name(), t)?;
     }
+    m.add_function(wrap_pyfunction!(dtypes::float::p3109_type, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::float::_p3109_named, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::float::_p3109_names, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_registry, m)?)?;
     m.add_function(wrap_pyfunction!(info::_finfo_fields, m)?)?;
     m.add_function(wrap_pyfunction!(info::_iinfo_fields, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::sum, m)?)?;

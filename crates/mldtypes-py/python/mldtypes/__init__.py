@@ -24,35 +24,21 @@ libraries such as jax that import ml_dtypes by name.
 """
 
 from mldtypes import _core
-from mldtypes._core import (
-    bcomplex32,
-    bfloat16,
-    complex32,
-    dot,
-    float4_e2m1fn,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float8_e8m0fnu,
-    int1,
-    int2,
-    int4,
-    mean,
-    pack,
-    sum,
-    uint1,
-    uint2,
-    uint4,
-    unpack,
-)
+from mldtypes._core import dot, mean, pack, sum, unpack
+
+# The scalar types registered at import, named by the library's registry.
+for _name, _ in _core._registry():
+    globals()[_name] = getattr(_core, _name)
+_TYPES = tuple(_name for _name, _ in _core._registry())
+del _name
 
 __version__ = _core.__version__
+
+#: The 30 IEEE P3109 formats of width 8 (gfloat's names, from the library's registry): module
+#: attributes registered with NumPy on first access; every member of the family through
+#: :func:`p3109`.
+P3109_K8 = _core._p3109_names(8)
+
 
 __all__ = [
     "__version__",
@@ -61,34 +47,16 @@ __all__ = [
     "pack",
     "sum",
     "unpack",
-    "bcomplex32",
-    "bfloat16",
-    "complex32",
-    "float4_e2m1fn",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
+    # the scalar types (the library's registry)
+    *_TYPES,
     "finfo",
     "from_dlpack",
     "iinfo",
     "imag",
     "install_as_ml_dtypes",
     "MlDtypesAlreadyImportedError",
-    "int1",
-    "int2",
-    "int4",
     "real",
     "to_dlpack",
-    "uint1",
-    "uint2",
-    "uint4",
     # type promotion (JAX's lattice) and the NumPy switch
     "Config",
     "TypePromotionError",
@@ -101,6 +69,9 @@ __all__ = [
     "result_type",
     "set_numpy_promotion",
     "weak",
+    # IEEE P3109 formats (registered on first use)
+    "p3109",
+    *P3109_K8,
     # safetensors checkpoints
     "CheckpointError",
     "convert_checkpoint",
@@ -184,6 +155,25 @@ def numpy_promotion(mode="jax"):
     """
     _refuse_jax_promotion_if_free_threaded(mode)
     return _core.numpy_promotion(mode)
+
+
+
+
+def __getattr__(name):
+    """The IEEE P3109 formats by name (``mldtypes.p3109_k8p3se``; the interim report's
+    ``binary8p3se`` too), registered with NumPy on first access.
+
+    Raises AttributeError for any other name.
+    """
+    t = _core._p3109_named(name) if name.startswith(("p3109_", "binary")) else None
+    if t is None:
+        raise AttributeError(f"module 'mldtypes' has no attribute {name!r}")
+    globals()[name] = t
+    return t
+
+
+def __dir__():
+    return sorted(set(globals()) | set(P3109_K8))
 
 
 from mldtypes import _twins  # noqa: E402

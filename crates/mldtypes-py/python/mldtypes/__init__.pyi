@@ -70,6 +70,37 @@ __all__ = [
     "result_type",
     "set_numpy_promotion",
     "weak",
+    "p3109",
+    "p3109_k8p1se",
+    "p3109_k8p1sf",
+    "p3109_k8p2se",
+    "p3109_k8p2sf",
+    "p3109_k8p3se",
+    "p3109_k8p3sf",
+    "p3109_k8p4se",
+    "p3109_k8p4sf",
+    "p3109_k8p5se",
+    "p3109_k8p5sf",
+    "p3109_k8p6se",
+    "p3109_k8p6sf",
+    "p3109_k8p7se",
+    "p3109_k8p7sf",
+    "p3109_k8p1ue",
+    "p3109_k8p1uf",
+    "p3109_k8p2ue",
+    "p3109_k8p2uf",
+    "p3109_k8p3ue",
+    "p3109_k8p3uf",
+    "p3109_k8p4ue",
+    "p3109_k8p4uf",
+    "p3109_k8p5ue",
+    "p3109_k8p5uf",
+    "p3109_k8p6ue",
+    "p3109_k8p6uf",
+    "p3109_k8p7ue",
+    "p3109_k8p7uf",
+    "p3109_k8p8ue",
+    "p3109_k8p8uf",
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
@@ -249,6 +280,103 @@ class bcomplex32(_MLScalar):
     def real(self) -> bfloat16: ...
     @property
     def imag(self) -> bfloat16: ...
+
+@disjoint_base
+class p3109_k8p1se(_MLFloat):
+    """p3109_k8p1se (IEEE P3109): 1 sign, 7 exponent, 0 mantissa bits, bias 64, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p1sf(_MLFloat):
+    """p3109_k8p1sf (IEEE P3109): 1 sign, 7 exponent, 0 mantissa bits, bias 64, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p2se(_MLFloat):
+    """p3109_k8p2se (IEEE P3109): 1 sign, 6 exponent, 1 mantissa bits, bias 32, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p2sf(_MLFloat):
+    """p3109_k8p2sf (IEEE P3109): 1 sign, 6 exponent, 1 mantissa bits, bias 32, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p3se(_MLFloat):
+    """p3109_k8p3se (IEEE P3109): 1 sign, 5 exponent, 2 mantissa bits, bias 16, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p3sf(_MLFloat):
+    """p3109_k8p3sf (IEEE P3109): 1 sign, 5 exponent, 2 mantissa bits, bias 16, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p4se(_MLFloat):
+    """p3109_k8p4se (IEEE P3109): 1 sign, 4 exponent, 3 mantissa bits, bias 8, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p4sf(_MLFloat):
+    """p3109_k8p4sf (IEEE P3109): 1 sign, 4 exponent, 3 mantissa bits, bias 8, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p5se(_MLFloat):
+    """p3109_k8p5se (IEEE P3109): 1 sign, 3 exponent, 4 mantissa bits, bias 4, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p5sf(_MLFloat):
+    """p3109_k8p5sf (IEEE P3109): 1 sign, 3 exponent, 4 mantissa bits, bias 4, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p6se(_MLFloat):
+    """p3109_k8p6se (IEEE P3109): 1 sign, 2 exponent, 5 mantissa bits, bias 2, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p6sf(_MLFloat):
+    """p3109_k8p6sf (IEEE P3109): 1 sign, 2 exponent, 5 mantissa bits, bias 2, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p7se(_MLFloat):
+    """p3109_k8p7se (IEEE P3109): 1 sign, 1 exponent, 6 mantissa bits, bias 1, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p7sf(_MLFloat):
+    """p3109_k8p7sf (IEEE P3109): 1 sign, 1 exponent, 6 mantissa bits, bias 1, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p1ue(_MLFloat):
+    """p3109_k8p1ue (IEEE P3109): unsigned, 8 exponent, 0 mantissa bits, bias 128, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p1uf(_MLFloat):
+    """p3109_k8p1uf (IEEE P3109): unsigned, 8 exponent, 0 mantissa bits, bias 128, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p2ue(_MLFloat):
+    """p3109_k8p2ue (IEEE P3109): unsigned, 7 exponent, 1 mantissa bits, bias 64, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p2uf(_MLFloat):
+    """p3109_k8p2uf (IEEE P3109): unsigned, 7 exponent, 1 mantissa bits, bias 64, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p3ue(_MLFloat):
+    """p3109_k8p3ue (IEEE P3109): unsigned, 6 exponent, 2 mantissa bits, bias 32, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p3uf(_MLFloat):
+    """p3109_k8p3uf (IEEE P3109): unsigned, 6 exponent, 2 mantissa bits, bias 32, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p4ue(_MLFloat):
+    """p3109_k8p4ue (IEEE P3109): unsigned, 5 exponent, 3 mantissa bits, bias 16, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p4uf(_MLFloat):
+    """p3109_k8p4uf (IEEE P3109): unsigned, 5 exponent, 3 mantissa bits, bias 16, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p5ue(_MLFloat):
+    """p3109_k8p5ue (IEEE P3109): unsigned, 4 exponent, 4 mantissa bits, bias 8, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p5uf(_MLFloat):
+    """p3109_k8p5uf (IEEE P3109): unsigned, 4 exponent, 4 mantissa bits, bias 8, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p6ue(_MLFloat):
+    """p3109_k8p6ue (IEEE P3109): unsigned, 3 exponent, 5 mantissa bits, bias 4, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p6uf(_MLFloat):
+    """p3109_k8p6uf (IEEE P3109): unsigned, 3 exponent, 5 mantissa bits, bias 4, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p7ue(_MLFloat):
+    """p3109_k8p7ue (IEEE P3109): unsigned, 2 exponent, 6 mantissa bits, bias 2, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p7uf(_MLFloat):
+    """p3109_k8p7uf (IEEE P3109): unsigned, 2 exponent, 6 mantissa bits, bias 2, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p8ue(_MLFloat):
+    """p3109_k8p8ue (IEEE P3109): unsigned, 1 exponent, 7 mantissa bits, bias 1, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p8uf(_MLFloat):
+    """p3109_k8p8uf (IEEE P3109): unsigned, 1 exponent, 7 mantissa bits, bias 1, no inf, NaN = 0xff."""
+
+P3109_K8: tuple[str, ...]
+
+def p3109(k: int, p: int, *, signed: bool = True,
+          domain: Literal["extended", "finite"] = "extended") -> type[np.generic]:
+    """The IEEE P3109 format of width k and precision p as a scalar type (registered on first use)."""
 
 from mldtypes._info import finfo as finfo, iinfo as iinfo
 

@@ -12,15 +12,20 @@ import numpy as np
 
 from mldtypes import _core
 
-_FLOATS = (
-    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn",
-    "float6_e3m2fn", "float4_e2m1fn",
-)
-_INTS = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+# The types registered at import (the library's registry) and the IEEE P3109 family, whose
+# members are registered on first use.
+_FLOATS = tuple(n for n, f in _core._registry() if f == "float") + tuple(_core._p3109_names())
+_INTS = tuple(n for n, f in _core._registry() if f == "int")
 # complex types: the finfo of their parts (ml_dtypes' convention)
 _COMPLEX_PART = {"bcomplex32": "bfloat16", "complex32": np.float16}
-_ALL = _FLOATS + _INTS + tuple(_COMPLEX_PART)
+_ALL = frozenset(_FLOATS + _INTS + tuple(_COMPLEX_PART))
+
+
+def _type(name):
+    """The scalar type of the mldtypes type `name` (P3109 formats: registered on first use)."""
+    import mldtypes
+
+    return getattr(mldtypes, name)
 _lock = threading.Lock()
 
 
@@ -102,7 +107,7 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
             obj = np.finfo(part) if not isinstance(part, str) else cls(part)
         else:
             obj = cls._build(name)
-        t = getattr(_core, name)
+        t = _type(name)
         with _lock:
             for key in (name, t, np.dtype(t)):
                 obj = cls._mldtypes_cache.setdefault(key, obj)
@@ -117,7 +122,7 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
         # properties below read them back), 2.4+ make several fields cached properties.
         state = obj.__dict__
         state.update(fields)
-        state["dtype"] = np.dtype(getattr(_core, name))
+        state["dtype"] = np.dtype(_type(name))
         # ml_dtypes' text fields (NumPy's finfo templates used them before 2.3)
         for key in ("eps", "epsneg", "max", "resolution", "tiny", "smallest_normal",
                     "smallest_subnormal"):

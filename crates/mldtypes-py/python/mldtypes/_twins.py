@@ -21,13 +21,11 @@ costs it a string comparison) and removes itself once it has fired.
 import sys
 import warnings
 
-# Every scalar type name of mldtypes (ml_dtypes 0.6.0 defines them all).
-NAMES = (
-    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
-    "float4_e2m1fn", "float8_e8m0fnu", "int1", "uint1", "int2", "uint2", "int4", "uint4",
-    "bcomplex32", "complex32",
-)
+from mldtypes import _core
+
+# Every scalar type name mldtypes registers at import (ml_dtypes 0.6.0 defines them all), from
+# the library's registry.
+NAMES = tuple(name for name, _ in _core._registry())
 
 
 def register(module):

@@ -23,13 +23,13 @@ use std::sync::Mutex;
 
 use mldtypes::dtype::DType;
 use mldtypes::float::core::{decode_f32, decode_f64, encode_f32, encode_f64};
-use mldtypes::format::{Format, Overflow};
+use mldtypes::format::{Format, Overflow, P3109};
 use mldtypes::sort::{
     argsort_u16, argsort_u8, byte_keys, counting_sort_u8, radix_sort_u16, SortKey,
 };
 use numpy::npyffi::{
     npy_intp, NpyTypes, PyArrayObject, PyArray_ArrFuncs, PyArray_Descr, PyArray_DescrProto,
-    NPY_NSORTS, NPY_USE_SETITEM, PY_ARRAY_API,
+    NPY_NSORTS, NPY_TYPES, NPY_USE_SETITEM, PY_ARRAY_API,
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -74,8 +74,6 @@ impl FloatInfo {
         let leak = |s: String| -> &'static CStr {
             Box::leak(CString::new(s).unwrap_or_default().into_boxed_c_str())
         };
-        let max_exp = format.max_exp();
-        let min_sub = format.min_exp() - format.man_bits as i32;
         Some(FloatInfo {
             dtype: dt,
             format,
@@ -87,7 +85,7 @@ impl FloatInfo {
                 "{name} floating-point values: {} (see mldtypes.finfo for its limits)",
                 layout_text(&format)
             )),
-            in_f32: max_exp <= 127 && min_sub >= -149,
+            in_f32: format.fits_f32(),
             scalar_type: AtomicPtr::new(null_mut()),
         })
     }
@@ -1091,7 +1089,7 @@ pub(crate) unsafe fn register(py: Python<'_>, info: FloatInfo) -> PyResult<&'sta
             "dtype",
             Bound::from_borrowed_ptr(py, descr as *mut ffi::PyObject),
         )?;
-        let (to, from) = casts::ml_dtypes_safe_casts(crate::dtypes::types::Family::Float, true);
+        let (to, from) = safe_builtin_casts(info);
         casts::register_builtin_casts_of::<Float>(py, descr, num, &to, &from)?;
     }
     Ok(info)
@@ -1143,4 +1141,272 @@ impl End for Float {
         };
         unsafe { c.write(p, code) }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The IEEE P3109 formats, registered on first use.
+
+/// Whether every value of `a` (NaN, ±inf, every finite value) is a value of
+/// `b`: NumPy's "safe" cast between the formats.
+pub(crate) fn values_within(a: &Format, b: &Format) -> bool {
+    if a.has_nan() && !b.has_nan() || a.has_infinity() && !b.has_infinity() {
+        return false;
+    }
+    if a.has_zero && !b.has_zero {
+        return false;
+    }
+    (0..a.code_count()).all(|c| match exact(a, c) {
+        None => true,
+        Some((neg, m, q)) => (!neg || b.signed) && (m == 0 || representable(b, m, q)),
+    })
+}
+
+/// The finite value of `code` as `(negative, m, q)`, value `±m·2^q`;
+/// `None` for NaN and infinities.
+fn exact(f: &Format, code: u32) -> Option<(bool, u64, i32)> {
+    if f.is_nan_code(code) || f.inf_code().is_some_and(|i| code & !f.sign_mask() == i) {
+        return None;
+    }
+    let neg = code & f.sign_mask() != 0;
+    let mag = code & !f.sign_mask() & f.code_mask();
+    let e = (mag >> f.man_bits) as i32;
+    let man = (mag & f.man_mask()) as u64;
+    let mb = f.man_bits as i32;
+    Some(if e == 0 && f.has_zero {
+        (neg, man, f.min_exp() - mb)
+    } else {
+        (neg, (1u64 << mb) | man, e - f.bias - mb)
+    })
+}
+
+/// Whether `m·2^q` (`m > 0`) is a finite value of `f`.
+fn representable(f: &Format, m: u64, q: i32) -> bool {
+    let (m, q) = (m >> m.trailing_zeros(), q + m.trailing_zeros() as i32);
+    let top = q + 63 - m.leading_zeros() as i32;
+    let mb = f.man_bits as i32;
+    let lowest = if f.has_zero {
+        f.min_exp() - mb
+    } else {
+        f.min_exp()
+    };
+    if q < (top - mb).max(lowest) || top > f.max_exp() {
+        return false;
+    }
+    // Within the largest binade: at most the largest finite significand.
+    top < f.max_exp() || {
+        let max_sig = ((1u64 << mb) | (f.max_code() & f.man_mask()) as u64) as u128;
+        (m as u128) << (q - (top - mb)) <= max_sig
+    }
+}
+
+/// Whether every integer in `lo..=hi` is a value of `f`.
+pub(crate) fn integers_within(f: &Format, lo: i64, hi: i64) -> bool {
+    (lo..=hi).all(|v| {
+        v == 0 && f.has_zero
+            || v < 0 && f.signed && representable(f, v.unsigned_abs(), 0)
+            || v > 0 && representable(f, v as u64, 0)
+    })
+}
+
+/// The NumPy builtin types `info` is declared safely castable to and from:
+/// ml_dtypes' lists for its own types; for the other formats exactly the
+/// types that hold every value (to), or whose every value the format holds
+/// (from).
+fn safe_builtin_casts(info: &FloatInfo) -> (Vec<NPY_TYPES>, Vec<NPY_TYPES>) {
+    use NPY_TYPES::*;
+    if registry::index(info.dtype).is_some() {
+        return casts::ml_dtypes_safe_casts(crate::dtypes::types::Family::Float, true);
+    }
+    let f = &info.format;
+    let mut to = Vec::new();
+    if values_within(f, &mldtypes::format::FLOAT16) {
+        to.push(NPY_HALF);
+    }
+    if f.fits_f32() {
+        to.extend([NPY_FLOAT, NPY_CFLOAT]);
+    }
+    if f.fits_f64() {
+        to.extend([NPY_DOUBLE, NPY_LONGDOUBLE, NPY_CDOUBLE, NPY_CLONGDOUBLE]);
+    }
+    let from = [
+        (NPY_BOOL, 0, 1),
+        (NPY_UBYTE, 0, 255),
+        (NPY_BYTE, -128, 127),
+        (NPY_USHORT, 0, 65535),
+        (NPY_SHORT, -32768, 32767),
+    ]
+    .into_iter()
+    .filter(|&(_, lo, hi)| integers_within(f, lo, hi))
+    .map(|(t, _, _)| t)
+    .collect();
+    (to, from)
+}
+
+/// One `PyOnceLock` per IEEE P3109 member: its dtype, once registered.
+static P3109_DTYPES: [pyo3::sync::PyOnceLock<&'static FloatInfo>; P3109::COUNT] =
+    [const { pyo3::sync::PyOnceLock::new() }; P3109::COUNT];
+
+/// The dtype of the IEEE P3109 member `m`, registered with NumPy on first
+/// use (once per process, whichever thread asks first): its scalar type,
+/// array functions, casts to and from NumPy's types and every registered
+/// mldtypes type (declared safe exactly where every value fits), and its
+/// ufunc loops.
+pub(crate) fn p3109(py: Python<'_>, m: P3109) -> PyResult<&'static FloatInfo> {
+    P3109_DTYPES[m.index()]
+        .get_or_try_init(py, || {
+            // SAFETY: GIL held (attached), NumPy imported by the package.
+            unsafe { register_on_first_use(py, DType::P3109(m)) }
+        })
+        .copied()
+}
+
+/// Registers the float format `dt`, which ml_dtypes does not define, after
+/// the package's own types.
+///
+/// # Safety
+/// GIL held, NumPy imported.
+unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static FloatInfo> {
+    let (kind, char) = registry::numpy_codes(dt);
+    let info = FloatInfo::new(dt, kind, char).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "{dt} is not a float format of at most 16 bits"
+        ))
+    })?;
+    let info = unsafe { register(py, info)? };
+    let me = info.dtype;
+    for other in registry::registered() {
+        if other == me {
+            continue;
+        }
+        // SAFETY: GIL held, both registered.
+        unsafe {
+            if let Some(o) = self::info(other) {
+                casts::one_way_ends::<Float, Float>(py, me, other)?;
+                casts::one_way_ends::<Float, Float>(py, other, me)?;
+                declare_safe(py, me, other, values_within(&info.format, &o.format))?;
+                declare_safe(py, other, me, values_within(&o.format, &info.format))?;
+            } else {
+                crate::with_fixed!(
+                    other,
+                    |T| {
+                        casts::one_way_ends::<Float, casts::Ours<T>>(py, me, other)?;
+                        casts::one_way_ends::<casts::Ours<T>, Float>(py, other, me)?;
+                    },
+                    ()
+                );
+                if let Some(ii) = other.iinfo() {
+                    let fits = integers_within(&info.format, ii.min as i64, ii.max as i64);
+                    declare_safe(py, other, me, fits)?;
+                } else if let Some(part) = other.format() {
+                    // complex32 / bcomplex32: pairs of `part`
+                    declare_safe(py, me, other, values_within(&info.format, &part))?;
+                }
+            }
+        }
+    }
+    Ok(info)
+}
+
+/// Declares `from → to` (both ours, registered) safe when `safe`.
+///
+/// # Safety
+/// GIL held.
+unsafe fn declare_safe(py: Python<'_>, from: DType, to: DType, safe: bool) -> PyResult<()> {
+    if !safe {
+        return Ok(());
+    }
+    let (Some(d), Some(n)) = (registry::descr(from), registry::typenum(to)) else {
+        return Ok(());
+    };
+    let r = unsafe {
+        PY_ARRAY_API.PyArray_RegisterCanCast(py, d, n, numpy::npyffi::NPY_SCALARKIND::NPY_NOSCALAR)
+    };
+    if r < 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(())
+}
+
+/// `mldtypes.p3109(k, p, *, signed=True, domain="extended")`: the scalar
+/// type of the IEEE P3109 format of width `k` bits and precision `p`
+/// (significand bits, counting the implicit one), signed or unsigned, with
+/// the extended domain (±inf) or the finite one, registered with NumPy on
+/// first use and usable as a dtype (`numpy.dtype(t)`, `a.astype(t)`).
+/// Formats of at most 8 bits store one code per byte (in the low bits),
+/// wider ones two bytes. The name is gfloat's, `p3109_k8p3se`.
+///
+/// Source: IEEE P3109 interim report v3.1; gfloat 0.5.2
+/// `format_info_p3109`.
+///
+/// Raises ValueError unless `2 <= k <= 16` and `1 <= p <= k - 1` (signed)
+/// or `1 <= p <= k` (unsigned), or for a domain other than "extended" or
+/// "finite".
+#[pyfunction]
+#[pyo3(name = "p3109", signature = (k, p, *, signed = true, domain = "extended"))]
+pub(crate) fn p3109_type(
+    py: Python<'_>,
+    k: i64,
+    p: i64,
+    signed: bool,
+    domain: &str,
+) -> PyResult<Py<PyAny>> {
+    crate::guard::run(|| {
+        let extended = match domain {
+            "extended" => true,
+            "finite" => false,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "domain must be \"extended\" or \"finite\", not {other:?}"
+                )))
+            }
+        };
+        let (k32, p32) = (
+            u32::try_from(k).unwrap_or(u32::MAX),
+            u32::try_from(p).unwrap_or(u32::MAX),
+        );
+        let m = P3109::new(k32, p32, signed, extended).map_err(|_| {
+            let top = if signed { "k - 1" } else { "k" };
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "no IEEE P3109 format with k={k}, p={p} ({}): k must be 2 to 16 and p 1 to {top}",
+                if signed { "signed" } else { "unsigned" }
+            ))
+        })?;
+        scalar_type_object(py, p3109(py, m)?)
+    })
+}
+
+/// `_p3109_named(name)`: the scalar type of the IEEE P3109 format `name`
+/// (`p3109_k8p3se`, or the interim report's `binary8p3se`), registered on
+/// first use; `None` for a name outside the family (the package's module
+/// `__getattr__` then raises AttributeError).
+#[pyfunction]
+pub(crate) fn _p3109_named(py: Python<'_>, name: &str) -> PyResult<Option<Py<PyAny>>> {
+    crate::guard::run(|| match P3109::from_name(name) {
+        Some(m) => scalar_type_object(py, p3109(py, m)?).map(Some),
+        None => Ok(None),
+    })
+}
+
+/// The scalar type of `info` as a Python object.
+fn scalar_type_object(py: Python<'_>, info: &FloatInfo) -> PyResult<Py<PyAny>> {
+    let t = info.scalar_type();
+    if t.is_null() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "{} is not registered",
+            info.dtype
+        )));
+    }
+    // SAFETY: a live type object, kept for the life of the process.
+    Ok(unsafe { Bound::from_borrowed_ptr(py, t as *mut ffi::PyObject) }.unbind())
+}
+
+/// `_p3109_names(k=None)`: the names of the IEEE P3109 formats (of width
+/// `k`, or all 510), in the library's order (`P3109::all`).
+#[pyfunction]
+#[pyo3(signature = (k = None))]
+pub(crate) fn _p3109_names(k: Option<u32>) -> Vec<&'static str> {
+    P3109::all()
+        .filter(|m| k.is_none_or(|k| m.k() == k))
+        .map(P3109::name)
+        .collect()
 }

@@ -55,7 +55,7 @@ pub(crate) const fn numpy_codes(dt: DType) -> (u8, u8) {
 pub(crate) const fn index(dt: DType) -> Option<usize> {
     let mut i = 0;
     while i < ORDER.len() {
-        if ORDER[i] as u32 == dt as u32 {
+        if ORDER[i].ordinal() == dt.ordinal() {
             return Some(i);
         }
         i += 1;
@@ -74,37 +74,89 @@ static TYPENUMS: [AtomicI32; 20] = [UNSET_NUM; 20];
 static SCALAR_TYPES: [AtomicPtr<PyTypeObject>; 20] = [UNSET_TYPE; 20];
 static DESCRS: [AtomicPtr<PyArray_Descr>; 20] = [UNSET_DESCR; 20];
 
+/// The dtypes registered beyond [`ORDER`] (the IEEE P3109 formats, on
+/// first use): `(dtype, type number, scalar type, dtype instance)`.
+#[allow(clippy::type_complexity)]
+static EXTRA: std::sync::Mutex<Vec<(DType, c_int, usize, usize)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The [`EXTRA`] entry of `dt`, if any.
+fn extra(dt: DType) -> Option<(c_int, usize, usize)> {
+    let e = EXTRA.lock().unwrap_or_else(|e| e.into_inner());
+    e.iter().find(|x| x.0 == dt).map(|x| (x.1, x.2, x.3))
+}
+
 /// The NumPy type number of `dt` once it is registered; `None` before
 /// registration and for NumPy's builtin dtypes (use `NPY_TYPES` for those).
 pub(crate) fn typenum(dt: DType) -> Option<c_int> {
-    let n = TYPENUMS[index(dt)?].load(Ordering::Acquire);
+    let n = match index(dt) {
+        Some(i) => TYPENUMS[i].load(Ordering::Acquire),
+        None => extra(dt)?.0,
+    };
     (n >= 0).then_some(n)
 }
 
 /// The scalar type object (`mldtypes.bfloat16`, ...) of `dt`, once created;
 /// `None` before and for NumPy's builtin dtypes.
 pub(crate) fn scalar_type(dt: DType) -> Option<*mut PyTypeObject> {
-    let p = SCALAR_TYPES[index(dt)?].load(Ordering::Acquire);
+    let p = match index(dt) {
+        Some(i) => SCALAR_TYPES[i].load(Ordering::Acquire),
+        None => extra(dt)?.1 as *mut PyTypeObject,
+    };
     (!p.is_null()).then_some(p)
 }
 
 /// The registered dtype instance (`numpy.dtype(mldtypes.bfloat16)`),
 /// a borrowed reference kept alive for the life of the process.
 pub(crate) fn descr(dt: DType) -> Option<*mut PyArray_Descr> {
-    let p = DESCRS[index(dt)?].load(Ordering::Acquire);
+    let p = match index(dt) {
+        Some(i) => DESCRS[i].load(Ordering::Acquire),
+        None => extra(dt)?.2 as *mut PyArray_Descr,
+    };
     (!p.is_null()).then_some(p)
 }
 
+/// Every dtype registered so far: [`ORDER`], then the ones registered on
+/// first use, in registration order.
+pub(crate) fn registered() -> Vec<DType> {
+    let mut v: Vec<DType> = ORDER
+        .into_iter()
+        .filter(|d| typenum(*d).is_some())
+        .collect();
+    let e = EXTRA.lock().unwrap_or_else(|e| e.into_inner());
+    v.extend(e.iter().filter(|x| x.1 >= 0).map(|x| x.0));
+    v
+}
+
 pub(crate) fn set_scalar_type(dt: DType, t: *mut PyTypeObject) {
-    if let Some(i) = index(dt) {
-        SCALAR_TYPES[i].store(t, Ordering::Release);
+    match index(dt) {
+        Some(i) => SCALAR_TYPES[i].store(t, Ordering::Release),
+        None => {
+            let mut e = EXTRA.lock().unwrap_or_else(|e| e.into_inner());
+            match e.iter_mut().find(|x| x.0 == dt) {
+                Some(x) => x.2 = t as usize,
+                None => e.push((dt, -1, t as usize, 0)),
+            }
+        }
     }
 }
 
 pub(crate) fn set_registered(dt: DType, num: c_int, descr: *mut PyArray_Descr) {
-    if let Some(i) = index(dt) {
-        DESCRS[i].store(descr, Ordering::Release);
-        TYPENUMS[i].store(num, Ordering::Release);
+    match index(dt) {
+        Some(i) => {
+            DESCRS[i].store(descr, Ordering::Release);
+            TYPENUMS[i].store(num, Ordering::Release);
+        }
+        None => {
+            let mut e = EXTRA.lock().unwrap_or_else(|e| e.into_inner());
+            match e.iter_mut().find(|x| x.0 == dt) {
+                Some(x) => {
+                    x.1 = num;
+                    x.3 = descr as usize;
+                }
+                None => e.push((dt, num, 0, descr as usize)),
+            }
+        }
     }
 }
 
@@ -190,4 +242,25 @@ pub(crate) fn ml_dtypes_casts() -> Vec<(DType, DType)> {
         }
     }
     out
+}
+
+/// `_registry()`: the types the package registers at import, in
+/// registration order, as `(name, family)` pairs (`"float"`, `"int"` or
+/// `"complex"`): the library's list of ml_dtypes' types
+/// (`DType::ML_DTYPES`). The Python side (exports, `__all__`, finfo/iinfo,
+/// the ml_dtypes alias, the twin casts) takes its names from here.
+#[pyo3::pyfunction]
+pub(crate) fn _registry() -> Vec<(&'static str, &'static str)> {
+    use mldtypes::dtype::Kind;
+    ORDER
+        .into_iter()
+        .map(|d| {
+            let family = match d.kind() {
+                Kind::Float => "float",
+                Kind::Complex => "complex",
+                _ => "int",
+            };
+            (d.name(), family)
+        })
+        .collect()
 }

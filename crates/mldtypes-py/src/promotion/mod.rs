@@ -415,7 +415,7 @@ impl Weak {
     }
 
     fn __hash__(&self) -> u64 {
-        0x9e37_79b9_7f4a_7c15 ^ self.dtype as u64
+        0x9e37_79b9_7f4a_7c15 ^ self.dtype.ordinal() as u64
     }
 }
 

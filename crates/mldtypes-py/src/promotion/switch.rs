@@ -431,7 +431,7 @@ fn build(py: Python<'_>) -> PyResult<Hooks> {
             np_dtype.call1((d.name(),))?
         };
         let (meta, slots) = check_meta(&dt, true)?;
-        meta_of[d as usize] = meta;
+        meta_of[d.ordinal()] = meta;
         if !is_node {
             continue;
         }
