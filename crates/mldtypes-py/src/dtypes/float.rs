@@ -34,6 +34,7 @@ use numpy::npyffi::{
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::dtypes::castlevel;
 use crate::dtypes::casts::{self, End, Flags, Val};
 use crate::dtypes::registry;
 use crate::dtypes::scalar::{self, Conv, Op};
@@ -1147,18 +1148,48 @@ impl End for Float {
 // The IEEE P3109 formats, registered on first use.
 
 /// Whether every value of `a` (NaN, ±inf, every finite value) is a value of
-/// `b`: NumPy's "safe" cast between the formats.
+/// `b`: NumPy's "safe" cast between the formats. Decided from the two
+/// descriptors (ranges and the spacing of values in each binade), for any
+/// exponent range.
 pub(crate) fn values_within(a: &Format, b: &Format) -> bool {
     if a.has_nan() && !b.has_nan() || a.has_infinity() && !b.has_infinity() {
         return false;
     }
-    if a.has_zero && !b.has_zero {
+    if a.has_zero && !b.has_zero || a.signed && !b.signed {
         return false;
     }
-    (0..a.code_count()).all(|c| match exact(a, c) {
-        None => true,
-        Some((neg, m, q)) => (!neg || b.signed) && (m == 0 || representable(b, m, q)),
-    })
+    // The largest finite value of `a` must be a value of `b`.
+    let Some((_, m, q)) = exact(a, a.max_code()) else {
+        return false;
+    };
+    if !representable(b, m, q) {
+        return false;
+    }
+    // Exponent (of the value's leading bit) of `a`'s smallest positive value.
+    let low = if a.has_zero {
+        a.min_exp() - a.man_bits as i32
+    } else {
+        a.min_exp()
+    };
+    if !b.has_zero && low < b.min_exp() {
+        return false;
+    }
+    // Spacing (exponent of the unit in the last place) at binade `e`.
+    let ulp = |f: &Format, e: i32| {
+        let mb = f.man_bits as i32;
+        if f.has_zero {
+            (e - mb).max(f.min_exp() - mb)
+        } else {
+            e - mb
+        }
+    };
+    // Both spacings are maxima of linear functions of `e`: comparing them at
+    // the ends of `a`'s range and at the kinks decides every binade between.
+    let high = a.max_exp();
+    [low, high, a.min_exp(), b.min_exp()]
+        .into_iter()
+        .filter(|e| (low..=high).contains(e))
+        .all(|e| ulp(a, e) >= ulp(b, e))
 }
 
 /// The finite value of `code` as `(negative, m, q)`, value `±m·2^q`;
@@ -1179,8 +1210,12 @@ fn exact(f: &Format, code: u32) -> Option<(bool, u64, i32)> {
     })
 }
 
-/// Whether `m·2^q` (`m > 0`) is a finite value of `f`.
+/// Whether `m·2^q` is a finite value of `f` (`m == 0`: whether `f` has a
+/// zero).
 fn representable(f: &Format, m: u64, q: i32) -> bool {
+    if m == 0 {
+        return f.has_zero;
+    }
     let (m, q) = (m >> m.trailing_zeros(), q + m.trailing_zeros() as i32);
     let top = q + 63 - m.leading_zeros() as i32;
     let mb = f.man_bits as i32;
@@ -1274,6 +1309,8 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
     })?;
     let info = unsafe { register(py, info)? };
     let me = info.dtype;
+    // (from, to, safe, level otherwise) of every cast with one of our types.
+    let mut levels = Vec::new();
     for other in registry::registered() {
         if other == me {
             continue;
@@ -1283,8 +1320,12 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
             if let Some(o) = self::info(other) {
                 casts::one_way_ends::<Float, Float>(py, me, other)?;
                 casts::one_way_ends::<Float, Float>(py, other, me)?;
-                declare_safe(py, me, other, values_within(&info.format, &o.format))?;
-                declare_safe(py, other, me, values_within(&o.format, &info.format))?;
+                let (to, from) = (
+                    values_within(&info.format, &o.format),
+                    values_within(&o.format, &info.format),
+                );
+                levels.push((me, other, to, castlevel::SAME_KIND));
+                levels.push((other, me, from, castlevel::SAME_KIND));
             } else {
                 crate::with_fixed!(
                     other,
@@ -1296,12 +1337,41 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
                 );
                 if let Some(ii) = other.iinfo() {
                     let fits = integers_within(&info.format, ii.min as i64, ii.max as i64);
-                    declare_safe(py, other, me, fits)?;
+                    levels.push((other, me, fits, castlevel::UNSAFE));
+                    levels.push((me, other, false, castlevel::UNSAFE));
                 } else if let Some(part) = other.format() {
                     // complex32 / bcomplex32: pairs of `part`
-                    declare_safe(py, me, other, values_within(&info.format, &part))?;
+                    let fits = values_within(&info.format, &part);
+                    levels.push((me, other, fits, castlevel::SAME_KIND));
+                    levels.push((other, me, false, castlevel::UNSAFE));
                 }
             }
+        }
+    }
+    for &(from, to, safe, _) in &levels {
+        // SAFETY: GIL held, both registered.
+        unsafe { declare_safe(py, from, to, safe)? };
+    }
+    // NumPy holds two legacy dtypes of the same kind and item size
+    // equivalent, so it derives "safe" for casts between them whatever their
+    // values: set those that do not hold every value to the level they have.
+    let np = py.import("numpy")?;
+    for (from, to, safe, level) in levels {
+        if safe {
+            continue;
+        }
+        let (Some(a), Some(b)) = (registry::descr(from), registry::descr(to)) else {
+            continue;
+        };
+        // SAFETY: registered dtypes, alive for the process.
+        let (a, b) = unsafe {
+            (
+                Bound::from_borrowed_ptr(py, a as *mut ffi::PyObject),
+                Bound::from_borrowed_ptr(py, b as *mut ffi::PyObject),
+            )
+        };
+        if np.call_method1("can_cast", (&a, &b))?.extract::<bool>()? {
+            castlevel::set_all(py, &[(a, b)], castlevel::SAFE, level);
         }
     }
     Ok(info)

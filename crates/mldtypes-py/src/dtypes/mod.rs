@@ -5,6 +5,7 @@
 //! text ([`fmt`]); casts ([`casts`]); finfo/iinfo tables ([`info`]).
 
 pub(crate) mod arrfuncs;
+pub(crate) mod castlevel;
 pub(crate) mod casts;
 pub(crate) mod float;
 pub(crate) mod fmt;

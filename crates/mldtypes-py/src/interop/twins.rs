@@ -51,8 +51,8 @@
 //! or becomes imported.
 
 use std::collections::HashSet;
-use std::ffi::{c_void, CStr};
-use std::os::raw::{c_char, c_int};
+use std::ffi::c_void;
+use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -62,8 +62,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
-use crate::dtypes::casts;
 use crate::dtypes::registry;
+use crate::dtypes::{castlevel, casts};
 use crate::promotion::slot;
 
 /// `(from, to)` type numbers of every cast registered here.
@@ -84,10 +84,6 @@ static CASTS: AtomicUsize = AtomicUsize::new(0);
 static PROMOTION: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// Cast level of the twin casts: 0 none registered, 1 safe, 2 equiv.
 static LEVEL: AtomicU8 = AtomicU8::new(0);
-
-/// NumPy's `NPY_CASTING` values used here.
-const NPY_EQUIV_CASTING: c_int = 1;
-const NPY_SAFE_CASTING: c_int = 2;
 
 /// A legacy cast function copying `n` elements of `N` bytes unchanged
 /// (contiguous, as NumPy calls legacy casts).
@@ -242,123 +238,10 @@ unsafe fn register_one(
     Ok(true)
 }
 
-/// The head of NumPy's `PyArrayMethodObject` (array_method.h, the same in
-/// NumPy 2.0 to 2.5): checked field by field before `casting` is changed.
-#[repr(C)]
-struct MethodHead {
-    ob_base: pyo3::ffi::PyObject,
-    name: *const c_char,
-    nin: c_int,
-    nout: c_int,
-    casting: c_int,
-}
-
-/// The head of NumPy's `PyBoundArrayMethodObject` (what
-/// `_get_castingimpl` returns): the DTypes and the ArrayMethod.
-#[repr(C)]
-struct BoundHead {
-    ob_base: pyo3::ffi::PyObject,
-    dtypes: *const *mut pyo3::ffi::PyObject,
-    method: *mut MethodHead,
-}
-
-/// Whether `o`'s type is named `name` (tp_name).
-///
-/// # Safety
-/// `o` a live object.
-unsafe fn type_named(o: *mut pyo3::ffi::PyObject, name: &[u8]) -> bool {
-    unsafe {
-        let t = pyo3::ffi::Py_TYPE(o);
-        !t.is_null() && !(*t).tp_name.is_null() && CStr::from_ptr((*t).tp_name).to_bytes() == name
-    }
-}
-
-/// NumPy's ArrayMethod wrapping the legacy cast `from → to` (dtype
-/// objects), when it is what this module expects: `_get_castingimpl`
-/// returns a `numpy._BoundArrayMethod` for exactly these two DTypes, whose
-/// method is a `numpy._ArrayMethod` named `legacy_cast` with 1 input, 1
-/// output and casting safe. `None` on any mismatch or error (nothing
-/// raised). The bound object is returned with the method pointer; it keeps
-/// the method alive.
-fn legacy_cast_method<'py>(
-    from: &Bound<'py, PyAny>,
-    to: &Bound<'py, PyAny>,
-) -> Option<(Bound<'py, PyAny>, *mut MethodHead)> {
-    let py = from.py();
-    let get = py
-        .import("numpy._core._multiarray_umath")
-        .and_then(|m| m.getattr("_get_castingimpl"))
-        .ok()?;
-    let (f, t) = (from.get_type(), to.get_type());
-    let bound = get.call1((&f, &t)).ok()?;
-    // SAFETY: live objects; every pointer is checked before it is followed.
-    // The heads are those of NumPy 2.0 to 2.5 (array_method.h).
-    unsafe {
-        if !type_named(bound.as_ptr(), b"numpy._BoundArrayMethod") {
-            return None;
-        }
-        let b = &*(bound.as_ptr() as *const BoundHead);
-        if b.dtypes.is_null()
-            || *b.dtypes != f.as_ptr()
-            || *b.dtypes.add(1) != t.as_ptr()
-            || b.method.is_null()
-            || !type_named(b.method as *mut pyo3::ffi::PyObject, b"numpy._ArrayMethod")
-        {
-            return None;
-        }
-        let head = &*b.method;
-        if head.name.is_null() {
-            return None;
-        }
-        let name = CStr::from_ptr(head.name);
-        (name.to_bytes() == b"legacy_cast"
-            && head.nin == 1
-            && head.nout == 1
-            && head.casting == NPY_SAFE_CASTING)
-            .then_some((bound, b.method))
-    }
-}
-
 /// Sets the twin casts `(from, to)` (dtype objects) to "equiv" if every
 /// one's ArrayMethod has the expected head; returns whether it did.
 fn make_equiv(py: Python<'_>, casts: &[(Bound<'_, PyAny>, Bound<'_, PyAny>)]) -> bool {
-    let mut methods = Vec::with_capacity(casts.len());
-    for (from, to) in casts {
-        match legacy_cast_method(from, to) {
-            Some(m) => methods.push(m),
-            None => return false,
-        }
-    }
-    for (_, head) in &methods {
-        // SAFETY: head checked in `legacy_cast_method`; the GIL (or, on a
-        // free-threaded build, the import lock of mldtypes / ml_dtypes) is
-        // held while the casts are registered, before any use by the user.
-        unsafe {
-            let head = *head;
-            std::ptr::write_volatile(std::ptr::addr_of_mut!((*head).casting), NPY_EQUIV_CASTING);
-        }
-    }
-    // Confirm through NumPy's public API; undo if it disagrees.
-    let ok = py.import("numpy").is_ok_and(|np| {
-        casts.iter().all(|(from, to)| {
-            let can = |c: &str| -> bool {
-                np.call_method1("can_cast", (from, to, c))
-                    .and_then(|r| r.extract::<bool>())
-                    .unwrap_or(false)
-            };
-            can("equiv") && !can("no")
-        })
-    });
-    if !ok {
-        for (_, head) in &methods {
-            // SAFETY: as above.
-            unsafe {
-                let head = *head;
-                std::ptr::write_volatile(std::ptr::addr_of_mut!((*head).casting), NPY_SAFE_CASTING);
-            }
-        }
-    }
-    ok
+    castlevel::set_all(py, casts, castlevel::SAFE, castlevel::EQUIV)
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
