@@ -74,6 +74,10 @@ __all__ = [
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
+    "from_dlpack",
+    "to_dlpack",
+    "install_as_ml_dtypes",
+    "MlDtypesAlreadyImportedError",
     "NpzFile",
     "load",
     "save",
@@ -330,6 +334,7 @@ class NpzFile(Mapping[str, Any]):
     """A ``.npz`` archive opened by ``load``: members come back with their mldtypes dtypes,
     read on access."""
     files: list[str]
+    def __init__(self, npz: Any, dtype: Any, where: str) -> None: ...
     def __getitem__(self, key: str) -> Any: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
@@ -349,6 +354,7 @@ def load(file: _File, mmap_mode: Literal["r+", "r", "w+", "c"] | None = None,
 # ---------------------------------------------------------------------------
 # DLPack (CPU, DLPack 0.8 and 1.x capsules) and the ml_dtypes twin casts.
 
+@final
 class DLPackExport:
     """An array exported through DLPack (``to_dlpack``'s result), with the array-API
     protocol; holds the array until the consumer's view is gone."""

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.lib import format as _format
 
-from mldtypes import _core
+from mldtypes import _core  # type: ignore[attr-defined]  # the compiled module (no stub)
 
 _PREFIX = "mldtypes."
 _NAMES = (
@@ -99,7 +99,8 @@ def _lost_dtype_error(where, descr, itemsize, example_file):
     # NumPy writes '<V2' and reads it back as '|V2': compare kind and size
     names = [n for n in _NAMES if np.dtype(getattr(_core, n)).str[1:] == descr.lstrip("<>|=")]
     names = names or _same_size_names(itemsize)
-    example = names[0] if names else "bfloat16"
+    common = [n for n in ("float8_e4m3fn", "bfloat16", "complex32") if n in names]
+    example = (common or names or ["bfloat16"])[0]
     which = (f"mldtypes.{names[0]}" if len(names) == 1 else
              "one of " + ", ".join(f"mldtypes.{n}" for n in names) if names else
              "a type of this size")

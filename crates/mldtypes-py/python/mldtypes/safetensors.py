@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mldtypes import _core
+from mldtypes import _core  # type: ignore[attr-defined]  # the compiled module (no stub)
 
 __all__ = ["load_file", "safe_open", "save_file"]
 
