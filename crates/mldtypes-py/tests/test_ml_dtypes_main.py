@@ -183,3 +183,59 @@ def test_real_imag_panic_is_an_error():
     lines = r.stdout.splitlines()
     assert lines[0].startswith("RuntimeError internal error in mldtypes"), lines
     assert lines[1] == "[2.0]"
+
+
+# ----------------------------------------------------- numpy.finfo's cache and a twin package
+
+TWIN_FINFO = textwrap.dedent("""
+    import warnings
+    warnings.simplefilter("error")  # NumPy warns when a cast is registered after being used
+    {first}
+    import numpy as np
+    names = {names!r}
+    for n in names:
+        ours, theirs = getattr(mldtypes, n), getattr(ml_dtypes, n)
+        a = np.zeros(16, ours)
+        b = a.astype(theirs)
+        assert b.dtype.type is theirs and a.view(np.uint8).tobytes() == b.view(np.uint8).tobytes()
+    for n in {floats!r}:
+        assert np.finfo(getattr(mldtypes, n)) is mldtypes.finfo(getattr(mldtypes, n)), n
+    print("OK")
+""")
+
+
+@pytest.mark.parametrize("first", ["mldtypes", "ml_dtypes"])
+def test_numpy_finfo_cache_beside_a_twin_package(tmp_path, first):
+    """A package named ml_dtypes laid out as ml_dtypes' main branch (an extension module
+    `_ml_dtypes_ext` defining the types, then a package `__init__` that fills numpy.finfo's
+    cache with its dtypes) imported before or after mldtypes: every cast between the twins
+    works and numpy.finfo answers for ours. (The stand-in's types are a second copy of our
+    compiled module; dict inserts compare one-byte user dtypes, which hash alike, through
+    NumPy's cast table, so the twin casts must exist before either package's insert.)"""
+    import glob
+    import os
+    import shutil
+
+    from conftest import OURS
+
+    pkg = tmp_path / "ml_dtypes"
+    pkg.mkdir()
+    (core,) = glob.glob(os.path.join(os.path.dirname(mldtypes._core.__file__), "_core*.so"))
+    shutil.copy(core, pkg / os.path.basename(core))
+    (pkg / "_ml_dtypes_ext.py").write_text("from ml_dtypes._core import *  # noqa\n")
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from ml_dtypes._ml_dtypes_ext import *  # noqa
+        import numpy as _np
+        from ml_dtypes import _ml_dtypes_ext as _ext
+        _np.finfo._finfo_cache.update(
+            {_np.dtype(getattr(_ext, n)): _np.finfo(_np.float32) for n in dir(_ext)
+             if n.startswith(("bfloat16", "float"))})
+    """))
+    imports = ("import mldtypes\nimport ml_dtypes" if first == "mldtypes" else
+               "import ml_dtypes\nimport mldtypes")
+    code = TWIN_FINFO.format(first=imports, names=OURS, floats=FLOATS)
+    env = {k: v for k, v in os.environ.items() if k != "MLDTYPES_AS_ML_DTYPES"}
+    env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]

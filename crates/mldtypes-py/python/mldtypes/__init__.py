@@ -198,7 +198,13 @@ def numpy_promotion(mode="jax"):
     return _core.numpy_promotion(mode)
 
 
-from mldtypes import _twins  # noqa: E402
+from mldtypes import _info, _twins  # noqa: E402
 
 # Casts to and from ml_dtypes' dtypes of the same names, now or when it loads.
 _twins.install()
+
+# NumPy's own tables: numpy.finfo's cache, and on NumPy >= 2.5 the DLPack registry. Both are
+# dicts keyed by dtype, whose inserts and lookups compare dtypes of equal hash through NumPy's
+# cast table: registered after the twin casts, so that no comparison finds one missing.
+_info._register_with_numpy()
+_core._register_numpy_dlpack()

@@ -146,6 +146,11 @@ def _register_with_numpy():
     dtype. Entries are added for each type and its dtype (names go through ``numpy.dtype``
     first), so ``numpy.finfo(bfloat16) is mldtypes.finfo(bfloat16)``, as ml_dtypes' main branch
     (b793a6e) arranges for its types. Nothing is done if this NumPy has no such cache.
+
+    Called by the package's ``__init__`` once the casts to ml_dtypes' twins exist: the cache is
+    a dict keyed by dtype, and inserting compares dtypes of equal hash (every one-byte user
+    dtype hashes alike) through NumPy's cast table, where a comparison made before a twin cast
+    is registered would leave that cast marked impossible.
     """
     cache = getattr(np.finfo, "_finfo_cache", None)
     if not isinstance(cache, dict):
@@ -203,6 +208,3 @@ class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
 
     def __str__(self):
         return repr(self)
-
-
-_register_with_numpy()

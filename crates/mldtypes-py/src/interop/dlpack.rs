@@ -14,7 +14,7 @@
 //! dtypes go through NumPy's `from_dlpack` / `ndarray.__dlpack__`. On NumPy
 //! ≥ 2.5 the whole-byte types are also registered with NumPy's DLPack
 //! registry, so NumPy's own entry points know them
-//! ([`register_with_numpy`]).
+//! ([`register_with_numpy`], called through [`_register_numpy_dlpack`]).
 //!
 //! Lifetimes: a consumed capsule is renamed `"used_dltensor[_versioned]"`
 //! and the managed tensor moves into a private capsule that is the NumPy
@@ -1323,8 +1323,28 @@ pub(crate) fn _numpy_dlpack_registrations(py: Python<'_>) -> PyResult<Bound<'_, 
     })
 }
 
-/// Adds the DLPack functions to the module and, on NumPy ≥ 2.5, registers
-/// the dtypes with NumPy's DLPack registry (see [`register_with_numpy`]).
+/// `_register_numpy_dlpack()`: on NumPy ≥ 2.5, registers the dtypes with
+/// NumPy's DLPack registry (see [`register_with_numpy`]); once per process,
+/// later calls do nothing. Called by the package's `__init__` after the
+/// ml_dtypes twin casts are registered: NumPy's registry is a dict keyed by
+/// dtype, and its lookups compare dtypes of equal hash (every one-byte user
+/// dtype hashes alike) through NumPy's cast table, where a comparison made
+/// before a twin cast exists would leave that cast marked impossible. Not
+/// part of the public API.
+///
+/// Raises what NumPy raises other than the `ValueError` of a pair already
+/// held.
+#[pyfunction]
+pub(crate) fn _register_numpy_dlpack(py: Python<'_>) -> PyResult<()> {
+    crate::guard::run(|| {
+        if NUMPY_REGISTRATIONS.get().is_some() {
+            return Ok(());
+        }
+        register_with_numpy(py)
+    })
+}
+
+/// Adds the DLPack functions to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DLPackExport>()?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
@@ -1332,5 +1352,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_dlpack_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_dlpack_capsule, m)?)?;
     m.add_function(wrap_pyfunction!(_numpy_dlpack_registrations, m)?)?;
-    register_with_numpy(m.py())
+    m.add_function(wrap_pyfunction!(_register_numpy_dlpack, m)?)?;
+    Ok(())
 }
