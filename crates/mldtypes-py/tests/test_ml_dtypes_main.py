@@ -87,8 +87,10 @@ def test_numpy_finfo_is_ours(name):
     t = T(name)
     info = mldtypes.finfo(t)
     for key in (t, np.dtype(t), name):
-        assert np.finfo(key) is info, key
         assert mldtypes.finfo(key) is info, key
+        # the name means ml_dtypes' type when ml_dtypes is loaded too (it owns NumPy's names)
+        if key != name or np.dtype(name).type is t:
+            assert np.finfo(key) is info, key
     if name == "complex32":
         assert info is np.finfo(np.float16)
     elif name == "bcomplex32":
