@@ -65,41 +65,49 @@ fn little_endian_dtype<'py>(py: Python<'py>, d: DType) -> PyResult<Bound<'py, Py
 impl SafeFile {
     /// The tensor names, sorted.
     fn keys(&self) -> PyResult<Vec<String>> {
-        let f = self.open_file()?;
-        Ok(f.tensors().iter().map(|t| t.name.clone()).collect())
+        crate::guard::run(|| {
+            let f = self.open_file()?;
+            Ok(f.tensors().iter().map(|t| t.name.clone()).collect())
+        })
     }
 
     /// The tensor names in the order of their data in the file.
     fn offset_keys(&self) -> PyResult<Vec<String>> {
-        let f = self.open_file()?;
-        let mut t: Vec<&TensorEntry> = f.tensors().iter().collect();
-        t.sort_by_key(|t| (t.offsets, t.name.clone()));
-        Ok(t.into_iter().map(|t| t.name.clone()).collect())
+        crate::guard::run(|| {
+            let f = self.open_file()?;
+            let mut t: Vec<&TensorEntry> = f.tensors().iter().collect();
+            t.sort_by_key(|t| (t.offsets, t.name.clone()));
+            Ok(t.into_iter().map(|t| t.name.clone()).collect())
+        })
     }
 
     /// `__metadata__` as a dict of str (in the file's order), or None when
     /// the file has none.
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let f = self.open_file()?;
-        if !f.has_metadata() {
-            return Ok(None);
-        }
-        let d = PyDict::new(py);
-        for (k, v) in f.metadata_entries() {
-            d.set_item(k, v)?;
-        }
-        Ok(Some(d))
+        crate::guard::run(|| {
+            let f = self.open_file()?;
+            if !f.has_metadata() {
+                return Ok(None);
+            }
+            let d = PyDict::new(py);
+            for (k, v) in f.metadata_entries() {
+                d.set_item(k, v)?;
+            }
+            Ok(Some(d))
+        })
     }
 
     /// `(safetensors tag, dtype name, shape)` of tensor `name`.
     fn info(&self, name: &str) -> PyResult<(String, String, Vec<usize>)> {
-        let f = self.open_file()?;
-        let t = self.entry(f, name)?;
-        Ok((
-            t.dtype.to_string(),
-            f.dtype(t).name().to_string(),
-            t.shape.clone(),
-        ))
+        crate::guard::run(|| {
+            let f = self.open_file()?;
+            let t = self.entry(f, name)?;
+            Ok((
+                t.dtype.to_string(),
+                f.dtype(t).name().to_string(),
+                t.shape.clone(),
+            ))
+        })
     }
 
     /// Tensor `name` as a NumPy array of its dtype: a writable view of the
