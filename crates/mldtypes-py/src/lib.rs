@@ -11,6 +11,7 @@ mod checkpoint;
 mod dtypes;
 mod guard;
 mod interop;
+mod io;
 mod npapi;
 mod pack;
 mod promotion;
@@ -133,6 +134,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ufuncs::register(py)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
+    io::register(m)?;
     dlpack::register(m)?;
     twins::register(m)?;
     guard::register(m)?;

@@ -19,6 +19,15 @@ from conftest import BITS, COMPLEX, FLOATS, OURS, from_codes, load_format_npy, l
 META = load_json("ufuncs")
 ARR = load_npz("ufuncs")
 CASES = [(t, u) for t in OURS for u in sorted(META["types"][t])]
+# Loops ml_dtypes' main branch (b793a6e) adds with the functor of a ufunc ml_dtypes 0.6.0 has,
+# and mldtypes with it: their results are that ufunc's vectors (ml_dtypes 0.6.0 has no loop
+# there and lets NumPy compute in complex128).
+SAME_LOOP_AS = {("complex32", "float_power"): "power", ("bcomplex32", "float_power"): "power"}
+
+
+def vector_ufunc(name, ufunc):
+    """The ufunc whose vectors hold the expected results of `ufunc` on `name`."""
+    return SAME_LOOP_AS.get((name, ufunc), ufunc)
 UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -111,7 +120,7 @@ def _check_counterpart(name, ufunc, res):
 
 @pytest.mark.parametrize("name,ufunc", CASES, ids=[f"{t}-{u}" for t, u in CASES])
 def test_ufunc_values(name, ufunc):
-    rec = META["types"][name][ufunc]
+    rec = META["types"][name][vector_ufunc(name, ufunc)]
     if "error" in rec:
         args, _ = inputs(name, ufunc)
         try:
@@ -133,7 +142,7 @@ def test_ufunc_values(name, ufunc):
         f"ml_dtypes {rec['out_dtypes']}")
     for k, r in enumerate(res):
         dn = rec["out_dtypes"][k]
-        want = expected(name, ufunc, k)
+        want = expected(name, vector_ufunc(name, ufunc), k)
         got = result_bits(dn, r).ravel()
         both_nan = nan_mask(dn, want) & nan_mask(dn, got)
         want_v = np.where(both_nan, 0, want)
@@ -144,7 +153,7 @@ def test_ufunc_values(name, ufunc):
 
 @pytest.mark.parametrize("name,ufunc", CASES, ids=[f"{t}-{u}" for t, u in CASES])
 def test_ufunc_nan_bits(name, ufunc):
-    rec = META["types"][name][ufunc]
+    rec = META["types"][name][vector_ufunc(name, ufunc)]
     if "error" in rec:
         return
     res, keys, _ = _run(name, ufunc)
@@ -152,7 +161,7 @@ def test_ufunc_nan_bits(name, ufunc):
         return _check_counterpart(name, ufunc, res)
     for k, r in enumerate(res):
         dn = rec["out_dtypes"][k]
-        want = expected(name, ufunc, k)
+        want = expected(name, vector_ufunc(name, ufunc), k)
         got = result_bits(dn, r).ravel()
         if dn not in OURS and got.shape == want.shape:
             want = _builtin_nan_bits(name, ufunc, k, dn, want)
@@ -186,7 +195,7 @@ def _builtin_nan_bits(name, ufunc, k, dn, want):
 @pytest.mark.parametrize("name,ufunc", CASES, ids=[f"{t}-{u}" for t, u in CASES])
 def test_ufunc_warnings(name, ufunc):
     """No RuntimeWarning where ml_dtypes emits none (over the same inputs)."""
-    rec = META["types"][name][ufunc]
+    rec = META["types"][name][vector_ufunc(name, ufunc)]
     if "error" in rec:
         return
     _, _, w = _run(name, ufunc)

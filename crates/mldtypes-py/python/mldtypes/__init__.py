@@ -15,7 +15,10 @@ value per byte, in the low bits). Complex: ``complex32`` (two float16),
 
 Beyond ml_dtypes: ``sum``, ``mean`` and ``dot`` accumulate in float32 and
 round once; ``pack``/``unpack`` store sub-byte values packed in the bit
-layout of safetensors' F4/F6 tags.
+layout of safetensors' F4/F6 tags; ``save``/``load``/``savez`` write and read
+``.npy``/``.npz`` files that keep the dtypes (and that plain NumPy reads as
+raw bytes); ``mldtypes.safetensors`` saves and loads safetensors files of
+every dtype safetensors stores (memory-mapped, zero-copy).
 
 ``__version__`` is mldtypes' own version. ``install_as_ml_dtypes()`` (or the
 environment variable ``MLDTYPES_AS_ML_DTYPES=1`` at start-up) makes
@@ -76,9 +79,18 @@ __all__ = [
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
+    # .npy / .npz files keeping the dtypes; safetensors files
+    "NpzFile",
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "safetensors",
 ]
 
 from mldtypes._info import finfo, iinfo  # noqa: E402
+from mldtypes._npy import NpzFile, load, save, savez, savez_compressed  # noqa: E402
+from mldtypes import safetensors  # noqa: E402
 from mldtypes._as_ml_dtypes import MlDtypesAlreadyImportedError, install_as_ml_dtypes  # noqa: E402
 
 # Everything else the extension module defines (type promotion: promote_types,
@@ -176,7 +188,13 @@ def __dir__():
     return sorted(set(globals()) | set(P3109_K8))
 
 
-from mldtypes import _twins  # noqa: E402
+from mldtypes import _info, _twins  # noqa: E402
 
 # Casts to and from ml_dtypes' dtypes of the same names, now or when it loads.
 _twins.install()
+
+# NumPy's own tables: numpy.finfo's cache, and on NumPy >= 2.5 the DLPack registry. Both are
+# dicts keyed by dtype, whose inserts and lookups compare dtypes of equal hash through NumPy's
+# cast table: registered after the twin casts, so that no comparison finds one missing.
+_info._register_with_numpy()
+_core._register_numpy_dlpack()

@@ -19,8 +19,9 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 
 import os
 import types
+from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
+from typing import IO, Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -104,6 +105,16 @@ __all__ = [
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
+    "from_dlpack",
+    "to_dlpack",
+    "install_as_ml_dtypes",
+    "MlDtypesAlreadyImportedError",
+    "NpzFile",
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "safetensors",
 ]
 
 # Typing-only bases (not runtime classes): what every scalar type of a kind supports.
@@ -433,8 +444,45 @@ def finish_checkpoint_shards(src: str | bytes | os.PathLike[str] | os.PathLike[b
     config.json and the other files (CheckpointError, ValueError, OSError)."""
 
 # ---------------------------------------------------------------------------
+# .npy / .npz files that keep the mldtypes dtypes; safetensors files.
+
+from mldtypes import safetensors as safetensors
+
+_File = str | bytes | os.PathLike[str] | os.PathLike[bytes] | IO[bytes]
+
+def save(file: _File, arr: npt.ArrayLike, allow_pickle: bool = True) -> None:
+    """``numpy.save`` keeping mldtypes dtypes: written as ``[('mldtypes.NAME', '|Vn')]``
+    (raw bytes, little-endian), which ``numpy.load`` reads as raw bytes and ``load``
+    restores. Raises what ``numpy.save`` raises."""
+def savez(file: _File, *args: npt.ArrayLike, **kwds: npt.ArrayLike) -> None:
+    """``numpy.savez`` keeping mldtypes dtypes (each array as ``save`` writes it)."""
+def savez_compressed(file: _File, *args: npt.ArrayLike, **kwds: npt.ArrayLike) -> None:
+    """``numpy.savez_compressed`` keeping mldtypes dtypes."""
+class NpzFile(Mapping[str, Any]):
+    """A ``.npz`` archive opened by ``load``: members come back with their mldtypes dtypes,
+    read on access."""
+    files: list[str]
+    def __init__(self, npz: Any, dtype: Any, where: str) -> None: ...
+    def __getitem__(self, key: str) -> Any: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def close(self) -> None:
+        """Closes the archive."""
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+def load(file: _File, mmap_mode: Literal["r+", "r", "w+", "c"] | None = None,
+         allow_pickle: bool = False, *,
+         dtype: npt.DTypeLike | Mapping[str, npt.DTypeLike] | None = None) -> Any:
+    """``numpy.load`` restoring mldtypes dtypes; ``dtype=`` recovers files written by plain
+    ``numpy.save`` from arrays of our types (raw bytes reinterpreted, same element size).
+    ValueError: the file's dtype was lost and no ``dtype`` given (the message says how),
+    a ``dtype`` of another size or contradicting the file; else what ``numpy.load``
+    raises."""
+
+# ---------------------------------------------------------------------------
 # DLPack (CPU, DLPack 0.8 and 1.x capsules) and the ml_dtypes twin casts.
 
+@final
 class DLPackExport:
     """An array exported through DLPack (``to_dlpack``'s result), with the array-API
     protocol; holds the array until the consumer's view is gone."""

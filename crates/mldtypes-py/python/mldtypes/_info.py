@@ -143,6 +143,30 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
         pass
 
 
+def _register_with_numpy():
+    """Makes ``numpy.finfo`` answer for our float and complex types with our ``finfo`` objects.
+
+    ``numpy.finfo`` looks a type or dtype up in its class-level cache (``_finfo_cache``, a dict
+    in every NumPy 2.x) before anything else, and otherwise raises "not inexact" for a user
+    dtype. Entries are added for each type and its dtype (names go through ``numpy.dtype``
+    first), so ``numpy.finfo(bfloat16) is mldtypes.finfo(bfloat16)``, as ml_dtypes' main branch
+    (b793a6e) arranges for its types. Nothing is done if this NumPy has no such cache.
+
+    Called by the package's ``__init__`` once the casts to ml_dtypes' twins exist: the cache is
+    a dict keyed by dtype, and inserting compares dtypes of equal hash (every one-byte user
+    dtype hashes alike) through NumPy's cast table, where a comparison made before a twin cast
+    is registered would leave that cast marked impossible.
+    """
+    cache = getattr(np.finfo, "_finfo_cache", None)
+    if not isinstance(cache, dict):
+        return
+    for name in _FLOATS + tuple(_COMPLEX_PART):
+        info = finfo(name)
+        t = getattr(_core, name)
+        cache[t] = info
+        cache[np.dtype(t)] = info
+
+
 class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
     """Machine limits of an integer type, as ``numpy.iinfo`` and ml_dtypes' ``iinfo``.
 

@@ -63,28 +63,23 @@ unsafe extern "C" fn setitem<T: Family_>(
     })
 }
 
-/// Reverses the bytes of an element in place (bfloat16: its 2 bytes;
-/// complex32/bcomplex32: all 4 bytes, as ml_dtypes' copying swap does).
-/// One-byte types have nothing to swap.
+/// Byte-swaps an element in place: each 16-bit part (bfloat16 itself; the
+/// real and imaginary parts of complex32/bcomplex32, as ml_dtypes' main
+/// branch, b793a6e, swaps them: ml_dtypes 0.6.0 reverses all 4 bytes when
+/// copying and swaps only the first two in place, so its byte-swapped
+/// complex arrays do not round-trip). One-byte types have nothing to swap.
 unsafe fn swap_in_place<T: bytemuck::Pod>(p: *mut u8) {
     let size = std::mem::size_of::<T>();
-    if size >= 2 {
-        unsafe { std::slice::from_raw_parts_mut(p, size).reverse() };
+    for k in (0..size / 2 * 2).step_by(2) {
+        unsafe { std::ptr::swap(p.add(k), p.add(k + 1)) };
     }
-}
-
-/// ml_dtypes' in-place swap (`copyswapn` without a source, used by
-/// `ndarray.byteswap`): the first two bytes of each element are swapped,
-/// for complex32/bcomplex32 too.
-unsafe fn swap_first_pair(p: *mut u8) {
-    unsafe { std::ptr::swap(p, p.add(1)) };
 }
 
 // `copyswapn` and `copyswap` alone do not run through `guard::ffi`: NumPy
 // does not look for an error after them (it builds a scalar from the copied
 // bytes, so an exception left pending would surface at an unrelated later
 // call), and their bodies hold no operation that can panic (raw copies,
-// slice reversal, wrapping arithmetic).
+// byte swaps, wrapping arithmetic).
 unsafe extern "C" fn copyswapn<T: bytemuck::Pod>(
     dst: *mut c_void,
     dstride: npy_intp,
@@ -112,11 +107,7 @@ unsafe extern "C" fn copyswapn<T: bytemuck::Pod>(
         }
         if swap != 0 && size >= 2 {
             for i in 0..n {
-                if src.is_null() {
-                    swap_first_pair(dst.offset(i.wrapping_mul(dstride)));
-                } else {
-                    swap_in_place::<T>(dst.offset(i.wrapping_mul(dstride)));
-                }
+                swap_in_place::<T>(dst.offset(i.wrapping_mul(dstride)));
             }
         }
     }

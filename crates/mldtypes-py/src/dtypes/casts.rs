@@ -15,13 +15,13 @@
 //! - complex → real: the real part; `ComplexWarning` only from our complex
 //!   types, as ml_dtypes 0.6.0 (NumPy's complex types cast into ours
 //!   without a warning there);
-//! - anything → bool: non-zero (NaN is true), except from complex32 /
-//!   bcomplex32, where ml_dtypes stores the real part converted to `uint8`
-//!   (so `bool` elements other than 0 and 1 appear); this is reproduced
-//!   bit for bit, as are float8 → integer conversions (NaN → 0, ±inf →
-//!   the integer's limits) and bfloat16 → uint32 (ml_dtypes' vectorized
-//!   loop converts whole blocks of 8 through the signed 32-bit conversion,
-//!   the remainder through the 64-bit one).
+//! - anything → bool: non-zero (NaN is true); complex32 / bcomplex32: either
+//!   part non-zero, without a `ComplexWarning` (ml_dtypes' main branch,
+//!   b793a6e; ml_dtypes 0.6.0 stores the real part converted to `uint8` and
+//!   warns). float8 → integer conversions (NaN → 0, ±inf → the integer's
+//!   limits) and bfloat16 → uint32 (ml_dtypes' vectorized loop converts
+//!   whole blocks of 8 through the signed 32-bit conversion, the remainder
+//!   through the 64-bit one) are reproduced bit for bit.
 //!
 //! Deliberate differences: float64 (and longdouble) → our float formats
 //! round once (ml_dtypes rounds to float32 first), and so do int32, int64,
@@ -68,9 +68,6 @@ pub(crate) struct Flags {
     /// runs vectorized (whole blocks of 8): float32 → uint32 then uses the
     /// 32-bit conversion of the vector code.
     vector_body: bool,
-    /// The source is one of our complex types going to `bool`: ml_dtypes
-    /// stores the real part converted to `uint8`.
-    complex_to_bool: bool,
     /// The source's values are float32 values (complex64, and our types,
     /// which ml_dtypes converts through float32): a real float destination
     /// rounds them by its float32 rule.
@@ -275,12 +272,9 @@ impl End for Bool {
     unsafe fn read(_c: (), p: *const u8) -> Val {
         Val::Int((unsafe { *p } != 0) as i128)
     }
-    unsafe fn write(_c: (), p: *mut u8, v: Val, flags: &mut Flags) {
+    unsafe fn write(_c: (), p: *mut u8, v: Val, _flags: &mut Flags) {
         let b = match v {
             Val::Int(i) => (i != 0) as u8,
-            Val::Float(a, _) if flags.complex_to_bool => {
-                c_float_to_int(a as f32, 8, false, flags) as u8
-            }
             Val::Float(a, b) => (a != 0.0 || b != 0.0) as u8,
         };
         unsafe { *p = b }
@@ -717,7 +711,8 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
                 }
             }
         }
-        if A::OURS && A::COMPLEX && !B::COMPLEX {
+        let to_bool = B::KERNEL == Some(DType::Bool);
+        if A::OURS && A::COMPLEX && !B::COMPLEX && !to_bool {
             // ml_dtypes warns `ComplexWarning` when its own complex types lose
             // their imaginary part (not for NumPy's complex types). NumPy calls
             // legacy casts with the GIL released for large arrays; take it.
@@ -728,7 +723,6 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
         }
         let mut flags = Flags {
             float8_source: A::float8(ca),
-            complex_to_bool: A::OURS && A::COMPLEX && B::kernel(cb) == Some(DType::Bool),
             f32_source: A::f32_values(ca),
             ..Flags::default()
         };
@@ -751,7 +745,7 @@ unsafe extern "C" fn cast_fn<A: End, B: End>(
                     // through float32, and our complex to real through its
                     // real part as float32
                     Val::Float(a, b) if A::OURS && !B::OURS => {
-                        Val::Float(a, if B::COMPLEX { b } else { 0.0 })
+                        Val::Float(a, if B::COMPLEX || to_bool { b } else { 0.0 })
                     }
                     other => other,
                 };

@@ -11,7 +11,10 @@
 //! → the eight float8 formats; kDLFloat6_e2m3fn / _e3m2fn bits 6 and
 //! kDLFloat4_e2m1fn bits 4; kDLInt / kDLUInt bits 1, 2, 4 → int1 … uint4;
 //! kDLComplex bits 32 → complex32. bcomplex32 has no code. NumPy's own
-//! dtypes go through NumPy's `from_dlpack` / `ndarray.__dlpack__`.
+//! dtypes go through NumPy's `from_dlpack` / `ndarray.__dlpack__`. On NumPy
+//! ≥ 2.5 the whole-byte types are also registered with NumPy's DLPack
+//! registry, so NumPy's own entry points know them
+//! ([`register_with_numpy`], called through [`_register_numpy_dlpack`]).
 //!
 //! Lifetimes: a consumed capsule is renamed `"used_dltensor[_versioned]"`
 //! and the managed tensor moves into a private capsule that is the NumPy
@@ -1245,6 +1248,102 @@ pub(crate) fn from_dlpack<'py>(
     unpack_to(py, &bytes, dt, bits, &logical)
 }
 
+// ---------------------------------------------------------------- NumPy's own entry points
+
+/// What `numpy.dtypes.register_dlpack_dtype` answered for each of our
+/// dtypes: `None` (registered), or the message of NumPy's `ValueError` when
+/// another dtype already holds the (code, bits) pair. Empty before NumPy 2.5.
+static NUMPY_REGISTRATIONS: std::sync::OnceLock<Vec<Registration>> = std::sync::OnceLock::new();
+
+/// One dtype's registration with NumPy: the dtype, its (code, bits), and
+/// `None` or NumPy's message when another dtype kept the pair.
+type Registration = (DType, (u8, u8), Option<String>);
+
+/// On NumPy ≥ 2.5, registers every dtype whose DLPack code is stored one
+/// value per whole element (bfloat16, the eight float8 formats,
+/// float8_e8m0fnu, complex32) with `numpy.dtypes.register_dlpack_dtype`, so
+/// that NumPy's own `numpy.from_dlpack` returns arrays of our dtypes and
+/// `ndarray.__dlpack__` exports them (hence `torch.from_dlpack(a)` and
+/// `jax.dlpack.from_dlpack(a)` take our arrays directly). NumPy asks that
+/// the (code, bits) pair's bits equal the element size, so the sub-byte
+/// types (float6, float4, int1 … uint4: DLPack bits 6, 4, 1, 2) and
+/// bcomplex32 (no code) are left to `mldtypes.from_dlpack` / `to_dlpack`.
+///
+/// NumPy keeps the first registration of a (code, bits) pair and raises
+/// `ValueError` for a later one, after recording the export direction. When
+/// another package (ml_dtypes, if a release registers its types) holds a
+/// pair already, its registration stays: `numpy.from_dlpack` gives its
+/// dtype, our arrays still export through `__dlpack__`, and the import of
+/// mldtypes goes on. Before NumPy 2.5 (no `register_dlpack_dtype`) nothing
+/// is done.
+fn register_with_numpy(py: Python<'_>) -> PyResult<()> {
+    let mut done = Vec::new();
+    let reg = py
+        .import("numpy.dtypes")?
+        .getattr("register_dlpack_dtype")
+        .ok();
+    if let Some(reg) = reg {
+        for &dt in registry::ORDER.iter() {
+            let Some((code, bits)) = dl_type(dt) else {
+                continue;
+            };
+            let descr = registry::descr(dt)
+                .ok_or_else(|| PyTypeError::new_err("mldtypes dtypes are not registered"))?;
+            // SAFETY: the registered descriptor lives for the life of the process.
+            let d = unsafe { Bound::from_borrowed_ptr(py, descr as *mut ffi::PyObject) };
+            let itemsize: usize = d.getattr("itemsize")?.extract()?;
+            if usize::from(bits) != 8 * itemsize {
+                continue;
+            }
+            match reg.call1(((code, bits), &d)) {
+                Ok(_) => done.push((dt, (code, bits), None)),
+                Err(e) if e.is_instance_of::<PyValueError>(py) => {
+                    done.push((dt, (code, bits), Some(e.value(py).to_string())))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let _ = NUMPY_REGISTRATIONS.set(done);
+    Ok(())
+}
+
+/// `_numpy_dlpack_registrations()`: `{name: ((code, bits), None or NumPy's
+/// message)}` for each dtype registered with NumPy's DLPack registry at
+/// import (`None`: ours; a message: another dtype held the pair first and
+/// keeps it). Empty before NumPy 2.5. Not part of the public API.
+#[pyfunction]
+pub(crate) fn _numpy_dlpack_registrations(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    crate::guard::run(|| {
+        let d = PyDict::new(py);
+        for (dt, key, msg) in NUMPY_REGISTRATIONS.get().map(Vec::as_slice).unwrap_or(&[]) {
+            d.set_item(dt.name(), (*key, msg.clone()))?;
+        }
+        Ok(d)
+    })
+}
+
+/// `_register_numpy_dlpack()`: on NumPy ≥ 2.5, registers the dtypes with
+/// NumPy's DLPack registry (see [`register_with_numpy`]); once per process,
+/// later calls do nothing. Called by the package's `__init__` after the
+/// ml_dtypes twin casts are registered: NumPy's registry is a dict keyed by
+/// dtype, and its lookups compare dtypes of equal hash (every one-byte user
+/// dtype hashes alike) through NumPy's cast table, where a comparison made
+/// before a twin cast exists would leave that cast marked impossible. Not
+/// part of the public API.
+///
+/// Raises what NumPy raises other than the `ValueError` of a pair already
+/// held.
+#[pyfunction]
+pub(crate) fn _register_numpy_dlpack(py: Python<'_>) -> PyResult<()> {
+    crate::guard::run(|| {
+        if NUMPY_REGISTRATIONS.get().is_some() {
+            return Ok(());
+        }
+        register_with_numpy(py)
+    })
+}
+
 /// Adds the DLPack functions to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DLPackExport>()?;
@@ -1252,5 +1351,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(_dlpack_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_dlpack_capsule, m)?)?;
+    m.add_function(wrap_pyfunction!(_numpy_dlpack_registrations, m)?)?;
+    m.add_function(wrap_pyfunction!(_register_numpy_dlpack, m)?)?;
     Ok(())
 }

@@ -1,7 +1,10 @@
 //! Ufunc loops of the complex types `complex32` (two IEEE float16) and
 //! `bcomplex32` (two bfloat16): the 50 ufuncs ml_dtypes 0.6.0 registers in
 //! `RegisterComplexUFuncs` (`custom_complex.h`), with the semantics of its
-//! functors (`ufuncs.h`) and of its types (`complex_types.h`).
+//! functors (`ufuncs.h`) and of its types (`complex_types.h`), and
+//! `float_power`, which ml_dtypes' main branch (b793a6e, `complex.cc`)
+//! registers with the `power` functor (without it NumPy computes
+//! `float_power` in complex128 and returns complex128).
 //!
 //! Values are computed as C++ `std::complex<float>` does in ml_dtypes:
 //! decoded exactly to a float32 pair, computed with C99 complex arithmetic
@@ -21,10 +24,13 @@ use super::{
     BOOL,
 };
 
-/// Registers the loops of both complex types (one line per type).
+/// Registers the loops of both complex types (one line per type), and on
+/// NumPy ≥ 2.5 their `real` / `imag` ArrayMethods ([`real_imag`]).
 pub(super) fn register(r: &mut Registrar<'_>) -> PyResult<()> {
     register_type::<bcomplex32>(r)?;
     register_type::<complex32>(r)?;
+    real_imag::register::<bcomplex32>(r.numpy.py())?;
+    real_imag::register::<complex32>(r.numpy.py())?;
     Ok(())
 }
 
@@ -78,7 +84,8 @@ impl Complex for complex32 {
     }
 }
 
-/// Registers the 50 loops of `C`, in ml_dtypes' order.
+/// Registers the 51 loops of `C`, in ml_dtypes' order (main's, with
+/// `float_power` after `power`).
 fn register_type<C: Complex>(r: &mut Registrar<'_>) -> PyResult<()> {
     let d = C::DTYPE;
     let t = Arg::Ours(d);
@@ -118,6 +125,7 @@ fn register_type<C: Complex>(r: &mut Registrar<'_>) -> PyResult<()> {
         ("divide", binary::<C, Divide>),
         ("true_divide", binary::<C, Divide>),
         ("power", binary::<C, Power>),
+        ("float_power", binary::<C, Power>),
         ("maximum", select::<C, Maximum>),
         ("minimum", select::<C, Minimum>),
         ("fmax", select::<C, Fmax>),
@@ -892,4 +900,262 @@ unsafe extern "C" fn predicate<C: Complex, O: CPredicate>(
             flags.restore();
         });
     })
+}
+
+/// `arr.real` / `arr.imag` (and `numpy.real` / `numpy.imag`) of complex32 and
+/// bcomplex32 arrays on NumPy ≥ 2.5, through the `real` / `imag`
+/// ArrayMethods NumPy 2.5 added for user dtypes (`PyUFunc_AddLoopsFromSpecs`
+/// with the names `"real"` and `"imag"` stores them on the DType; NumPy's
+/// `_get_part` in `getset.c` calls their `resolve_descriptors` and, given a
+/// view offset, returns a view), as ml_dtypes' main branch (b793a6e,
+/// `RegisterRealAndImag` in `complex.cc`) registers them:
+///
+/// - the result is a view of the parts, as for NumPy's own complex types:
+///   `float16` (complex32) or `bfloat16` (bcomplex32), at byte offset 0
+///   (`real`) or 2 (`imag`), with the array's strides, writeable when the
+///   array is (`a.imag[...] = 0` writes into `a`);
+/// - a byte-swapped array gives byte-swapped parts.
+///
+/// On NumPy 2.0–2.4 nothing is registered and NumPy answers as for any user
+/// dtype (`a.real` is `a`, `a.imag` zeros of `a`'s dtype);
+/// `mldtypes.real` / `mldtypes.imag` give the parts on every version.
+pub(crate) mod real_imag {
+    use std::ffi::{c_void, CStr};
+    use std::os::raw::{c_char, c_int};
+
+    use numpy::npyffi::{
+        npy_intp, PyArrayMethod_Spec, PyArray_DTypeMeta, PyArray_Descr, NPY_ARRAYMETHOD_FLAGS,
+        NPY_CASTING, NPY_TYPES, PY_ARRAY_API,
+    };
+    use pyo3::exceptions::PyRuntimeError;
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+
+    use super::Complex;
+    use crate::dtypes::registry;
+    use crate::npapi;
+
+    /// NumPy's `NPY_2_5_API_VERSION`: the C feature version of the first
+    /// NumPy whose `PyUFunc_AddLoopsFromSpecs` accepts `"real"` / `"imag"`.
+    const NPY_2_5_FEATURE_VERSION: u32 = 0x16;
+    /// `PyUFunc_AddLoopsFromSpecs`' index in NumPy's ufunc C-API table
+    /// (`numpy_api.py`: 47, since NumPy 2.4).
+    const ADD_LOOPS_FROM_SPECS: usize = 47;
+    /// ArrayMethod slot numbers (`dtype_api.h`).
+    const NPY_METH_RESOLVE_DESCRIPTORS: c_int = 2;
+    const NPY_METH_STRIDED_LOOP: c_int = 5;
+    /// `_NPY_ERROR_OCCURRED_IN_CAST`: `resolve_descriptors`' error value.
+    const ERROR: c_int = -1;
+    /// `NPY_SWAP` for `PyArray_DescrNewByteorder`.
+    const NPY_SWAP: c_char = b's' as c_char;
+
+    /// `PyUFunc_LoopSlot` (`dtype_api.h`, NumPy ≥ 2.4).
+    #[repr(C)]
+    struct LoopSlot {
+        name: *const c_char,
+        spec: *mut PyArrayMethod_Spec,
+    }
+
+    /// Whether this NumPy takes `real` / `imag` ArrayMethods (2.5 or newer).
+    pub(crate) fn available(py: Python<'_>) -> bool {
+        // SAFETY: plain query of the imported NumPy's C API.
+        unsafe { PY_ARRAY_API.PyArray_GetNDArrayCFeatureVersion(py) >= NPY_2_5_FEATURE_VERSION }
+    }
+
+    /// Whether `d`'s byte order is the opposite of the machine's
+    /// (`PyDataType_ISBYTESWAPPED`).
+    unsafe fn byteswapped(d: *const PyArray_Descr) -> bool {
+        let order = unsafe { (*d).fields.byteorder } as u8;
+        if cfg!(target_endian = "little") {
+            order == b'>'
+        } else {
+            order == b'<'
+        }
+    }
+
+    /// `resolve_descriptors`: the part's dtype (byte-swapped like the
+    /// input), viewed at offset 0 (`real`) or one part's size (`imag`).
+    unsafe extern "C" fn resolve<const IMAG: bool>(
+        _method: *mut c_void,
+        dtypes: *const *mut PyArray_DTypeMeta,
+        given: *const *mut PyArray_Descr,
+        loop_descrs: *mut *mut PyArray_Descr,
+        view_offset: *mut npy_intp,
+    ) -> c_int {
+        crate::guard::ffi(ERROR, || unsafe {
+            let py = npapi::py();
+            let input = *given;
+            let part = (*(*dtypes.add(1))).singleton;
+            let out = if byteswapped(input) {
+                let swapped = PY_ARRAY_API.PyArray_DescrNewByteorder(py, part, NPY_SWAP);
+                if swapped.is_null() {
+                    return ERROR;
+                }
+                swapped
+            } else {
+                ffi::Py_INCREF(part.cast());
+                part
+            };
+            ffi::Py_INCREF(input.cast());
+            *loop_descrs = input;
+            *loop_descrs.add(1) = out;
+            *view_offset = if IMAG { 2 } else { 0 };
+            NPY_CASTING::NPY_NO_CASTING as c_int
+        })
+    }
+
+    /// The strided loop (NumPy uses the view; this copies the part for a
+    /// direct call of the method): two bytes per element, unchanged.
+    unsafe extern "C" fn copy_part<const IMAG: bool>(
+        _context: *mut c_void,
+        data: *const *mut c_char,
+        dimensions: *const npy_intp,
+        strides: *const npy_intp,
+        _auxdata: *mut c_void,
+    ) -> c_int {
+        crate::guard::ffi(-1, || unsafe {
+            let n = (*dimensions).max(0);
+            let (src, dst) = (*data, *data.add(1));
+            let src = src.add(if IMAG { 2 } else { 0 });
+            let (is, os) = (*strides, *strides.add(1));
+            for i in 0..n {
+                std::ptr::copy_nonoverlapping(src.offset(i * is), dst.offset(i * os), 2);
+            }
+            0
+        })
+    }
+
+    /// The DType (class) of a dtype instance.
+    unsafe fn dtype_meta(d: *mut PyArray_Descr) -> *mut PyArray_DTypeMeta {
+        unsafe { ffi::Py_TYPE(d.cast()).cast() }
+    }
+
+    /// Registers `C`'s `real` and `imag` ArrayMethods on NumPy ≥ 2.5; does
+    /// nothing on older NumPy.
+    ///
+    /// # Errors
+    ///
+    /// A Python `RuntimeError` if the dtypes are not registered yet or
+    /// NumPy's ufunc C-API table cannot be found; the error NumPy raised
+    /// while registering.
+    pub(crate) fn register<C: Complex>(py: Python<'_>) -> PyResult<()> {
+        if !available(py) {
+            return Ok(());
+        }
+        let missing = |what: &str| PyRuntimeError::new_err(format!("{what} is not registered"));
+        let complex = registry::descr(C::DTYPE).ok_or_else(|| missing(C::DTYPE.name()))?;
+        let part = match C::PART {
+            super::Arg::Ours(d) => registry::descr(d).ok_or_else(|| missing(d.name()))?,
+            super::Arg::Npy(t) => {
+                // SAFETY: GIL held; a new reference, kept for the life of the
+                // process like NumPy's own builtin descriptors.
+                let d = unsafe { npapi::descr_from_type(t as c_int) };
+                if d.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                debug_assert!(t == NPY_TYPES::NPY_HALF);
+                d
+            }
+        };
+        let add_loops = add_loops_from_specs(py)?;
+        for (imag, name) in [(false, c"real"), (true, c"imag")] {
+            // SAFETY: the descriptors live for the life of the process; NumPy
+            // copies the spec, its dtypes and slots (the name is static).
+            unsafe {
+                let mut dtypes = [dtype_meta(complex), dtype_meta(part)];
+                let (resolve_fn, loop_fn): (*mut c_void, *mut c_void) = if imag {
+                    (
+                        resolve::<true> as *mut c_void,
+                        copy_part::<true> as *mut c_void,
+                    )
+                } else {
+                    (
+                        resolve::<false> as *mut c_void,
+                        copy_part::<false> as *mut c_void,
+                    )
+                };
+                let mut slots = [
+                    ffi::PyType_Slot {
+                        slot: NPY_METH_RESOLVE_DESCRIPTORS,
+                        pfunc: resolve_fn,
+                    },
+                    ffi::PyType_Slot {
+                        slot: NPY_METH_STRIDED_LOOP,
+                        pfunc: loop_fn,
+                    },
+                    ffi::PyType_Slot {
+                        slot: 0,
+                        pfunc: std::ptr::null_mut(),
+                    },
+                ];
+                let mut spec = PyArrayMethod_Spec {
+                    name: method_name(imag).as_ptr(),
+                    nin: 1,
+                    nout: 1,
+                    casting: NPY_CASTING::NPY_NO_CASTING,
+                    flags: NPY_ARRAYMETHOD_FLAGS::NPY_METH_NO_FLOATINGPOINT_ERRORS,
+                    dtypes: dtypes.as_mut_ptr(),
+                    slots: slots.as_mut_ptr(),
+                };
+                let mut loop_slots = [
+                    LoopSlot {
+                        name: name.as_ptr(),
+                        spec: &mut spec,
+                    },
+                    LoopSlot {
+                        name: std::ptr::null(),
+                        spec: std::ptr::null_mut(),
+                    },
+                ];
+                if add_loops(loop_slots.as_mut_ptr()) < 0 {
+                    return Err(PyErr::fetch(py));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ArrayMethods' names (as `repr` shows them).
+    fn method_name(imag: bool) -> &'static CStr {
+        if imag {
+            c"mldtypes_complex_imag"
+        } else {
+            c"mldtypes_complex_real"
+        }
+    }
+
+    /// `PyUFunc_AddLoopsFromSpecs` from NumPy's ufunc C-API table (the
+    /// capsule `numpy._core._multiarray_umath._UFUNC_API`).
+    fn add_loops_from_specs(
+        py: Python<'_>,
+    ) -> PyResult<unsafe extern "C" fn(*mut LoopSlot) -> c_int> {
+        let cap = py
+            .import("numpy._core._multiarray_umath")?
+            .getattr("_UFUNC_API")?;
+        // SAFETY: NumPy's API capsule holds a table of function pointers
+        // that lives as long as NumPy; index 47 exists from 2.4 on and we
+        // only get here on 2.5 or newer (checked by the caller).
+        unsafe {
+            if ffi::PyCapsule_CheckExact(cap.as_ptr()) == 0 {
+                return Err(PyRuntimeError::new_err(
+                    "numpy._core._multiarray_umath._UFUNC_API is not a capsule",
+                ));
+            }
+            let table =
+                ffi::PyCapsule_GetPointer(cap.as_ptr(), std::ptr::null()) as *const *const c_void;
+            if table.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let f = *table.add(ADD_LOOPS_FROM_SPECS);
+            if f.is_null() {
+                return Err(PyRuntimeError::new_err(
+                    "NumPy's PyUFunc_AddLoopsFromSpecs is missing",
+                ));
+            }
+            Ok(std::mem::transmute::<
+                *const c_void,
+                unsafe extern "C" fn(*mut LoopSlot) -> c_int,
+            >(f))
+        }
+    }
 }

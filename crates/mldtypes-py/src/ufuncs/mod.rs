@@ -6,7 +6,8 @@
 //! - [`float`]: 75 ufuncs for each of the 12 float formats;
 //! - [`int`]: `add`, `subtract`, `multiply`, `floor_divide`, `remainder` for
 //!   each of the 6 sub-byte integer types;
-//! - [`complex`]: 50 ufuncs for each of `complex32` and `bcomplex32`.
+//! - [`complex`]: 51 ufuncs for each of `complex32` and `bcomplex32` (ml_dtypes
+//!   0.6.0's 50 and `float_power`, as its main branch registers it).
 //!
 //! Results are bit-identical to ml_dtypes: value functions decode to
 //! float32, compute in float32 with the C library's `*f` functions (the ones

@@ -72,6 +72,7 @@ mod reader;
 mod source;
 mod stats;
 mod tags;
+pub mod tensor_file;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
