@@ -243,6 +243,9 @@ def test_finfo():
     assert float(fi.smallest_subnormal) == 2.0**-17 and float(fi.eps) == 0.25
     assert fi.bits == 8 and fi.nmant == 2 and fi.nexp == 5
     assert mldtypes.finfo("p3109_k8p3se") is fi
+    assert np.finfo(mldtypes.p3109_k8p3se) is fi
+    w = mldtypes.p3109(12, 5, signed=False)
+    assert np.finfo(w) is mldtypes.finfo(w)
     u = mldtypes.finfo(mldtypes.p3109_k8p1ue)
     assert float(u.max) == 2.0**125 and float(u.min) == 0.0
 

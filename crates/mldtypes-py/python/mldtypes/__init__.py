@@ -181,6 +181,23 @@ def __getattr__(name):
     if t is None:
         raise AttributeError(f"module 'mldtypes' has no attribute {name!r}")
     globals()[name] = t
+    _info._register_one(t.__name__)
+    return t
+
+
+def p3109(k, p, *, signed=True, domain="extended"):
+    """The IEEE P3109 format of width `k` bits and precision `p` as a scalar type.
+
+    See ``mldtypes._core.p3109``: signed or unsigned, with the extended domain (±inf) or the
+    finite one, registered with NumPy on first use (``numpy.dtype(t)``, ``a.astype(t)``,
+    ``numpy.finfo(t)``); gfloat's name ``p3109_k8p3se``. Formats of at most 8 bits store one
+    code per byte, wider ones two bytes.
+
+    Raises ValueError outside the family (``2 <= k <= 16``, ``1 <= p <= k - 1`` signed,
+    ``1 <= p <= k`` unsigned) or for a domain other than "extended" or "finite".
+    """
+    t = _core.p3109(k, p, signed=signed, domain=domain)
+    _info._register_one(t.__name__)
     return t
 
 

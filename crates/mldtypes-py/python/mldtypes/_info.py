@@ -14,7 +14,8 @@ from mldtypes import _core
 
 # The types registered at import (the library's registry) and the IEEE P3109 family, whose
 # members are registered on first use.
-_FLOATS = tuple(n for n, f in _core._registry() if f == "float") + tuple(_core._p3109_names())
+_NAMED_FLOATS = tuple(n for n, f in _core._registry() if f == "float")
+_FLOATS = _NAMED_FLOATS + tuple(_core._p3109_names())
 _INTS = tuple(n for n, f in _core._registry() if f == "int")
 # complex types: the finfo of their parts (ml_dtypes' convention)
 _COMPLEX_PART = {"bcomplex32": "bfloat16", "complex32": np.float16}
@@ -23,9 +24,8 @@ _ALL = frozenset(_FLOATS + _INTS + tuple(_COMPLEX_PART))
 
 def _type(name):
     """The scalar type of the mldtypes type `name` (P3109 formats: registered on first use)."""
-    import mldtypes
-
-    return getattr(mldtypes, name)
+    t = getattr(_core, name, None)
+    return t if t is not None else _core._p3109_named(name)
 _lock = threading.Lock()
 
 
@@ -116,13 +116,14 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     @classmethod
     def _build(cls, name):
         obj = object.__new__(cls)
+        t = _type(name)
         fields = _core._finfo_fields(name)
         # Stored in the instance dict, never through setattr: NumPy 2.0-2.3 make
         # `tiny` and `smallest_normal` read-only properties of numpy.finfo (the
         # properties below read them back), 2.4+ make several fields cached properties.
         state = obj.__dict__
         state.update(fields)
-        state["dtype"] = np.dtype(_type(name))
+        state["dtype"] = np.dtype(t)
         # ml_dtypes' text fields (NumPy's finfo templates used them before 2.3)
         for key in ("eps", "epsneg", "max", "resolution", "tiny", "smallest_normal",
                     "smallest_subnormal"):
@@ -157,14 +158,20 @@ def _register_with_numpy():
     dtype hashes alike) through NumPy's cast table, where a comparison made before a twin cast
     is registered would leave that cast marked impossible.
     """
+    for name in _NAMED_FLOATS + tuple(_COMPLEX_PART):
+        _register_one(name)
+
+
+def _register_one(name):
+    """Puts ``finfo(name)`` into ``numpy.finfo``'s cache (see ``_register_with_numpy``); the
+    IEEE P3109 formats are added when they are registered."""
     cache = getattr(np.finfo, "_finfo_cache", None)
     if not isinstance(cache, dict):
         return
-    for name in _FLOATS + tuple(_COMPLEX_PART):
-        info = finfo(name)
-        t = getattr(_core, name)
-        cache[t] = info
-        cache[np.dtype(t)] = info
+    info = finfo(name)
+    t = _type(name)
+    cache[t] = info
+    cache[np.dtype(t)] = info
 
 
 class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)
