@@ -115,10 +115,14 @@ fn eight_bit(n: usize, path: Path, member: Format, reference: Option<Format>) {
     // The member's strategies give the same bits (the reference too when it
     // has the member's layout).
     let same_layout = reference.is_some_and(|r| {
-        Codec::with_strategy(&member, Strategy::Compiled).is_ok() && r.max_finite() == member.max_finite()
+        Codec::with_strategy(&member, Strategy::Compiled).is_ok()
+            && r.max_finite() == member.max_finite()
     });
     let skip = usize::from(reference.is_some() && !same_layout);
-    assert!(outs[skip..].windows(2).all(|w| w[0] == w[1]), "strategies disagree");
+    assert!(
+        outs[skip..].windows(2).all(|w| w[0] == w[1]),
+        "strategies disagree"
+    );
 
     let ys: Vec<f64> = xs.iter().map(|&x| x as f64 * 1.0000001).collect();
     let ns = {
@@ -137,7 +141,9 @@ fn eight_bit(n: usize, path: Path, member: Format, reference: Option<Format>) {
     };
     row(&format!("float64 -> {}", member.name), &names, &ns);
 
-    let codes: Vec<u8> = (0..n).map(|i| (i as u64).wrapping_mul(0x9e37_79b9) as u8).collect();
+    let codes: Vec<u8> = (0..n)
+        .map(|i| (i as u64).wrapping_mul(0x9e37_79b9) as u8)
+        .collect();
     let mut decs: Vec<Vec<f32>> = strategies.iter().map(|_| vec![0f32; n]).collect();
     let ns = {
         let mut v: Vec<(&str, Box<dyn FnMut() + '_>)> = Vec::new();
@@ -168,31 +174,53 @@ fn sixteen_bit(n: usize, path: Path, member: Format, reference: Format) {
         &mut [
             (
                 reference.name,
-                Box::new(|| r.encode_f32_slice_on(path, black_box(&xs), &mut a, ov).unwrap()),
+                Box::new(|| {
+                    r.encode_f32_slice_on(path, black_box(&xs), &mut a, ov)
+                        .unwrap()
+                }),
             ),
             (
                 member.name,
-                Box::new(|| m.encode_f32_slice_on(path, black_box(&xs), &mut b, ov).unwrap()),
+                Box::new(|| {
+                    m.encode_f32_slice_on(path, black_box(&xs), &mut b, ov)
+                        .unwrap()
+                }),
             ),
         ],
     );
-    row(&format!("float32 -> {}", member.name), &[reference.name, "descriptor"], &ns);
-    let codes: Vec<u16> = (0..n).map(|i| (i as u64).wrapping_mul(0x9e37_79b9) as u16).collect();
+    row(
+        &format!("float32 -> {}", member.name),
+        &[reference.name, "descriptor"],
+        &ns,
+    );
+    let codes: Vec<u16> = (0..n)
+        .map(|i| (i as u64).wrapping_mul(0x9e37_79b9) as u16)
+        .collect();
     let (mut c, mut d) = (vec![0f32; n], vec![0f32; n]);
     let ns = race(
         n,
         &mut [
             (
                 reference.name,
-                Box::new(|| r.decode_f32_slice_on(path, black_box(&codes), &mut c).unwrap()),
+                Box::new(|| {
+                    r.decode_f32_slice_on(path, black_box(&codes), &mut c)
+                        .unwrap()
+                }),
             ),
             (
                 member.name,
-                Box::new(|| m.decode_f32_slice_on(path, black_box(&codes), &mut d).unwrap()),
+                Box::new(|| {
+                    m.decode_f32_slice_on(path, black_box(&codes), &mut d)
+                        .unwrap()
+                }),
             ),
         ],
     );
-    row(&format!("{} -> float32", member.name), &[reference.name, "descriptor"], &ns);
+    row(
+        &format!("{} -> float32", member.name),
+        &[reference.name, "descriptor"],
+        &ns,
+    );
 }
 
 fn main() {
@@ -201,7 +229,10 @@ fn main() {
     while let Some(a) = args.next() {
         if a == "--path" {
             let name = args.next().unwrap_or_default();
-            path = *Path::ALL.iter().find(|p| p.name() == name).expect("a path name");
+            path = *Path::ALL
+                .iter()
+                .find(|p| p.name() == name)
+                .expect("a path name");
         }
     }
     assert!(path.is_available(), "{path} is not available on this CPU");
