@@ -4,8 +4,9 @@
 //!
 //! - [`mod@format`]: format descriptors (exponent/mantissa widths, bias, non-finite
 //!   behaviour, NaN encoding) for every ml_dtypes floating-point format.
-//! - [`float`]: one generic minifloat type; `bfloat16`, the float8 family and the
-//!   MX float6/float4 formats are instances of it, bit-exact with ml_dtypes 0.6.0.
+//! - [`float`]: one generic minifloat type; `bfloat16`, IEEE `float16`, the
+//!   float8 family and the MX float6/float4 formats are instances of it,
+//!   bit-exact with ml_dtypes 0.6.0 (and `float16` with `half::f16`).
 //! - [`int`]: the sub-byte integers int1/int2/int4 and uint1/uint2/uint4.
 //! - [`info`]: `finfo` / `iinfo`, with every field of `ml_dtypes.finfo`.
 //! - [`dtype`]: the [`dtype::DType`] enum: names, aliases, sizes, kinds.
@@ -70,7 +71,7 @@ pub use float::complex::{bcomplex32, complex32};
 pub use int::{int1, int2, int4, uint1, uint2, uint4};
 
 pub use float::{
-    bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
+    bfloat16, float16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
     float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
     float8_e8m0fnu,
 };
