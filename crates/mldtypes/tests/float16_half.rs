@@ -31,10 +31,16 @@ fn every_code_point_decodes_as_half_does() {
         let (a, b) = (float16::from_bits(c), f16::from_bits(c));
         let (x, y) = (a.to_f32(), b.to_f32());
         if b.is_nan() {
-            assert!(x.is_nan() && x.is_sign_negative() == y.is_sign_negative(), "{c:#06x}");
+            assert!(
+                x.is_nan() && x.is_sign_negative() == y.is_sign_negative(),
+                "{c:#06x}"
+            );
             // Quiet NaNs are the same; a signalling NaN keeps its payload
             // here (NumPy), where half's hardware path quiets it.
-            assert!(same_nan_aware(x.to_bits(), y.to_bits(), 0x0040_0000), "{c:#06x}");
+            assert!(
+                same_nan_aware(x.to_bits(), y.to_bits(), 0x0040_0000),
+                "{c:#06x}"
+            );
         } else {
             assert!(same_f32(x, y), "{c:#06x}: {x} vs {y}");
             assert_eq!(a.to_f64().to_bits(), b.to_f64().to_bits(), "{c:#06x}");
@@ -69,7 +75,10 @@ fn check_f32(bits: u32) {
     if x.is_nan() {
         // NaN stays NaN with its sign; the payload is NumPy's (top 10 bits,
         // 1 if they are all zero), where half's hardware path quiets it.
-        assert!(a.is_nan() && a.is_sign_negative() == b.is_sign_negative(), "{bits:#010x}");
+        assert!(
+            a.is_nan() && a.is_sign_negative() == b.is_sign_negative(),
+            "{bits:#010x}"
+        );
         let p = (bits & 0x7f_ffff) >> 13;
         assert_eq!(a.to_bits() & 0x3ff, p.max(1) as u16, "{bits:#010x}");
     } else {
@@ -86,7 +95,10 @@ fn rounding_from_float32_matches_half() {
         check_f32(b);
     }
     for e in (127 - 26)..=(127 + 16u32) {
-        for m in (0..(1 << 23)).step_by(4093).chain([0x0fff, 0x1000, 0x1001, 0x2fff, 0x3000, 0x3001]) {
+        for m in (0..(1 << 23))
+            .step_by(4093)
+            .chain([0x0fff, 0x1000, 0x1001, 0x2fff, 0x3000, 0x3001])
+        {
             check_f32((e << 23) | m);
             check_f32((e << 23) | m | 0x8000_0000);
         }
@@ -136,7 +148,12 @@ fn rounding_from_float64_is_correct_and_matches_half_where_half_is() {
             assert!(ours.is_nan());
             continue;
         }
-        assert_eq!(ours.to_bits(), want.to_bits(), "{x:e} ({:#018x})", x.to_bits());
+        assert_eq!(
+            ours.to_bits(),
+            want.to_bits(),
+            "{x:e} ({:#018x})",
+            x.to_bits()
+        );
         if (y as f64) == x {
             assert_eq!(ours.to_bits(), f16::from_f64(x).to_bits(), "{x:e}");
         } else if ours.to_bits() != f16::from_f64(x).to_bits() {
@@ -191,9 +208,15 @@ fn shared_api() {
     let a = float16::from_f32(1.5);
     let b = f16::from_f32(1.5);
     assert_eq!(a.to_le_bytes(), b.to_le_bytes());
-    assert_eq!(float16::from_be_bytes(b.to_be_bytes()).to_bits(), b.to_bits());
+    assert_eq!(
+        float16::from_be_bytes(b.to_be_bytes()).to_bits(),
+        b.to_bits()
+    );
     assert_eq!((a * a + a).to_bits(), (b * b + b).to_bits());
-    assert_eq!((a / float16::from_f32(3.0)).to_bits(), (b / f16::from_f32(3.0)).to_bits());
+    assert_eq!(
+        (a / float16::from_f32(3.0)).to_bits(),
+        (b / f16::from_f32(3.0)).to_bits()
+    );
     assert_eq!(a.clamp(float16::ZERO, float16::ONE), float16::ONE);
     assert_eq!(b.clamp(f16::ZERO, f16::ONE), f16::ONE);
     assert_eq!(float16::from(7u8).to_bits(), f16::from(7u8).to_bits());
@@ -215,7 +238,10 @@ fn shared_api() {
     use mldtypes::float::{FloatSliceExt, FloatVecExt};
     let xs: Vec<f32> = (0..10_000).map(|i| (i as f32 - 5000.0) * 0.37).collect();
     let v = Vec::<float16>::from_f32_slice(&xs);
-    assert!(v.iter().zip(&xs).all(|(a, &x)| a.to_bits() == f16::from_f32(x).to_bits()));
+    assert!(v
+        .iter()
+        .zip(&xs)
+        .all(|(a, &x)| a.to_bits() == f16::from_f32(x).to_bits()));
     let back = v.to_f32_vec();
     assert!(back.iter().zip(&v).all(|(y, a)| *y == a.to_f32()));
     // Sum accumulates in float32 (half's Sum adds in f16 and stalls).

@@ -897,7 +897,8 @@ macro_rules! minifloat_flag {
             /// Positive zero.
             pub const ZERO: Self = Self::c(0);
             /// −1 (every format with a zero is signed here).
-            pub const NEG_ONE: Self = Self::c(ops::pow2_code(&format::$fmt, 0) | format::$fmt.sign_mask());
+            pub const NEG_ONE: Self =
+                Self::c(ops::pow2_code(&format::$fmt, 0) | format::$fmt.sign_mask());
             /// The largest subnormal value (all mantissa bits set, exponent
             /// field zero).
             pub const MAX_SUBNORMAL: Self = Self::c(format::$fmt.man_mask());
