@@ -183,7 +183,7 @@ fn probes(m: P3109, every: usize) -> Vec<f64> {
     let mut i = 0usize;
     for mag in 0..=max {
         i += 1;
-        if i % every != 0 && mag > 2 && mag + 2 < max {
+        if !i.is_multiple_of(every) && mag > 2 && mag + 2 < max {
             continue;
         }
         let a = o.mag_value(mag);

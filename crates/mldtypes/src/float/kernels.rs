@@ -299,7 +299,7 @@ impl Params {
         } else {
             0x0010_0000_0000_0000
         };
-        let rebias32 = (((127 - f.bias) as u32) << m) as u32;
+        let rebias32 = ((127 - f.bias) as u32) << m;
         let rebias64 = ((1023 - f.bias as i64) as u64) << m;
         let (inf_mag, nan_code) = (
             match f.inf_code() {

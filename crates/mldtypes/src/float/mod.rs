@@ -1191,6 +1191,50 @@ impl From<float16> for half::f16 {
     }
 }
 
+/// `half::f16`'s mathematical constants as inherent constants (as there;
+/// the other formats give them through `num_traits::FloatConst`, whose
+/// methods these would shadow).
+impl float16 {
+    /// Euler's number `e`, rounded to float16 (`half::f16`'s constant).
+    pub const E: Self = Self::from_f64_const(std::f64::consts::E);
+    /// π, rounded to float16 (`half::f16`'s constant).
+    pub const PI: Self = Self::from_f64_const(std::f64::consts::PI);
+    /// τ = 2π, rounded to float16 (`half` has no `TAU`; `FloatConst::TAU`'s value).
+    pub const TAU: Self = Self::from_f64_const(std::f64::consts::TAU);
+    /// 1/π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_1_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_1_PI);
+    /// 1/√2, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_1_SQRT_2: Self = Self::from_f64_const(std::f64::consts::FRAC_1_SQRT_2);
+    /// 2/π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_2_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_2_PI);
+    /// 2/√π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_2_SQRT_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_2_SQRT_PI);
+    /// π/2, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_2: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_2);
+    /// π/3, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_3: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_3);
+    /// π/4, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_4: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_4);
+    /// π/6, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_6: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_6);
+    /// π/8, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_8: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_8);
+    /// ln 10, rounded to float16 (`half::f16`'s constant).
+    pub const LN_10: Self = Self::from_f64_const(std::f64::consts::LN_10);
+    /// ln 2, rounded to float16 (`half::f16`'s constant).
+    pub const LN_2: Self = Self::from_f64_const(std::f64::consts::LN_2);
+    /// log10 e, rounded to float16 (`half::f16`'s constant).
+    pub const LOG10_E: Self = Self::from_f64_const(std::f64::consts::LOG10_E);
+    /// log10 2, rounded to float16 (`half::f16`'s constant).
+    pub const LOG10_2: Self = Self::from_f64_const(std::f64::consts::LOG10_2);
+    /// log2 e, rounded to float16 (`half::f16`'s constant).
+    pub const LOG2_E: Self = Self::from_f64_const(std::f64::consts::LOG2_E);
+    /// log2 10, rounded to float16 (`half::f16`'s constant).
+    pub const LOG2_10: Self = Self::from_f64_const(std::f64::consts::LOG2_10);
+    /// √2, rounded to float16 (`half::f16`'s constant).
+    pub const SQRT_2: Self = Self::from_f64_const(std::f64::consts::SQRT_2);
+}
+
 impl From<half::f16> for float16 {
     /// Zero-cost: the same bits.
     ///
