@@ -53,8 +53,12 @@ use super::{CastError, Overflow};
 use crate::float::core;
 use crate::format::{self, Format, FormatError, NanEncoding, NonFinite};
 
-/// Which implementation converts a [`Codec`]'s slices (see the
-/// [module documentation](self)).
+/// Which implementation converts a [`Codec`]'s slices. Every strategy
+/// gives the same bits (the tests compare every path and strategy with the
+/// scalar core); [`Codec::new`] picks [`Strategy::Compiled`] for a
+/// descriptor that states a named format (every field but the name equal,
+/// e.g. `p3109_k8p4sf` and float8_e4m3fnuz), [`Strategy::Descriptor`] for
+/// the IEEE P3109 structures, [`Strategy::Scalar`] otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// The compile-time kernels of the named format the descriptor states.
