@@ -71,6 +71,7 @@ mod scalar;
 
 pub mod pack;
 pub mod reduce;
+pub mod slice;
 
 pub use codec::{CodeWord, Codec, Strategy};
 pub use dispatch::{available_paths, path, set_path, Path};

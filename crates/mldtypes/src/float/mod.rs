@@ -32,7 +32,9 @@ pub(crate) mod kernels;
 mod konst;
 mod ops;
 pub mod parse;
-pub mod slice;
+/// Slice and `Vec` conversions of the float types: [`crate::cast::slice`]
+/// (the bulk kernels' layer), re-exported here under its former path.
+pub use crate::cast::slice;
 
 use std::cmp::Ordering;
 use std::fmt;
