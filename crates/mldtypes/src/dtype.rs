@@ -292,6 +292,40 @@ impl DType {
         }
     }
 
+    /// Whether every value of the real float dtype `self` is a value of `to`
+    /// ([`Format::fits_in`] for two formats; float32 and float64 hold every
+    /// format that [fits](Format::fits_f32) them): the value rule by which a
+    /// cast is "safe" in NumPy for the IEEE P3109 types. `None` when either
+    /// dtype is not a real float.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// let k8p3se = DType::p3109(8, 3, true, true).unwrap();
+    /// assert_eq!(k8p3se.is_safe_cast_to(DType::Float16), Some(true));
+    /// assert_eq!(k8p3se.is_safe_cast_to(DType::Float8E5M2), Some(false)); // max 49152 is not there
+    /// assert_eq!(DType::p3109(16, 1, true, true).unwrap().is_safe_cast_to(DType::Float64), Some(false));
+    /// assert_eq!(DType::Float32.is_safe_cast_to(DType::Float64), Some(true));
+    /// assert_eq!(DType::Int8.is_safe_cast_to(DType::Float32), None);
+    /// ```
+    pub fn is_safe_cast_to(self, to: DType) -> Option<bool> {
+        if !self.is_float() || !to.is_float() {
+            return None;
+        }
+        Some(match (self, to) {
+            (a, b) if a == b => true,
+            (DType::Float32, DType::Float64) => true,
+            (DType::Float32 | DType::Float64, _) => false,
+            (a, DType::Float64) => a.format().is_some_and(|f| f.fits_f64()),
+            (a, DType::Float32) => a.format().is_some_and(|f| f.fits_f32()),
+            (a, b) => match (a.format(), b.format()) {
+                (Some(f), Some(g)) => f.fits_in(&g),
+                _ => false,
+            },
+        })
+    }
+
     /// Whether this is an IEEE P3109 member.
     ///
     /// # Examples

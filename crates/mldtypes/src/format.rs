@@ -876,6 +876,125 @@ impl Format {
     }
 }
 
+impl Format {
+    /// Whether every value of `self` is a value of `to`: every finite value
+    /// exactly, ±infinity and −0 where `self` has them, a NaN where `self`
+    /// has one. This is the rule by which a cast between these formats is
+    /// "safe" for NumPy (`numpy.can_cast(a, b, "safe")`, from which
+    /// `numpy.promote_types` follows) for the IEEE P3109 formats. (ml_dtypes
+    /// 0.6.0 registers its own types' safe casts by a table that is not this
+    /// rule: float8_e4m3fn → float4_e2m1fn is "safe" there, float8_e4m3fn →
+    /// bfloat16 is not.)
+    ///
+    /// Computed from the descriptors, binade by binade (no code is
+    /// converted); the tests compare it with a conversion of every code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, BFLOAT16, FLOAT16, FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT8_E4M3FNUZ};
+    /// assert!(FLOAT8_E4M3FN.fits_in(&BFLOAT16));
+    /// assert!(FLOAT8_E5M2.fits_in(&FLOAT16));
+    /// assert!(!FLOAT8_E4M3FN.fits_in(&FLOAT8_E5M2)); // 3 mantissa bits into 2
+    /// assert!(!FLOAT8_E4M3FN.fits_in(&FLOAT8_E4M3FNUZ)); // −0 and 448 are not there
+    /// // p3109_k8p4sf has float8_e4m3fnuz's values, p3109_k8p4se has ±inf.
+    /// let sf = Format::p3109(8, 4, true, false).unwrap();
+    /// assert!(sf.fits_in(&FLOAT8_E4M3FNUZ) && FLOAT8_E4M3FNUZ.fits_in(&sf));
+    /// assert!(!Format::p3109(8, 4, true, true).unwrap().fits_in(&FLOAT8_E4M3FNUZ));
+    /// ```
+    pub fn fits_in(&self, to: &Format) -> bool {
+        let (a, b) = (self, to);
+        if a.has_nan() && !b.has_nan()
+            || a.has_infinity() && !b.has_infinity()
+            || a.has_zero && !b.has_zero
+            || a.has_signed_zero() && !b.has_signed_zero()
+            || a.signed && (a.max_code() > 0 || a.has_infinity()) && !b.signed
+        {
+            return false;
+        }
+        let top = a.max_code();
+        if top == 0 {
+            return true; // zero only (and specials)
+        }
+        if exact_cmp(a.parts(top), b.parts(b.max_code())) == std::cmp::Ordering::Greater {
+            return false;
+        }
+        // Whether b holds a positive value with leading bit 2^lead and
+        // lowest set bit 2^low (at most b's largest value, checked above).
+        let holds = |lead: i64, low: i64| -> bool {
+            let bt = b.man_bits as i64;
+            let bmin = b.min_exp() as i64;
+            if !b.has_zero {
+                // No subnormals: powers of two 2^bmin .. only when bt == 0,
+                // else normal values only.
+                return lead >= bmin && low >= lead - bt;
+            }
+            low >= lead.max(bmin) - bt
+        };
+        let t = a.man_bits as i64;
+        let mask = a.man_mask();
+        for e in 0..=(top >> a.man_bits) {
+            let lo = e << a.man_bits;
+            let f_hi = (top - lo).min(mask) as i64;
+            if e == 0 && a.has_zero {
+                // Subnormals f · 2^(emin − t), f = 1 ..= f_hi.
+                let q = a.min_exp() as i64 - t;
+                for j in 0..=(63 - (f_hi as u64).leading_zeros() as i64).max(0) {
+                    if f_hi < 1 << j {
+                        break;
+                    }
+                    // f = 2^j (lowest bit j) and 2^j + 1 (lowest bit 0).
+                    if !holds(q + j, q + j) {
+                        return false;
+                    }
+                    if j >= 1 && f_hi > 1 << j && !holds(q + j, q) {
+                        return false;
+                    }
+                }
+                continue;
+            }
+            // Normal binade: (2^t + f) · 2^(lead − t).
+            let lead = e as i64 - a.bias as i64;
+            if !holds(lead, lead) || (f_hi >= 1 && !holds(lead, lead - t)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The exact finite value of a magnitude code: (significand, exponent).
+    const fn parts(&self, mag: u32) -> (u64, i64) {
+        let e = mag >> self.man_bits;
+        let f = (mag & self.man_mask()) as u64;
+        let m = self.man_bits as i64;
+        if e == 0 && self.has_zero {
+            (f, self.min_exp() as i64 - m)
+        } else {
+            ((1 << self.man_bits) | f, e as i64 - self.bias as i64 - m)
+        }
+    }
+}
+
+/// Compares two exact values `sig · 2^exp` (significands below 2^17).
+fn exact_cmp(a: (u64, i64), b: (u64, i64)) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a.0 == 0, b.0 == 0) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        _ => {}
+    }
+    let lead = |(s, e): (u64, i64)| e + 63 - s.leading_zeros() as i64;
+    match lead(a).cmp(&lead(b)) {
+        Ordering::Equal => {}
+        o => return o,
+    }
+    // Same leading exponent: align the significands (exponents differ by
+    // at most the significand widths).
+    let e = a.1.min(b.1);
+    ((a.0 as u128) << (a.1 - e)).cmp(&((b.0 as u128) << (b.1 - e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

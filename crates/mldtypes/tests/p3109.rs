@@ -183,7 +183,7 @@ fn probes(m: P3109, every: usize) -> Vec<f64> {
     let mut i = 0usize;
     for mag in 0..=max {
         i += 1;
-        if i % every != 0 && mag > 2 && mag + 2 < max {
+        if !i.is_multiple_of(every) && mag > 2 && mag + 2 < max {
             continue;
         }
         let a = o.mag_value(mag);
@@ -616,4 +616,47 @@ fn codec_errors() {
     let mut bad = Format::p3109(8, 3, true, true).unwrap();
     bad.exp_bits = 20;
     assert!(Codec::new(&bad).is_err());
+}
+
+/// Decimal text beyond float64's reach is rounded from its exact value:
+/// every float64 probe printed exactly (all its decimal digits), and
+/// decimal powers of ten far outside float64, against the oracle.
+#[test]
+fn parsing_decimal_text_in_the_widest_members() {
+    use mldtypes::float::parse::parse_code;
+    for m in P3109::all().filter(|m| !m.format().fits_f64()).step_by(7) {
+        let f = m.format();
+        let o = member(m);
+        for x in probes(m, 4099).into_iter().step_by(5) {
+            if !x.is_finite() {
+                continue;
+            }
+            let text = format!("{x:.800e}"); // exact: every digit of the double
+            assert_eq!(parse_code(&f, &text), Ok(o.encode_f64(x)), "{m} {text:.30}");
+        }
+    }
+    // 10^k for k beyond float64: compare with the oracle's rounding of the
+    // exact power of ten (as a rational with a power-of-two denominator
+    // bound: checked through the neighbouring codes' values instead).
+    // p3109_k16p3se: 13 exponent bits, largest value 1.5 · 2^4095 ≈ 7.9e1232.
+    let f = Format::p3109(16, 3, true, true).unwrap();
+    assert_eq!(parse_code(&f, "1e1233"), Ok(0x7fff)); // +inf
+    assert_eq!(parse_code(&f, "-1e-1300"), Ok(0x0000)); // rounds to 0 (no −0)
+                                                        // The smallest subnormal is 2^-4097 ≈ 4.8e-1234.
+    assert_eq!(parse_code(&f, "-5e-1234"), Ok(0x8001));
+    for k in [309i32, 400, 800, 1000, 1232, -400, -1000, -1232] {
+        let c = parse_code(&f, &format!("1e{k}")).unwrap();
+        let v = core::value_parts(&f, c);
+        // The chosen value v and its neighbours bracket 10^k (log2 check).
+        let CodeValue::Finite {
+            significand,
+            exponent,
+            ..
+        } = v
+        else {
+            panic!("1e{k} gave {v}")
+        };
+        let lg = (significand as f64).log2() + exponent as f64;
+        assert!((lg - k as f64 * 10f64.log2()).abs() < 0.3, "1e{k}: {v}");
+    }
 }

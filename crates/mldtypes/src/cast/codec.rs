@@ -53,8 +53,12 @@ use super::{CastError, Overflow};
 use crate::float::core;
 use crate::format::{self, Format, FormatError, NanEncoding, NonFinite};
 
-/// Which implementation converts a [`Codec`]'s slices (see the
-/// [module documentation](self)).
+/// Which implementation converts a [`Codec`]'s slices. Every strategy
+/// gives the same bits (the tests compare every path and strategy with the
+/// scalar core); [`Codec::new`] picks [`Strategy::Compiled`] for a
+/// descriptor that states a named format (every field but the name equal,
+/// e.g. `p3109_k8p4sf` and float8_e4m3fnuz), [`Strategy::Descriptor`] for
+/// the IEEE P3109 structures, [`Strategy::Scalar`] otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// The compile-time kernels of the named format the descriptor states.
@@ -113,17 +117,29 @@ impl CodeWord for u16 {
 }
 
 /// The position in [`format::ALL`] of the named format whose fields (all
-/// but the name) `f` states.
+/// but the name) `f` states: a match on four fields, then the other three
+/// compared (kernel selection calls this per slice).
 pub(crate) fn named_id(f: &Format) -> Option<usize> {
-    format::ALL.iter().position(|g| {
-        g.exp_bits == f.exp_bits
-            && g.man_bits == f.man_bits
-            && g.bias == f.bias
-            && g.non_finite == f.non_finite
-            && g.nan_encoding == f.nan_encoding
-            && g.signed == f.signed
-            && g.has_zero == f.has_zero
-    })
+    use NonFinite::*;
+    let i = match (f.exp_bits, f.man_bits, f.bias, f.non_finite) {
+        (8, 7, 127, Ieee) => 0,      // bfloat16
+        (5, 10, 15, Ieee) => 1,      // float16
+        (3, 4, 3, Ieee) => 2,        // float8_e3m4
+        (4, 3, 7, Ieee) => 3,        // float8_e4m3
+        (4, 3, 7, NanOnly) => 4,     // float8_e4m3fn
+        (4, 3, 8, NanOnly) => 5,     // float8_e4m3fnuz
+        (4, 3, 11, NanOnly) => 6,    // float8_e4m3b11fnuz
+        (5, 2, 15, Ieee) => 7,       // float8_e5m2
+        (5, 2, 16, NanOnly) => 8,    // float8_e5m2fnuz
+        (8, 0, 127, NanOnly) => 9,   // float8_e8m0fnu
+        (2, 3, 1, FiniteOnly) => 10, // float6_e2m3fn
+        (3, 2, 3, FiniteOnly) => 11, // float6_e3m2fn
+        (2, 1, 1, FiniteOnly) => 12, // float4_e2m1fn
+        _ => return None,
+    };
+    let g = &format::ALL[i];
+    (g.nan_encoding == f.nan_encoding && g.signed == f.signed && g.has_zero == f.has_zero)
+        .then_some(i)
 }
 
 /// Whether the descriptor kernels cover `f`'s structure: the four IEEE
@@ -381,7 +397,7 @@ pub(crate) fn table_eligible(f: &Format) -> bool {
         && f.man_bits <= 5
         && f.fits_f32()
         && f.has_zero
-        && f.min_exp() - f.man_bits as i32 - 1 >= -132
+        && f.min_exp() - f.man_bits as i32 > -132
 }
 
 type EncodeTable = &'static [u8; 1 << 16];
@@ -400,7 +416,7 @@ fn encode_table(f: &Format) -> EncodeTable {
         *e = core::encode_f32_generic(f, x, Overflow::NonSaturating) as u8;
     }
     let t: EncodeTable = Box::leak(t);
-    *tables
+    tables
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .entry(*f)
@@ -434,7 +450,7 @@ pub(crate) fn table8(from: &Format, to: &Format, ov: Overflow) -> &'static [u8; 
         return t;
     }
     let t: &'static [u8; 256] = Box::leak(Box::new(build()));
-    *others
+    others
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .entry(key)

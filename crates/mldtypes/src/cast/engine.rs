@@ -6,7 +6,7 @@ use bytemuck::Pod;
 use crate::dtype::{DType, Kind};
 use crate::format::{Format, Overflow, BFLOAT16, FLOAT16};
 
-use super::codec::{self, named_id, Plan};
+use super::codec::{self, Plan};
 use super::dispatch::Path;
 use super::kernels::{self, Code};
 use super::scalar::{self, with_marker};
@@ -59,17 +59,6 @@ pub(crate) enum Cat {
     /// bfloat16 / float16.
     Code16(Format),
     Int(IntTy),
-}
-
-impl Cat {
-    /// A float format the compiled kernels do not know (an IEEE P3109
-    /// member, or a descriptor of no named format).
-    fn descriptor_only(self) -> bool {
-        match self {
-            Cat::Code8(f) | Cat::Code16(f) => named_id(&f).is_none(),
-            _ => false,
-        }
-    }
 }
 
 pub(crate) fn category(d: DType) -> Option<Cat> {
@@ -256,9 +245,6 @@ unsafe fn f16_dec_avx512<C: Code>(src: &[C], dst: &mut [f32]) {
 /// Converts `n` elements from `src` to `dst` (whole elements, at most
 /// [`CHUNK`]) on a vector path.
 fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
-    if a.descriptor_only() || b.descriptor_only() {
-        return chunk_descriptor(path, a, b, src, dst, ov);
-    }
     let s = sat(ov);
     // SAFETY (every `unsafe` call below): the kernels were picked for
     // `path`, which `Path::is_available` confirmed this CPU runs before any
@@ -617,16 +603,23 @@ pub(crate) fn convert_bytes(
             dst: dst.len() / sb,
         });
     }
+    // A format only its descriptor describes (an IEEE P3109 member) on
+    // either side: the run-time codec's kernels.
+    let vector = if from.is_p3109() || to.is_p3109() {
+        chunk_descriptor
+    } else {
+        chunk_vector
+    };
     let plain = |src: &[u8], dst: &mut [u8]| {
         if path != Path::Scalar && single_pass(a, b, src, dst) {
             // One kernel call over the whole slice: no per-chunk dispatch.
-            return chunk_vector(path, a, b, src, dst, ov);
+            return vector(path, a, b, src, dst, ov);
         }
         for (s, d) in src.chunks(CHUNK * sa).zip(dst.chunks_mut(CHUNK * sb)) {
             if path == Path::Scalar {
                 chunk_scalar(a, b, s, d, ov);
             } else {
-                chunk_vector(path, a, b, s, d, ov);
+                vector(path, a, b, s, d, ov);
             }
         }
     };

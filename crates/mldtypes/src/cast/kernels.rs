@@ -130,8 +130,14 @@ fn rt_enc32_via64_body<Q: Kind, R: RoundStep, C: Code, const SAT: bool>(
 #[inline(always)]
 fn rt_dec32_body<Q: Kind, C: Code>(p: &Params, src: &[C], dst: &mut [f32]) {
     let p = *p;
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = f32::from_bits(dec32::<Q>(&p, s.to_u32()));
+    if p.int_sub32 {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits(dec32::<Q, true>(&p, s.to_u32()));
+        }
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits(dec32::<Q, false>(&p, s.to_u32()));
+        }
     }
 }
 

@@ -71,6 +71,7 @@ mod scalar;
 
 pub mod pack;
 pub mod reduce;
+pub mod slice;
 
 pub use codec::{CodeWord, Codec, Strategy};
 pub use dispatch::{available_paths, path, set_path, Path};
@@ -162,7 +163,7 @@ mod sealed {
 /// whose bytes (little-endian) are one element of [`Element::DTYPE`].
 ///
 /// Implemented for `f32`, `f64`, `half::f16`, `half::bf16`, the standard
-/// integers, every float type of [`crate::float`] (`bfloat16`, the float8,
+/// integers, every float type of [`crate::float`] (`bfloat16`, `float16`, the float8,
 /// float6 and float4 formats) and the sub-byte integers of [`crate::int`].
 /// Sealed.
 pub trait Element: bytemuck::Pod + sealed::Sealed {
@@ -186,6 +187,7 @@ elements! {
     i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
     u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64,
     crate::bfloat16 => BFloat16,
+    crate::float16 => Float16,
     crate::float8_e3m4 => Float8E3M4,
     crate::float8_e4m3 => Float8E4M3,
     crate::float8_e4m3fn => Float8E4M3FN,

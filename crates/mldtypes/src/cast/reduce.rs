@@ -8,6 +8,10 @@
 //! with eight partial sums, as NumPy's `add.reduce`, combined in a balanced
 //! tree), and the result is rounded once to the element type.
 //!
+//! With the `ndarray` feature, [`ArrayReduce`] gives the same reductions on
+//! `ndarray` arrays of any shape and layout: ndarray's own `sum`/`mean`
+//! add in the element type (a bfloat16 or float16 running sum stalls).
+//!
 //! # Examples
 //!
 //! ```
@@ -197,5 +201,97 @@ mod tests {
         assert_eq!(pairwise(&x), 499_500.0);
         assert_eq!(pairwise(&[]), 0.0);
         assert_eq!(pairwise(&[3.0]), 3.0);
+    }
+}
+
+#[cfg(feature = "ndarray")]
+pub use array::ArrayReduce;
+
+#[cfg(feature = "ndarray")]
+mod array {
+    use super::{CastError, Element};
+    use ::ndarray::{ArrayBase, Data, Dimension};
+
+    /// Reductions of `ndarray` arrays that accumulate in float32 and round
+    /// once, as the slice reductions of [`crate::cast::reduce`] do (feature
+    /// `ndarray`). This is how to sum an array of bfloat16, float16 or
+    /// float8 values: ndarray's `sum` adds in the element type, and a
+    /// 16-bit running sum stops growing once its ulp exceeds the addends.
+    ///
+    /// Contiguous arrays (either memory order) are reduced in place; other
+    /// layouts are copied once, in logical order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::reduce::ArrayReduce;
+    /// use mldtypes::float16;
+    /// let a = ndarray::Array2::from_elem((100, 100), float16::from_f32(0.1));
+    /// // 10,000 × 0.0999755859375 (0.1 in float16) = 999.755859375
+    /// assert_eq!(a.reduce_sum_f32().unwrap(), 999.75586);
+    /// assert_eq!(a.reduce_sum().unwrap().to_f32(), 1000.0); // rounded once
+    /// // ndarray's own sum adds in float16 (eight running sums), off by 9 %.
+    /// assert_eq!(a.sum().to_f32(), 1091.0);
+    /// assert_eq!(a.t().reduce_mean().unwrap(), a.reduce_mean().unwrap());
+    /// ```
+    pub trait ArrayReduce<T: Element> {
+        /// Sum of the elements accumulated in float32 (pairwise), as float32.
+        ///
+        /// # Errors
+        ///
+        /// [`CastError::UnsupportedPair`] if `T` does not convert to float32.
+        fn reduce_sum_f32(&self) -> Result<f32, CastError>;
+        /// [`ArrayReduce::reduce_sum_f32`] rounded once to `T`.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_sum(&self) -> Result<T, CastError>;
+        /// Mean accumulated in float32 (NaN for an empty array), as float32.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_mean_f32(&self) -> Result<f32, CastError>;
+        /// [`ArrayReduce::reduce_mean_f32`] rounded once to `T`.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_mean(&self) -> Result<T, CastError>;
+    }
+
+    impl<T, S, D> ArrayReduce<T> for ArrayBase<S, D>
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        fn reduce_sum_f32(&self) -> Result<f32, CastError> {
+            with_slice(self, super::sum_f32)
+        }
+        fn reduce_sum(&self) -> Result<T, CastError> {
+            with_slice(self, super::sum)
+        }
+        fn reduce_mean_f32(&self) -> Result<f32, CastError> {
+            with_slice(self, super::mean_f32)
+        }
+        fn reduce_mean(&self) -> Result<T, CastError> {
+            with_slice(self, super::mean)
+        }
+    }
+
+    /// `f` of the array's elements as one slice: in place when contiguous,
+    /// else copied in logical order.
+    fn with_slice<T, S, D, R>(a: &ArrayBase<S, D>, f: impl Fn(&[T]) -> R) -> R
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        match a.as_slice_memory_order() {
+            Some(s) => f(s),
+            None => f(&a.iter().copied().collect::<Vec<T>>()),
+        }
     }
 }

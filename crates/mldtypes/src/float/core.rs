@@ -589,6 +589,75 @@ pub const fn value_parts(fmt: &Format, code: u32) -> CodeValue {
     }
 }
 
+impl std::fmt::Display for CodeValue {
+    /// Exact hexadecimal-float text, as C's `%a` (and Rust's hex-float
+    /// parsers) read it: `0x1.8p+16001`, `-0x1p-16383`, `0x0p+0`, `inf`,
+    /// `-inf`, `nan`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float::core::value_parts;
+    /// use mldtypes::format::{Format, FLOAT8_E4M3FN};
+    /// assert_eq!(value_parts(&FLOAT8_E4M3FN, 0x7e).to_string(), "0x1.cp+8"); // 448
+    /// assert_eq!(value_parts(&FLOAT8_E4M3FN, 0x80).to_string(), "-0x0p+0");
+    /// let wide = Format::p3109(16, 2, true, true).unwrap();
+    /// assert_eq!(value_parts(&wide, 0x7ffe).to_string(), "0x1p+8191"); // the largest value
+    /// assert_eq!(value_parts(&wide, 0x7ffd).to_string(), "0x1.8p+8190");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            CodeValue::Nan => f.write_str("nan"),
+            CodeValue::Infinity { negative } => f.write_str(if negative { "-inf" } else { "inf" }),
+            CodeValue::Finite {
+                negative,
+                significand,
+                exponent,
+            } => {
+                let sign = if negative { "-" } else { "" };
+                if significand == 0 {
+                    return write!(f, "{sign}0x0p+0");
+                }
+                let lead = 63 - significand.leading_zeros() as i32;
+                // Fraction bits below the leading one, padded to whole
+                // hexadecimal digits, trailing zero digits dropped.
+                let frac = significand & ((1u64 << lead) - 1);
+                let digits = (lead as u32).div_ceil(4);
+                let mut text = String::new();
+                if digits > 0 {
+                    let v = frac << (digits * 4 - lead as u32);
+                    text = format!("{v:0width$x}", width = digits as usize);
+                    while text.ends_with('0') {
+                        text.pop();
+                    }
+                }
+                let e = exponent + lead;
+                let dot = if text.is_empty() { "" } else { "." };
+                write!(f, "{sign}0x1{dot}{text}p{e:+}")
+            }
+        }
+    }
+}
+
+/// The IEEE class of `code` of `fmt` (zero, subnormal, normal, infinite,
+/// NaN), from the code's fields: exact also where the value reaches beyond
+/// float64.
+///
+/// # Examples
+///
+/// ```
+/// use std::num::FpCategory;
+/// use mldtypes::float::core::classify;
+/// use mldtypes::format::Format;
+/// let f = Format::p3109(16, 1, true, true).unwrap();
+/// assert_eq!(classify(&f, 0x0001), FpCategory::Normal); // 2^-16383, which float64 flushes to 0
+/// assert_eq!(classify(&f, 0x7fff), FpCategory::Infinite);
+/// assert_eq!(classify(&f, 0x8000), FpCategory::Nan);
+/// ```
+pub fn classify(fmt: &Format, code: u32) -> std::num::FpCategory {
+    super::ops::classify(fmt, code)
+}
+
 /// Decodes `code` of `fmt` to its `f64` value (rounded to nearest even
 /// where the format reaches beyond float64), `None` for NaN codes.
 #[inline]

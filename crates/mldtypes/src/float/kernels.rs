@@ -260,6 +260,12 @@ pub(crate) struct Params {
     /// the magnitude (subnormal codes, and codes whose value is a float32
     /// subnormal).
     dsub32: u32,
+    /// Decoding to float32: the values below `dsub32` are float32
+    /// subnormals (8 exponent bits, bias 128), built as the bit pattern
+    /// `mag << dshift32` rather than by the FPU, whose subnormal arithmetic
+    /// is slow (microcode assists) and flushed under denormals-are-zero.
+    pub(crate) int_sub32: bool,
+    dshift32: u32,
     /// The format's values are exactly float32s.
     pub(crate) fits_f32: bool,
     /// The format's values are exactly float64s.
@@ -293,7 +299,7 @@ impl Params {
         } else {
             0x0010_0000_0000_0000
         };
-        let rebias32 = (((127 - f.bias) as u32) << m) as u32;
+        let rebias32 = ((127 - f.bias) as u32) << m;
         let rebias64 = ((1023 - f.bias as i64) as u64) << m;
         let (inf_mag, nan_code) = (
             match f.inf_code() {
@@ -350,6 +356,12 @@ impl Params {
                 1 << m
             } else {
                 ((-126 - emin + 1) as u32) << m
+            },
+            int_sub32: emin < -126,
+            dshift32: if emin - (m as i32) + 149 >= 0 {
+                (emin - m as i32 + 149) as u32
+            } else {
+                0
             },
             fits_f32,
             fits_f64,
@@ -618,9 +630,10 @@ fn enc_f64_e8m0<const SAT: bool>(u: u64) -> u32 {
 
 /// Code → float32 bits of a format whose values are float32s (exact; NaN →
 /// canonical quiet NaN carrying the sign as ml_dtypes produces it, the NaN
-/// of fnuz-style formats being negative).
+/// of fnuz-style formats being negative). `INT_SUB` must equal
+/// [`Params::int_sub32`].
 #[inline(always)]
-pub(crate) fn dec32<Q: Kind>(p: &Params, c: u32) -> u32 {
+pub(crate) fn dec32<Q: Kind, const INT_SUB: bool>(p: &Params, c: u32) -> u32 {
     let c = c & p.code_mask;
     if Q::BF16 {
         // bfloat16 is the top half of a float32: widening keeps NaN payloads.
@@ -641,7 +654,11 @@ pub(crate) fn dec32<Q: Kind>(p: &Params, c: u32) -> u32 {
     // subnormal is read or made, so denormals-are-zero modes and their slow
     // paths play no part). Formats reaching below 2^-126 (8 exponent bits
     // and bias 128) make float32 subnormals this way, exactly.
-    let vs = (mag as f32 * f32::from_bits(p.quantum32)).to_bits();
+    let vs = if INT_SUB {
+        mag << p.dshift32
+    } else {
+        (mag as f32 * f32::from_bits(p.quantum32)).to_bits()
+    };
     let v = if mag < p.dsub32 { vs } else { vn };
     let special = match (Q::NON_FINITE, Q::NAN) {
         (NonFinite::Ieee, _) => {
@@ -680,7 +697,7 @@ pub(crate) fn dec32<Q: Kind>(p: &Params, c: u32) -> u32 {
 /// Code of `F` (a named format) → float32 bits.
 #[inline(always)]
 pub(crate) fn dec_f32<F: Fmt>(c: u32) -> u32 {
-    dec32::<F>(const { &Params::of(&F::F) }, c)
+    dec32::<F, false>(const { &Params::of(&F::F) }, c)
 }
 
 /// Code → float64 bits, for any format but float8_e8m0fnu: exact where the

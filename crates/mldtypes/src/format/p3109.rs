@@ -1,61 +1,50 @@
-//! The IEEE P3109 family of binary formats for machine learning (interim
-//! report v3.1), one descriptor per member.
-//!
-//! A member is named by its width K (2–16 bits), its precision P (significand
-//! bits, counting the implicit one), its signedness and its domain:
-//! `p3109_k8p3se` is K = 8, P = 3, signed, extended (with infinities) —
-//! gfloat 0.5.2's `format_info_p3109(8, 3, Signed, Extended)`. The interim
-//! report's spelling `binary8p3se` is accepted as an alias.
-//!
-//! | | signed (`s`) | unsigned (`u`) |
-//! |---|---|---|
-//! | precision | `1 <= P <= K - 1` | `1 <= P <= K` |
-//! | exponent bits | `K - P` | `K - P + 1` |
-//! | bias | `2^(K - P - 1)` | `2^(K - P)` |
-//! | NaN | the would-be −0 code (`0x80` at K = 8) | the all-ones code (`0xFF`) |
-//! | extended (`e`) | ±inf at the largest codes (`0x7F`, `0xFF`) | +inf below the NaN (`0xFE`) |
-//! | finite (`f`) | no infinity | no infinity |
-//!
-//! Every member has subnormals and a single zero (no −0); P = 1 members have
-//! no mantissa field, a zero at code 0, and round ties to the even *code*.
-//! Members with more than 8 exponent bits reach beyond float32, with more
-//! than 11 beyond float64 (see [`Format::fits_f32`], [`Format::fits_f64`]).
-//! There are 30 members at K = 8 and [`P3109::COUNT`] = 510 in all.
-//!
-//! # Examples
-//!
-//! ```
-//! use mldtypes::format::{Format, P3109};
-//! let p = P3109::new(8, 3, true, true).unwrap();
-//! assert_eq!(p.name(), "p3109_k8p3se");
-//! assert_eq!(p.alias(), "binary8p3se");
-//! let f: Format = p.format();
-//! assert_eq!((f.exp_bits, f.man_bits, f.bias), (5, 2, 16));
-//! assert_eq!(f.max_finite(), 49152.0); // 0x7E; 0x7F is +inf
-//! assert_eq!("binary8p4sf".parse::<P3109>(), Ok(P3109::new(8, 4, true, false).unwrap()));
-//! assert_eq!(P3109::all().count(), P3109::COUNT);
-//! ```
+//! The IEEE P3109 family of binary formats for machine learning: see [`P3109`].
 
 use super::{Format, FormatError, NanEncoding, NonFinite};
 
-/// One member of the IEEE P3109 family: width, precision, signedness and
-/// domain (see the [module documentation](self) for the layout rules).
+/// The IEEE P3109 family of binary formats for machine learning (interim
+/// report v3.1), one descriptor per member.
+///
+/// A member is named by its width K (2–16 bits), its precision P (significand
+/// bits, counting the implicit one), its signedness and its domain:
+/// `p3109_k8p3se` is K = 8, P = 3, signed, extended (with infinities) —
+/// gfloat 0.5.2's `format_info_p3109(8, 3, Signed, Extended)`. The interim
+/// report's spelling `binary8p3se` is accepted as an alias.
+///
+/// | | signed (`s`) | unsigned (`u`) |
+/// |---|---|---|
+/// | precision | `1 <= P <= K - 1` | `1 <= P <= K` |
+/// | exponent bits | `K - P` | `K - P + 1` |
+/// | bias | `2^(K - P - 1)` | `2^(K - P)` |
+/// | NaN | the would-be −0 code (`0x80` at K = 8) | the all-ones code (`0xFF`) |
+/// | extended (`e`) | ±inf at the largest codes (`0x7F`, `0xFF`) | +inf below the NaN (`0xFE`) |
+/// | finite (`f`) | no infinity | no infinity |
+///
+/// Every member has subnormals and a single zero (no −0); P = 1 members have
+/// no mantissa field, a zero at code 0, and round ties to the even *code*.
+/// Members with more than 8 exponent bits reach beyond float32, with more
+/// than 11 beyond float64 (see [`Format::fits_f32`], [`Format::fits_f64`]).
+/// There are 30 members at K = 8 and [`P3109::COUNT`] = 510 in all.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::format::{Format, P3109};
+/// let p = P3109::new(8, 3, true, true).unwrap();
+/// assert_eq!(p.name(), "p3109_k8p3se");
+/// assert_eq!(p.alias(), "binary8p3se");
+/// let f: Format = p.format();
+/// assert_eq!((f.exp_bits, f.man_bits, f.bias), (5, 2, 16));
+/// assert_eq!(f.max_finite(), 49152.0); // 0x7E; 0x7F is +inf
+/// assert_eq!("binary8p4sf".parse::<P3109>(), Ok(P3109::new(8, 4, true, false).unwrap()));
+/// assert_eq!(P3109::all().count(), P3109::COUNT);
+/// ```
 ///
 /// `Copy`, hashable and ordered (by [`P3109::index`]); a value always
 /// names a member of the family (the constructor checks K and P).
 ///
 /// Source: IEEE P3109 interim report v3.1; gfloat 0.5.2
 /// `format_info_p3109` (the reference the committed vectors come from).
-///
-/// # Examples
-///
-/// ```
-/// use mldtypes::format::P3109;
-/// let u = P3109::new(8, 1, false, true).unwrap();
-/// assert_eq!(u.name(), "p3109_k8p1ue");
-/// assert_eq!(u.format().inf_code(), Some(0xfe));
-/// assert!(P3109::new(8, 8, true, true).is_err()); // signed: P <= K - 1
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct P3109 {
     // Field order gives the derived `Ord` the order of `index`.

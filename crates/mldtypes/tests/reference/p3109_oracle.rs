@@ -284,7 +284,7 @@ pub fn exact_f64(x: f64) -> Exact {
 /// `v` rounded to the nearest binary64 (ties to even), with gradual
 /// underflow and overflow to ±inf; zero keeps the sign `neg_zero`.
 pub fn to_f64(v: &Exact, neg_zero: bool) -> f64 {
-    round_binary(v, neg_zero, 53, -1074, 1023) as f64
+    round_binary(v, neg_zero, 53, -1074, 1023)
 }
 
 /// `v` rounded to the nearest binary32.

@@ -1,6 +1,7 @@
 //! One-call slice and `Vec` conversions for every float format, like
 //! `half`'s `HalfFloatSliceExt` / `HalfFloatVecExt`, built on the bulk
-//! kernels of [`crate::cast`] (same bits as the scalar conversions:
+//! kernels of [`crate::cast`] (also reachable as `mldtypes::float::slice`
+//! and `mldtypes::float::FloatSliceExt`; same bits as the scalar conversions:
 //! round to nearest, ties to even, ml_dtypes' non-saturating overflow).
 //!
 //! Everything here runs on the calling thread. For large buffers,
@@ -23,8 +24,8 @@
 //! assert_eq!(out, [1.0, 448.0, -0.3125]);
 //! ```
 
-use super::MiniFloat;
-use crate::cast::{convert_slice, CastError, Element};
+use super::{convert_slice, CastError, Element};
+use crate::float::MiniFloat;
 
 /// Slice conversions between a float format and `f32` / `f64`.
 ///
