@@ -131,9 +131,10 @@ def values(t):
 
 
 def holds(values_of_a, b):
-    """Whether every value survives a round trip through `b` (NaN stays NaN)."""
+    """Whether every value survives a round trip through `b` (NaN stays NaN, -0 stays -0)."""
     r = values_of_a.astype(b).astype(np.float64)
-    return bool(np.all((r == values_of_a) | (np.isnan(r) & np.isnan(values_of_a))))
+    same = (r == values_of_a) & (np.signbit(r) == np.signbit(values_of_a))
+    return bool(np.all(same | (np.isnan(r) & np.isnan(values_of_a))))
 
 
 def test_safe_casts_are_exactly_where_every_value_fits():
@@ -168,7 +169,11 @@ def test_casts_with_every_registered_type_both_ways():
         other = getattr(mldtypes, n)
         there = a.astype(other)
         assert there.dtype == np.dtype(other)
-        back = there.astype(t)
+        if family == "complex":
+            with pytest.warns(np.exceptions.ComplexWarning):
+                back = there.astype(t)
+        else:
+            back = there.astype(t)
         if family == "int":
             ii = mldtypes.iinfo(other)
             keep = (x == np.round(x)) & (x >= ii.min) & (x <= ii.max)

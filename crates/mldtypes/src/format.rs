@@ -877,6 +877,45 @@ impl Format {
 }
 
 impl Format {
+    /// Whether every integer in `lo..=hi` is a value of the format: the rule
+    /// by which a cast from an integer type (NumPy's `bool`, `uint8`, `int8`,
+    /// …; the sub-byte integers) into an IEEE P3109 format is "safe". Every
+    /// integer up to `n` is a value exactly when `n` is at most
+    /// `2^precision` and the largest finite value, `1` is a value, and zero
+    /// and negative values are where the range needs them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, FLOAT8_E4M3FN, FLOAT8_E8M0FNU, BFLOAT16};
+    /// assert!(FLOAT8_E4M3FN.holds_integers(-16, 16)); // 4 significant bits: up to 2^4
+    /// assert!(!FLOAT8_E4M3FN.holds_integers(0, 17));
+    /// assert!(BFLOAT16.holds_integers(-128, 127)); // int8
+    /// assert!(!FLOAT8_E8M0FNU.holds_integers(0, 1)); // no zero
+    /// let u = Format::p3109(8, 8, false, false).unwrap(); // unsigned, 8 significant bits
+    /// assert!(u.holds_integers(0, 1) && !u.holds_integers(-1, 1));
+    /// ```
+    pub fn holds_integers(&self, lo: i64, hi: i64) -> bool {
+        if lo > hi {
+            return true;
+        }
+        if lo <= 0 && 0 <= hi && !self.has_zero || lo < 0 && !self.signed {
+            return false;
+        }
+        let n = lo.unsigned_abs().max(hi.unsigned_abs());
+        if n == 0 {
+            return true;
+        }
+        let mb = self.man_bits as i32;
+        // 1 is a value, and every binade below it has integer spacing.
+        let one = if self.has_zero {
+            self.min_exp() - mb <= 0
+        } else {
+            self.min_exp() <= 0
+        };
+        one && u128::from(n) <= 1u128 << (mb + 1) && n as f64 <= self.max_finite()
+    }
+
     /// Whether every value of `self` is a value of `to`: every finite value
     /// exactly, ±infinity and −0 where `self` has them, a NaN where `self`
     /// has one. This is the rule by which a cast between these formats is

@@ -1147,106 +1147,10 @@ impl End for Float {
 // ---------------------------------------------------------------------------
 // The IEEE P3109 formats, registered on first use.
 
-/// Whether every value of `a` (NaN, ±inf, every finite value) is a value of
-/// `b`: NumPy's "safe" cast between the formats. Decided from the two
-/// descriptors (ranges and the spacing of values in each binade), for any
-/// exponent range.
-pub(crate) fn values_within(a: &Format, b: &Format) -> bool {
-    if a.has_nan() && !b.has_nan() || a.has_infinity() && !b.has_infinity() {
-        return false;
-    }
-    if a.has_zero && !b.has_zero || a.signed && !b.signed {
-        return false;
-    }
-    // The largest finite value of `a` must be a value of `b`.
-    let Some((_, m, q)) = exact(a, a.max_code()) else {
-        return false;
-    };
-    if !representable(b, m, q) {
-        return false;
-    }
-    // Exponent (of the value's leading bit) of `a`'s smallest positive value.
-    let low = if a.has_zero {
-        a.min_exp() - a.man_bits as i32
-    } else {
-        a.min_exp()
-    };
-    if !b.has_zero && low < b.min_exp() {
-        return false;
-    }
-    // Spacing (exponent of the unit in the last place) at binade `e`.
-    let ulp = |f: &Format, e: i32| {
-        let mb = f.man_bits as i32;
-        if f.has_zero {
-            (e - mb).max(f.min_exp() - mb)
-        } else {
-            e - mb
-        }
-    };
-    // Both spacings are maxima of linear functions of `e`: comparing them at
-    // the ends of `a`'s range and at the kinks decides every binade between.
-    let high = a.max_exp();
-    [low, high, a.min_exp(), b.min_exp()]
-        .into_iter()
-        .filter(|e| (low..=high).contains(e))
-        .all(|e| ulp(a, e) >= ulp(b, e))
-}
-
-/// The finite value of `code` as `(negative, m, q)`, value `±m·2^q`;
-/// `None` for NaN and infinities.
-fn exact(f: &Format, code: u32) -> Option<(bool, u64, i32)> {
-    if f.is_nan_code(code) || f.inf_code().is_some_and(|i| code & !f.sign_mask() == i) {
-        return None;
-    }
-    let neg = code & f.sign_mask() != 0;
-    let mag = code & !f.sign_mask() & f.code_mask();
-    let e = (mag >> f.man_bits) as i32;
-    let man = (mag & f.man_mask()) as u64;
-    let mb = f.man_bits as i32;
-    Some(if e == 0 && f.has_zero {
-        (neg, man, f.min_exp() - mb)
-    } else {
-        (neg, (1u64 << mb) | man, e - f.bias - mb)
-    })
-}
-
-/// Whether `m·2^q` is a finite value of `f` (`m == 0`: whether `f` has a
-/// zero).
-fn representable(f: &Format, m: u64, q: i32) -> bool {
-    if m == 0 {
-        return f.has_zero;
-    }
-    let (m, q) = (m >> m.trailing_zeros(), q + m.trailing_zeros() as i32);
-    let top = q + 63 - m.leading_zeros() as i32;
-    let mb = f.man_bits as i32;
-    let lowest = if f.has_zero {
-        f.min_exp() - mb
-    } else {
-        f.min_exp()
-    };
-    if q < (top - mb).max(lowest) || top > f.max_exp() {
-        return false;
-    }
-    // Within the largest binade: at most the largest finite significand.
-    top < f.max_exp() || {
-        let max_sig = ((1u64 << mb) | (f.max_code() & f.man_mask()) as u64) as u128;
-        (m as u128) << (q - (top - mb)) <= max_sig
-    }
-}
-
-/// Whether every integer in `lo..=hi` is a value of `f`.
-pub(crate) fn integers_within(f: &Format, lo: i64, hi: i64) -> bool {
-    (lo..=hi).all(|v| {
-        v == 0 && f.has_zero
-            || v < 0 && f.signed && representable(f, v.unsigned_abs(), 0)
-            || v > 0 && representable(f, v as u64, 0)
-    })
-}
-
 /// The NumPy builtin types `info` is declared safely castable to and from:
 /// ml_dtypes' lists for its own types; for the other formats exactly the
 /// types that hold every value (to), or whose every value the format holds
-/// (from).
+/// (from), by the library's rule (`Format::fits_in`, `Format::holds_integers`).
 fn safe_builtin_casts(info: &FloatInfo) -> (Vec<NPY_TYPES>, Vec<NPY_TYPES>) {
     use NPY_TYPES::*;
     if registry::index(info.dtype).is_some() {
@@ -1254,7 +1158,7 @@ fn safe_builtin_casts(info: &FloatInfo) -> (Vec<NPY_TYPES>, Vec<NPY_TYPES>) {
     }
     let f = &info.format;
     let mut to = Vec::new();
-    if values_within(f, &mldtypes::format::FLOAT16) {
+    if f.fits_in(&mldtypes::format::FLOAT16) {
         to.push(NPY_HALF);
     }
     if f.fits_f32() {
@@ -1271,7 +1175,7 @@ fn safe_builtin_casts(info: &FloatInfo) -> (Vec<NPY_TYPES>, Vec<NPY_TYPES>) {
         (NPY_SHORT, -32768, 32767),
     ]
     .into_iter()
-    .filter(|&(_, lo, hi)| integers_within(f, lo, hi))
+    .filter(|&(_, lo, hi)| f.holds_integers(lo, hi))
     .map(|(t, _, _)| t)
     .collect();
     (to, from)
@@ -1321,8 +1225,8 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
                 casts::one_way_ends::<Float, Float>(py, me, other)?;
                 casts::one_way_ends::<Float, Float>(py, other, me)?;
                 let (to, from) = (
-                    values_within(&info.format, &o.format),
-                    values_within(&o.format, &info.format),
+                    info.format.fits_in(&o.format),
+                    o.format.fits_in(&info.format),
                 );
                 levels.push((me, other, to, castlevel::SAME_KIND));
                 levels.push((other, me, from, castlevel::SAME_KIND));
@@ -1336,12 +1240,12 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
                     ()
                 );
                 if let Some(ii) = other.iinfo() {
-                    let fits = integers_within(&info.format, ii.min as i64, ii.max as i64);
+                    let fits = info.format.holds_integers(ii.min as i64, ii.max as i64);
                     levels.push((other, me, fits, castlevel::UNSAFE));
                     levels.push((me, other, false, castlevel::UNSAFE));
                 } else if let Some(part) = other.format() {
                     // complex32 / bcomplex32: pairs of `part`
-                    let fits = values_within(&info.format, &part);
+                    let fits = info.format.fits_in(&part);
                     levels.push((me, other, fits, castlevel::SAME_KIND));
                     levels.push((other, me, false, castlevel::UNSAFE));
                 }
