@@ -389,6 +389,44 @@ impl DType {
     }
 }
 
+impl DType {
+    /// The 20 types ml_dtypes 0.6.0 registers with NumPy, in its
+    /// registration order (which fixes their NumPy type numbers): the 12
+    /// float formats, the 6 sub-byte integers, the 2 complex types. The
+    /// Python package registers exactly these, in this order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(DType::ML_DTYPES[0], DType::BFloat16);
+    /// assert_eq!(DType::ML_DTYPES.len(), 20);
+    /// assert!(DType::ML_DTYPES.iter().all(|d| d.itemsize() <= 4));
+    /// ```
+    pub const ML_DTYPES: [DType; 20] = [
+        DType::BFloat16,
+        DType::Float8E3M4,
+        DType::Float8E4M3,
+        DType::Float8E4M3B11FNUZ,
+        DType::Float8E4M3FN,
+        DType::Float8E4M3FNUZ,
+        DType::Float8E5M2,
+        DType::Float8E5M2FNUZ,
+        DType::Float6E2M3FN,
+        DType::Float6E3M2FN,
+        DType::Float4E2M1FN,
+        DType::Float8E8M0FNU,
+        DType::Int1,
+        DType::UInt1,
+        DType::Int2,
+        DType::UInt2,
+        DType::Int4,
+        DType::UInt4,
+        DType::BComplex32,
+        DType::Complex32,
+    ];
+}
+
 impl std::fmt::Display for DType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -1425,42 +1463,4 @@ mod parse_tests {
         assert_eq!(suggest(&edge, &["zz"]).suggestions.len(), 0); // too far
         assert_eq!(echo(&"a".repeat(MAX_ECHO)).len(), MAX_ECHO + 2);
     }
-}
-
-impl DType {
-    /// The 20 types ml_dtypes 0.6.0 registers with NumPy, in its
-    /// registration order (which fixes their NumPy type numbers): the 12
-    /// float formats, the 6 sub-byte integers, the 2 complex types. The
-    /// Python package registers exactly these, in this order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use mldtypes::dtype::DType;
-    /// assert_eq!(DType::ML_DTYPES[0], DType::BFloat16);
-    /// assert_eq!(DType::ML_DTYPES.len(), 20);
-    /// assert!(DType::ML_DTYPES.iter().all(|d| d.itemsize() <= 4));
-    /// ```
-    pub const ML_DTYPES: [DType; 20] = [
-        DType::BFloat16,
-        DType::Float8E3M4,
-        DType::Float8E4M3,
-        DType::Float8E4M3B11FNUZ,
-        DType::Float8E4M3FN,
-        DType::Float8E4M3FNUZ,
-        DType::Float8E5M2,
-        DType::Float8E5M2FNUZ,
-        DType::Float6E2M3FN,
-        DType::Float6E3M2FN,
-        DType::Float4E2M1FN,
-        DType::Float8E8M0FNU,
-        DType::Int1,
-        DType::UInt1,
-        DType::Int2,
-        DType::UInt2,
-        DType::Int4,
-        DType::UInt4,
-        DType::BComplex32,
-        DType::Complex32,
-    ];
 }
