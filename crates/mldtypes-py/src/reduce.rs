@@ -454,3 +454,41 @@ fn dot_body<'py>(
 pub(crate) fn _kernel_path() -> PyResult<&'static str> {
     crate::guard::run(|| Ok(cast::path().name()))
 }
+
+/// `_set_kernel_path(name)`: forces the conversion kernels and the ufunc
+/// loops that dispatch on the instruction set to `name` (`"portable"`,
+/// `"avx2"`, `"avx512"`, or `"scalar"`), or back to the detected one for
+/// `None`, for benchmarks and tests of each path.
+///
+/// Raises ValueError for an unknown name or a path this CPU lacks.
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+pub(crate) fn _set_kernel_path(name: Option<&str>) -> PyResult<()> {
+    crate::guard::run(|| {
+        let path = match name {
+            None => None,
+            Some(n) => Some(
+                cast::Path::ALL
+                    .iter()
+                    .copied()
+                    .find(|p| p.name() == n)
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "unknown kernel path {n:?}: one of scalar, portable, avx2, avx512"
+                        ))
+                    })?,
+            ),
+        };
+        cast::set_path(path).map_err(cast_err)
+    })
+}
+
+/// Adds `matmul` and the private kernel-path switch to the module `m`.
+///
+/// # Errors
+///
+/// The error of adding a function to the module.
+pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_set_kernel_path, m)?)?;
+    Ok(())
+}
