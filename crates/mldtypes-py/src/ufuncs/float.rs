@@ -32,6 +32,7 @@ use super::bf16;
 use super::check::{self, Outs, Scalar};
 use super::desc::FloatDesc;
 use super::funcs::{self, *};
+use super::simd;
 use super::table::{Column, FlagPages, Lazy, Table};
 use super::{
     clear_flags, count, raise_flags, raise_invalid, reported_flags, Arg, FpFlags, LoopFn, Operand,
@@ -165,6 +166,15 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
                 Code)),*]
         };
     }
+    // bfloat16's vector kernels replace its table loops (same results and
+    // flags, proven by the check of the test suite).
+    let bf16_kernel = |e: Entry, f: LoopFn| -> Entry {
+        if bf {
+            Entry { f, ..e }
+        } else {
+            e
+        }
+    };
     let value1 = value1![
         "rint" => Rint, "exp" => Exp, "exp2" => Exp2, "expm1" => Expm1, "log" => Log,
         "log2" => Log2, "log10" => Log10, "log1p" => Log1p, "sqrt" => Sqrt, "square" => Square,
@@ -183,6 +193,48 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
     let code1 = code1![
         "negative" => Negative, "positive" => Identity, "absolute" => Absolute,
         "fabs" => Absolute, "sign" => Sign, "conjugate" => Identity,
+    ];
+    let [rint, exp, exp2, expm1, log, log2, log10, log1p, sqrt, square, cbrt, reciprocal, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh, arccosh, arctanh, deg2rad, rad2deg, floor, ceil, trunc] =
+        value1;
+    let value1 = [
+        bf16_kernel(rint, bf16_simd_loop::<simd::Rint>),
+        exp,
+        exp2,
+        expm1,
+        log,
+        log2,
+        log10,
+        log1p,
+        bf16_kernel(sqrt, bf16_simd_loop::<simd::Sqrt>),
+        bf16_kernel(square, bf16_simd_loop::<simd::Square>),
+        cbrt,
+        bf16_kernel(reciprocal, bf16_simd_loop::<simd::Reciprocal>),
+        sin,
+        cos,
+        tan,
+        arcsin,
+        arccos,
+        arctan,
+        sinh,
+        cosh,
+        tanh,
+        arcsinh,
+        arccosh,
+        arctanh,
+        bf16_kernel(deg2rad, bf16_simd_loop::<simd::Deg2rad>),
+        bf16_kernel(rad2deg, bf16_simd_loop::<simd::Rad2deg>),
+        bf16_kernel(floor, bf16_simd_loop::<simd::Floor>),
+        bf16_kernel(ceil, bf16_simd_loop::<simd::Ceil>),
+        bf16_kernel(trunc, bf16_simd_loop::<simd::Trunc>),
+    ];
+    let [negative, positive, absolute, fabs, sign, conjugate] = code1;
+    let code1 = [
+        bf16_kernel(negative, bf16_simd_loop::<simd::Negative>),
+        bf16_kernel(positive, bf16_simd_loop::<simd::Identity>),
+        bf16_kernel(absolute, bf16_simd_loop::<simd::Absolute>),
+        bf16_kernel(fabs, bf16_simd_loop::<simd::Absolute>),
+        bf16_kernel(sign, bf16_simd_loop::<simd::Sign>),
+        bf16_kernel(conjugate, bf16_simd_loop::<simd::Identity>),
     ];
     let spacing = tab(
         d,
@@ -256,9 +308,16 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             [$(tab(d, $name, lut_loop, build_pred::<$o>, Scalar::One(check::pred::<$o>), Bool)),*]
         };
     }
-    let pred1 = pred1![
+    let [logical_not, isfinite, isinf, isnan, signbit] = pred1![
         "logical_not" => LogicalNot, "isfinite" => IsFinite, "isinf" => IsInf,
         "isnan" => IsNan, "signbit" => SignBit,
+    ];
+    let pred1 = [
+        bf16_kernel(logical_not, bf16_simd_loop::<simd::LogicalNot>),
+        bf16_kernel(isfinite, bf16_simd_loop::<simd::IsFinite>),
+        bf16_kernel(isinf, bf16_simd_loop::<simd::IsInf>),
+        bf16_kernel(isnan, bf16_simd_loop::<simd::IsNan>),
+        bf16_kernel(signbit, bf16_simd_loop::<simd::SignBit>),
     ];
     let divmod = if byte {
         tab(
@@ -717,7 +776,8 @@ impl Code for u16 {
     }
 }
 
-/// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags.
+/// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags. Each
+/// element is read before it is written.
 ///
 /// # Safety
 ///
@@ -727,10 +787,28 @@ impl Code for u16 {
 unsafe fn lut<I: Code, V: Copy>(a: Operand, o: Operand, n: usize, tab: &[V], fl: &FlagPages) -> u8 {
     assert!(tab.len() >= 1 << (8 * size_of::<I>()));
     let mut f = 0u8;
+    if a.contiguous(size_of::<I>()) && o.contiguous(size_of::<V>()) {
+        let (pa, po) = (a.at(0) as *const I, o.at(0) as *mut V);
+        if fl.any() {
+            for k in 0..n {
+                let c = pa.add(k).read_unaligned().index();
+                // SAFETY: `c` < 2^(8·size_of::<I>()) <= tab.len().
+                po.add(k).write_unaligned(*tab.get_unchecked(c));
+                f |= fl.get(c);
+            }
+        } else {
+            for k in 0..n {
+                let c = pa.add(k).read_unaligned().index();
+                // SAFETY: as above.
+                po.add(k).write_unaligned(*tab.get_unchecked(c));
+            }
+        }
+        return f;
+    }
     if fl.any() {
         for k in 0..n {
             let c = a.read::<I>(k).index();
-            // SAFETY: `c` < 2^(8·size_of::<I>()) <= tab.len().
+            // SAFETY: as above.
             o.write::<V>(k, *tab.get_unchecked(c));
             f |= fl.get(c);
         }
@@ -770,12 +848,76 @@ unsafe extern "C" fn lut_loop(
         let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
         let n = count(dims);
         let flags = match (l.desc.size, &t.first) {
+            (1, Column::U8(v)) if a.contiguous(1) && o.contiguous(1) && !overlaps(a, o, n) => {
+                let tab: &[u8; 256] = v[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                // SAFETY: `a` and `o` hold `n` packed bytes each, the same
+                // bytes or disjoint ones.
+                simd::lut8(a.at(0), o.at(0), n, tab, fl)
+            }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => lut::<u16, u16>(a, o, n, v, &t.flags),
             (2, Column::U8(v)) => lut::<u16, u8>(a, o, n, v, &t.flags),
             _ => unreachable!("a one-operand table of this format"),
         };
         raise_flags(flags);
+    })
+}
+
+/// Whether the `n` packed bytes at `a` and `o` overlap other than as the
+/// same bytes.
+#[inline]
+fn overlaps(a: Operand, o: Operand, n: usize) -> bool {
+    let (p, q) = (a.at(0) as usize, o.at(0) as usize);
+    p != q && p < q + n && q < p + n
+}
+
+/// Elements per chunk of the bfloat16 vector loops.
+const CHUNK: usize = 4096;
+
+/// Loop of a bfloat16 one-operand function with a vector kernel
+/// ([`simd::Bf16Op`]): chunks of the input gathered (or borrowed when
+/// packed and apart from the output), the kernel's output written straight
+/// to a packed output or through a buffer. The kernel's float32
+/// instructions raise the flags; reading a signalling NaN raises invalid.
+unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let n = count(dims);
+        let osize = if O::BOOL { 1 } else { 2 };
+        // Buffers only for strided or overlapping operands.
+        let (mut inbuf, mut outbuf) = (Vec::new(), Vec::new());
+        let (ia, io) = (a.at(0) as usize, o.at(0) as usize);
+        let apart = n == 0 || ia + 2 * n <= io || io + osize * n <= ia;
+        let mut snan = false;
+        super::blocks(n, CHUNK, |start, len| {
+            let src: &[u16] = if a.contiguous(2) && apart && (a.at(start) as usize) % 2 == 0 {
+                std::slice::from_raw_parts(a.at(start) as *const u16, len)
+            } else {
+                inbuf.resize(len.max(inbuf.len()), 0u16);
+                for (k, v) in inbuf[..len].iter_mut().enumerate() {
+                    *v = a.read::<u16>(start + k);
+                }
+                &inbuf[..len]
+            };
+            if o.contiguous(osize) && apart {
+                let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
+                snan |= simd::bf16_block::<O>(src, dst);
+            } else {
+                outbuf.resize((len * osize).max(outbuf.len()), 0u8);
+                let dst = &mut outbuf[..len * osize];
+                snan |= simd::bf16_block::<O>(src, dst);
+                o.put_bytes(start, dst, osize);
+            }
+        });
+        if snan {
+            raise_invalid();
+        }
     })
 }
 

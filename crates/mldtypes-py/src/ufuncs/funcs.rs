@@ -52,6 +52,9 @@ pub(crate) trait Real:
     /// The quiet bit and the significand field.
     const QUIET: u64;
     const SIGNIFICAND: u64;
+    /// The sign bit and the bits of +infinity.
+    const SIGN: u64;
+    const INFINITY_BITS: u64;
     fn is_nan(self) -> bool;
     fn is_sign_negative(self) -> bool;
     fn copysign(self, sign: Self) -> Self;
@@ -109,6 +112,8 @@ macro_rules! real {
             const DEGREES_PER_RADIAN: Self = $dpr;
             const QUIET: u64 = $quiet;
             const SIGNIFICAND: u64 = $sig;
+            const SIGN: u64 = (<$t>::NEG_INFINITY.to_bits() ^ <$t>::INFINITY.to_bits()) as u64;
+            const INFINITY_BITS: u64 = <$t>::INFINITY.to_bits() as u64;
             #[inline(always)]
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
             #[inline(always)]
@@ -404,10 +409,24 @@ pub(crate) fn lt_signalling<R: Real>(a: R, b: R) -> bool {
     }
 }
 
-/// `a < b` without raising any flag for NaN operands.
+/// `a < b` without raising any flag for NaN operands: compared as integers
+/// (sign-magnitude order keys of the bit patterns), since the compiler may
+/// implement a float comparison guarded by NaN tests with a signalling
+/// compare instruction (`cmpltss`), which raises invalid for a quiet NaN.
 #[inline]
 pub(crate) fn lt_quiet<R: Real>(a: R, b: R) -> bool {
-    !a.is_nan() && !b.is_nan() && a < b
+    let key = |x: R| -> Option<i64> {
+        let b = x.bits();
+        let mag = b & !R::SIGN;
+        if mag > R::INFINITY_BITS {
+            None
+        } else if b & R::SIGN != 0 {
+            Some(-(mag as i64))
+        } else {
+            Some(mag as i64)
+        }
+    };
+    matches!((key(a), key(b)), (Some(p), Some(q)) if p < q)
 }
 
 /// `a > b` as a C relational operator (see [`lt_signalling`]).

@@ -42,6 +42,7 @@ mod desc;
 pub(crate) mod float;
 mod funcs;
 pub(crate) mod int;
+mod simd;
 mod table;
 
 /// Elements per block in the blocked loops: 4096 float32 (16 KiB) per

@@ -28,8 +28,8 @@ use super::FpFlags;
 
 /// Flags of the entries of a table, in pages of 256 entries.
 pub(crate) struct FlagPages {
-    /// The page of each run of 256 entries.
-    page_of: Box<[u8]>,
+    /// The page of each run of 256 entries (runs past the table's end: 0).
+    page_of: [u8; 256],
     /// Distinct pages; page 0 raises nothing.
     pages: Box<[[u8; 256]]>,
     /// Whether any entry raises a flag.
@@ -37,12 +37,13 @@ pub(crate) struct FlagPages {
 }
 
 impl FlagPages {
-    /// Pages of `flags` (one byte of `FE_*` bits per entry).
+    /// Pages of `flags` (one byte of `FE_*` bits per entry, at most 65,536
+    /// entries).
     pub(crate) fn new(flags: &[u8]) -> FlagPages {
-        let n = flags.len().div_ceil(256);
+        assert!(flags.len() <= 1 << 16, "at most 65,536 entries");
         let mut pages: Vec<[u8; 256]> = vec![[0; 256]];
-        let mut page_of = Vec::with_capacity(n);
-        for chunk in flags.chunks(256) {
+        let mut page_of = [0u8; 256];
+        for (run, chunk) in flags.chunks(256).enumerate() {
             let mut page = [0u8; 256];
             page[..chunk.len()].copy_from_slice(chunk);
             let idx = match pages.iter().position(|p| *p == page) {
@@ -53,19 +54,25 @@ impl FlagPages {
                 }
             };
             // At most 256 runs, so at most 256 distinct pages.
-            page_of.push(idx as u8);
+            page_of[run] = idx as u8;
         }
         FlagPages {
             any: pages.len() > 1,
-            page_of: page_of.into_boxed_slice(),
+            page_of,
             pages: pages.into_boxed_slice(),
         }
     }
 
-    /// The flags of entry `i`.
+    /// The flags of entry `i` (below 65,536).
     #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> u8 {
-        self.pages[self.page_of[i >> 8] as usize][i & 0xff]
+        self.pages[self.page_of[(i >> 8) & 0xff] as usize][i & 0xff]
+    }
+
+    /// The flags of entries `256 i .. 256 i + 256`.
+    #[inline(always)]
+    pub(crate) fn page(&self, i: usize) -> &[u8; 256] {
+        &self.pages[self.page_of[i] as usize]
     }
 
     /// Whether any entry raises a flag.

@@ -1,0 +1,273 @@
+//! Vector paths of the one-operand loops, each proven equal to the result
+//! table on every input, results and flags, by the test suite
+//! (`_ufunc_check` on every kernel path).
+//!
+//! - [`lut8`]: a 256-entry table look-up of one-byte codes, 64 at a time
+//!   with AVX-512 VBMI's two-table byte permutation (`vpermi2b`); the flags
+//!   of each code come from the flag table by the same permutation.
+//! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
+//!   float32 functions whose instructions vectorise (rounding, square,
+//!   reciprocal, the degree conversions, the square root) computed on the
+//!   codes in registers: widened by a shift, the float32 instruction (which
+//!   raises the flags the scalar path raises for the same lane), rounded
+//!   to nearest even in integer arithmetic (as the library's float32 →
+//!   bfloat16 conversion: NaN becomes `0x7fc0` with its sign).
+
+use super::funcs::{self, Real};
+
+/// The 256-entry look-up `dst[k] = table[src[k]]` for `k < n`; returns
+/// the union of `flags[src[k]]` (no flags when `flags` is None).
+///
+/// # Safety
+///
+/// `src` and `dst` address `n` bytes each, either the same bytes or
+/// disjoint ones.
+#[inline]
+pub(crate) unsafe fn lut8(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return lut8_vbmi(src, dst, n, table, flags);
+    }
+    lut8_scalar(src, dst, n, table, flags)
+}
+
+/// [`lut8`] one element at a time (each element read before it is
+/// written).
+#[inline]
+unsafe fn lut8_scalar(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    let mut f = 0u8;
+    match flags {
+        Some(fl) => {
+            for k in 0..n {
+                let c = *src.add(k) as usize;
+                *dst.add(k) = table[c];
+                f |= fl[c];
+            }
+        }
+        None => {
+            for k in 0..n {
+                *dst.add(k) = table[*src.add(k) as usize];
+            }
+        }
+    }
+    f
+}
+
+/// [`lut8`] with AVX-512 VBMI: `vpermi2b` looks 64 codes up in two
+/// 128-byte halves of the table; the code's top bit picks the half.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn lut8_vbmi(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let load = |p: &[u8; 256], k: usize| _mm512_loadu_si512(p.as_ptr().add(64 * k).cast());
+    let (t0, t1, t2, t3) = (
+        load(table, 0),
+        load(table, 1),
+        load(table, 2),
+        load(table, 3),
+    );
+    let zero = [0u8; 256];
+    let fl = flags.unwrap_or(&zero);
+    let (f0, f1, f2, f3) = (load(fl, 0), load(fl, 1), load(fl, 2), load(fl, 3));
+    let look = |idx: __m512i, a: __m512i, b: __m512i, c: __m512i, d: __m512i| {
+        let lo = _mm512_permutex2var_epi8(a, idx, b);
+        let hi = _mm512_permutex2var_epi8(c, idx, d);
+        _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
+    };
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 64 <= n {
+        let idx = _mm512_loadu_si512(src.add(k).cast());
+        _mm512_storeu_si512(dst.add(k).cast(), look(idx, t0, t1, t2, t3));
+        if flags.is_some() {
+            acc = _mm512_or_si512(acc, look(idx, f0, f1, f2, f3));
+        }
+        k += 64;
+    }
+    if k < n {
+        let m: __mmask64 = (1u64 << (n - k)) - 1;
+        let idx = _mm512_maskz_loadu_epi8(m, src.add(k).cast());
+        _mm512_mask_storeu_epi8(dst.add(k).cast(), m, look(idx, t0, t1, t2, t3));
+        if flags.is_some() {
+            acc = _mm512_or_si512(acc, _mm512_maskz_mov_epi8(m, look(idx, f0, f1, f2, f3)));
+        }
+    }
+    let mut bytes = [0u8; 64];
+    _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
+    bytes.iter().fold(0, |a, &b| a | b)
+}
+
+/// A bfloat16 one-operand function with a vector kernel.
+pub(crate) trait Bf16Op {
+    /// Whether the output is a boolean (one byte) rather than a code.
+    const BOOL: bool = false;
+    /// Whether reading a signalling NaN raises invalid (Eigen reads the
+    /// value as float32 for this function).
+    const READS_VALUE: bool = false;
+    /// The result of one code (a code, or 0/1).
+    fn apply(c: u16) -> u16;
+}
+
+/// bfloat16's `T(1)` and `T(-1)`.
+const ONE: u16 = 0x3f80;
+const MINUS_ONE: u16 = 0xbf80;
+/// +infinity's magnitude bits.
+const INF: u16 = 0x7f80;
+
+/// float32 bits rounded to bfloat16 (nearest even; NaN `0x7fc0` with its
+/// sign, or `+NaN` when `positive_nan`), in integer operations.
+#[inline(always)]
+fn round(u: u32, positive_nan: bool) -> u16 {
+    let r = (u.wrapping_add(0x7fff + ((u >> 16) & 1)) >> 16) as u16;
+    let sign = if positive_nan {
+        0
+    } else {
+        (u >> 16) as u16 & 0x8000
+    };
+    if u & 0x7fff_ffff > 0x7f80_0000 {
+        0x7fc0 | sign
+    } else {
+        r
+    }
+}
+
+macro_rules! bit_ops {
+    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr] = |$c:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op for $name {
+            const BOOL: bool = $bool;
+            const READS_VALUE: bool = $reads;
+            #[inline(always)]
+            fn apply($c: u16) -> u16 { $e }
+        }
+    )*};
+}
+
+bit_ops! {
+    /// `negative`: the sign flipped (NaN included).
+    Negative [false, false] = |c| c ^ 0x8000;
+    /// `positive`, `conjugate`.
+    Identity [false, false] = |c| c;
+    /// `absolute`, `fabs`.
+    Absolute [false, false] = |c| c & 0x7fff;
+    /// `sign`: NaN and zeros unchanged, else ±1.
+    Sign [false, true] = |c| {
+        let mag = c & 0x7fff;
+        if mag > INF || mag == 0 {
+            c
+        } else if c & 0x8000 != 0 {
+            MINUS_ONE
+        } else {
+            ONE
+        }
+    };
+    IsNan [true, true] = |c| (c & 0x7fff > INF) as u16;
+    IsInf [true, true] = |c| (c & 0x7fff == INF) as u16;
+    IsFinite [true, true] = |c| (c & 0x7fff < INF) as u16;
+    SignBit [true, false] = |c| c >> 15;
+    /// `logical_not`: true for the zeros only (NaN is true).
+    LogicalNot [true, true] = |c| (c & 0x7fff == 0) as u16;
+}
+
+macro_rules! float_ops {
+    ($($(#[$doc:meta])* $name:ident [$nonneg:expr] = |$x:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op for $name {
+            // The scalar path raises invalid for a signalling NaN input
+            // whatever the instruction does (Eigen reads it as float32).
+            const READS_VALUE: bool = true;
+            #[inline(always)]
+            fn apply(c: u16) -> u16 {
+                let $x = f32::from_bits((c as u32) << 16);
+                round(($e).to_bits(), $nonneg)
+            }
+        }
+    )*};
+}
+
+float_ops! {
+    /// `rint`: to nearest, ties to even (the values of C `rintf`).
+    Rint [false] = |x| x.round_ties_even();
+    Floor [false] = |x| Real::floor(x);
+    Ceil [false] = |x| Real::ceil(x);
+    Trunc [false] = |x| Real::trunc(x);
+    /// `square`: NaN results `+NaN` (see `Unary::NONNEGATIVE`).
+    Square [true] = |x| x * x;
+    Reciprocal [false] = |x| 1.0 / x;
+    Deg2rad [false] = |x| x * <f32 as Real>::RADIANS_PER_DEGREE;
+    Rad2deg [false] = |x| x * <f32 as Real>::DEGREES_PER_RADIAN;
+    Sqrt [false] = |x| Real::sqrt(x);
+}
+
+/// `dst[k] = O(src[k])` on packed codes (one output byte per element for
+/// booleans, else two); whether a signalling NaN was read.
+#[inline(always)]
+fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    let mut snan = false;
+    if O::BOOL {
+        for (d, &c) in dst.iter_mut().zip(src) {
+            *d = O::apply(c) as u8;
+        }
+    } else {
+        for (d, &c) in dst.chunks_exact_mut(2).zip(src) {
+            d.copy_from_slice(&O::apply(c).to_le_bytes());
+        }
+    }
+    if O::READS_VALUE {
+        snan = src
+            .iter()
+            .fold(false, |acc, &c| acc | funcs::bf16_snan_code(c as u32));
+    }
+    snan
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn bf16_run_avx512<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run::<O>(src, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16_run_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run::<O>(src, dst)
+}
+
+/// [`bf16_run`] on the best instruction set.
+#[inline]
+pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { bf16_run_avx512::<O>(src, dst) },
+            Path::Avx2 => return unsafe { bf16_run_avx2::<O>(src, dst) },
+            _ => {}
+        }
+    }
+    bf16_run::<O>(src, dst)
+}
