@@ -13,8 +13,8 @@ Integers: ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` (one
 value per byte, in the low bits). Complex: ``complex32`` (two float16),
 ``bcomplex32`` (two bfloat16).
 
-Beyond ml_dtypes: ``sum``, ``mean`` and ``dot`` accumulate in float32 and
-round once; ``pack``/``unpack`` store sub-byte values packed in the bit
+Beyond ml_dtypes: ``sum``, ``mean``, ``dot`` and ``matmul`` accumulate in
+float32 and round once; ``pack``/``unpack`` store sub-byte values packed in the bit
 layout of safetensors' F4/F6 tags.
 
 ``__version__`` is mldtypes' own version. ``install_as_ml_dtypes()`` (or the
@@ -43,6 +43,7 @@ from mldtypes._core import (
     int1,
     int2,
     int4,
+    matmul,
     mean,
     pack,
     sum,
@@ -57,6 +58,7 @@ __version__ = _core.__version__
 __all__ = [
     "__version__",
     "dot",
+    "matmul",
     "mean",
     "pack",
     "sum",

@@ -1047,6 +1047,9 @@ unsafe fn reduce<T: Float, O: Binary>(
     buf: &mut [u8],
     y: &mut [f32; BLOCK],
 ) -> bool {
+    if eigen_float::<T>() && O::ARITH != Arith::None {
+        return reduce_bf16_arith::<O>(acc, b, n);
+    }
     let mut code = load::<T>(acc, 0);
     let mut x = T::from_code(code).to_f32();
     let mut seen = false;
@@ -1074,6 +1077,82 @@ unsafe fn reduce<T: Float, O: Binary>(
     }
     store::<T>(acc, 0, code);
     seen
+}
+
+/// bfloat16 `np.add.reduce` (and `subtract`, `multiply`, `divide`): the
+/// accumulator `acc = T(acc op b[k])`, rounded after every step, in the
+/// order NumPy fixes. A block of operands without NaN (nor a NaN
+/// accumulator at its start) runs a chain kept in one vector register: the
+/// float32 operation, then the rounding to nearest even in integer
+/// operations on the same register (no trip through the general
+/// registers). A NaN the chain makes from other values (`inf - inf`) is
+/// x86's default NaN, which that rounding keeps and which later steps
+/// return unchanged, as the NaN rule would. Blocks holding a NaN take
+/// the element-by-element path with the NaN rule. Returns whether a
+/// signalling NaN was read.
+unsafe fn reduce_bf16_arith<O: Binary>(acc: Operand, b: Operand, n: usize) -> bool {
+    let mut code = acc.read::<u16>(0);
+    let mut seen = false;
+    let mut buf = [0u16; BF16_CHUNK];
+    let nan = |c: u16| c & 0x7fff > 0x7f80;
+    blocks(n, BF16_CHUNK, |start, len| {
+        let ys = bf16_codes(b, start, &mut buf[..len]);
+        let any_nan = nan(code) | ys.iter().fold(false, |a, &c| a | nan(c));
+        if !any_nan {
+            code = bf16_chain::<O>(code, ys);
+            return;
+        }
+        for &c in ys {
+            seen |=
+                super::funcs::bf16_snan_code(c as u32) | super::funcs::bf16_snan_code(code as u32);
+            let (x, y) = (widen_bf16(code), widen_bf16(c));
+            code = round_bf16(nan_rule::<mldtypes::bfloat16, O>(x, y, O::f(x, y)).to_bits());
+        }
+    });
+    if n > 0 {
+        acc.write::<u16>(0, code);
+    }
+    seen
+}
+
+/// The accumulation chain of [`reduce_bf16_arith`] over NaN-free operands.
+#[inline]
+fn bf16_chain<O: Binary>(code: u16, ys: &[u16]) -> u16 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe {
+        use std::arch::x86_64::*;
+        let mut v = _mm_castsi128_ps(_mm_cvtsi32_si128(((code as u32) << 16) as i32));
+        let bias = _mm_set1_epi32(0x7fff);
+        let one = _mm_set1_epi32(1);
+        let high = _mm_set1_epi32(0xffff_0000u32 as i32);
+        for &c in ys {
+            let y = _mm_castsi128_ps(_mm_cvtsi32_si128(((c as u32) << 16) as i32));
+            let r = match O::ARITH {
+                Arith::Add => _mm_add_ss(v, y),
+                Arith::Sub => _mm_sub_ss(v, y),
+                Arith::Mul => _mm_mul_ss(v, y),
+                Arith::Div => _mm_div_ss(v, y),
+                Arith::None => unreachable!("an arithmetic reduction"),
+            };
+            let u = _mm_castps_si128(r);
+            let odd = _mm_and_si128(_mm_srli_epi32::<16>(u), one);
+            v = _mm_castsi128_ps(_mm_and_si128(
+                _mm_add_epi32(_mm_add_epi32(u, bias), odd),
+                high,
+            ));
+        }
+        (_mm_cvtsi128_si32(_mm_castps_si128(v)) as u32 >> 16) as u16
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut x = widen_bf16(code);
+        for &c in ys {
+            let u = O::f(x, widen_bf16(c)).to_bits();
+            x = f32::from_bits(u.wrapping_add(0x7fff + ((u >> 16) & 1)) & 0xffff_0000);
+        }
+        (x.to_bits() >> 16) as u16
+    }
 }
 
 /// `divmod`: `(floor_divide, remainder)` from one [`divmod_f32`].

@@ -8,7 +8,9 @@
 //! - [`pack`]: packed sub-byte storage (two float4/int4 per byte, four int2
 //!   per byte, four float6 in three bytes) in the safetensors bit order.
 //! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
-//!   rounding once at the end.
+//!   rounding once at the end; `argmax` / `argmin` of codes.
+//! - [`matmul`]: matrix products accumulated in float32 through a GEMM
+//!   kernel, rounded once.
 //! - [`mod@bench`]: single-threaded timings of every conversion, for the CLI.
 //!
 //! Every result is bit-identical to the scalar conversions of
@@ -67,6 +69,7 @@ pub(crate) mod kernels;
 mod scalar;
 
 pub mod bench;
+pub mod matmul;
 pub mod pack;
 pub mod reduce;
 
