@@ -33,7 +33,7 @@ use super::{clear_flags, reported_flags, FpFlags, LoopFn, FLAG_INVALID};
 pub(crate) enum Scalar {
     /// One operand: `(first output, second output, flags)` of a code.
     One(fn(&FloatDesc, u32) -> (u32, i32, u8)),
-    /// Two one-byte operands: `(first output, second output, flags)`.
+    /// Two operands: `(first output, second output, flags)`.
     Two(fn(&FloatDesc, u32, u32) -> (u32, i32, u8)),
 }
 
@@ -208,9 +208,20 @@ pub(crate) fn value2<O: Binary>(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8)
     (d.encode(r), 0, f)
 }
 
-/// A bit-pattern function of two one-byte operands.
+/// A bit-pattern function of two operands; reading a bfloat16 signalling
+/// NaN's value raises invalid.
 pub(crate) fn code2<O: CodeBinary>(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8) {
-    (O::f(&d.format, &Consts::of(d), a, b), 0, 0)
+    let snan =
+        O::READS_VALUE && d.eigen() && (funcs::bf16_snan_code(a) || funcs::bf16_snan_code(b));
+    (O::f(&d.format, &Consts::of(d), a, b), 0, invalid_if(snan))
+}
+
+/// A logical function of two operands' truth values; reading a bfloat16
+/// signalling NaN raises invalid.
+pub(crate) fn logical<O: Logical>(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8) {
+    let snan = d.eigen() && (funcs::bf16_snan_code(a) || funcs::bf16_snan_code(b));
+    let r = O::f(truthy(&d.format, a), truthy(&d.format, b));
+    (r as u32, 0, invalid_if(snan))
 }
 
 /// `divmod` of two one-byte operands.
@@ -335,29 +346,48 @@ fn check(
 ) -> (usize, usize, Option<String>) {
     let data = l as *const Lazy as *mut c_void;
     let mask = d.format.code_mask();
-    let (nin, n, isize) = match scalar {
-        Scalar::One(_) => (1, 1usize << (8 * d.size), d.size),
-        Scalar::Two(_) => (2, 1usize << 16, 1),
+    // The inputs: every stored code; every pair of one-byte codes; for
+    // two-byte formats every code paired (both ways) with 12 codes of every
+    // class (zeros, subnormals, ±1, the largest, infinities, quiet and
+    // signalling NaNs).
+    let pairs: Vec<(u32, u32)> = match (scalar, d.size) {
+        (Scalar::One(_), _) => (0..1u32 << (8 * d.size)).map(|c| (c, 0)).collect(),
+        (Scalar::Two(_), 1) => (0..1u32 << 16).map(|i| (i >> 8, i & 0xff)).collect(),
+        (Scalar::Two(_), _) => {
+            let special: [u32; 12] = [
+                0x0000, 0x8000, 0x8001, 0x007f, 0x3f80, 0xbf81, 0x7f7f, 0x7f80, 0xff80, 0xffc0,
+                0x7f81, 0xffbf,
+            ];
+            let mut v = Vec::with_capacity(2 * special.len() * 65536);
+            for c in 0..1u32 << 16 {
+                for &s in &special {
+                    v.push((c, s));
+                    v.push((s, c));
+                }
+            }
+            v
+        }
     };
+    let (nin, isize) = match scalar {
+        Scalar::One(_) => (1, d.size),
+        Scalar::Two(_) => (2, d.size),
+    };
+    let n = pairs.len();
     let (s1, s2) = out_sizes(outs, d.size);
     let osizes: Vec<usize> = [s1, s2].into_iter().filter(|&s| s > 0).collect();
     // The expected result of each input (on the masked codes).
     let expect = |i: usize| -> (u32, i32, u8) {
+        let (x, y) = pairs[i];
         match scalar {
-            Scalar::One(g) => g(d, i as u32 & mask),
-            Scalar::Two(g) => g(d, (i >> 8) as u32 & mask, i as u32 & 0xff & mask),
+            Scalar::One(g) => g(d, x & mask),
+            Scalar::Two(g) => g(d, x & mask, y & mask),
         }
     };
     let input = |i: usize, j: usize| -> u32 {
-        match scalar {
-            Scalar::One(_) => i as u32,
-            Scalar::Two(_) => {
-                if j == 0 {
-                    (i >> 8) as u32
-                } else {
-                    i as u32 & 0xff
-                }
-            }
+        if j == 0 {
+            pairs[i].0
+        } else {
+            pairs[i].1
         }
     };
     let put = |buf: &mut Vec<u8>, k: usize, v: u32, size: usize| {

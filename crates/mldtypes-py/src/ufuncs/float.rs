@@ -273,7 +273,46 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             }),*]
         };
     }
-    let code2 = code2!["heaviside" => Heaviside, "copysign" => CopySign, "nextafter" => NextAfter];
+    let [heaviside, copysign, nextafter] =
+        code2!["heaviside" => Heaviside, "copysign" => CopySign, "nextafter" => NextAfter];
+    // bfloat16's two-operand kernels, checked against the scalar path on
+    // every code paired with every class of code.
+    let bf16_kernel2 = |e: Entry, f: LoopFn, scalar: Scalar| -> Entry {
+        if bf {
+            Entry {
+                f,
+                scalar: Some((
+                    scalar,
+                    if e.name.starts_with("logical") {
+                        Bool
+                    } else {
+                        Code
+                    },
+                )),
+                data: lazy(d, |_| Table::empty()),
+                ..e
+            }
+        } else {
+            e
+        }
+    };
+    let code2 = [
+        bf16_kernel2(
+            heaviside,
+            bf16_simd2_loop::<simd::Heaviside>,
+            Scalar::Two(check::code2::<Heaviside>),
+        ),
+        bf16_kernel2(
+            copysign,
+            bf16_simd2_loop::<simd::CopySign>,
+            Scalar::Two(check::code2::<CopySign>),
+        ),
+        bf16_kernel2(
+            nextafter,
+            bf16_simd2_loop::<simd::NextAfter>,
+            Scalar::Two(check::code2::<NextAfter>),
+        ),
+    ];
     macro_rules! select {
         ($($name:literal => $o:ty),* $(,)?) => {
             [$(if bf {
@@ -299,9 +338,21 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         "less_equal" => LessEqual, "greater_equal" => GreaterEqual,
     ];
     let logical = [
-        plain(d, "logical_and", logical_loop::<And>),
-        plain(d, "logical_or", logical_loop::<Or>),
-        plain(d, "logical_xor", logical_loop::<Xor>),
+        bf16_kernel2(
+            plain(d, "logical_and", logical_loop::<And>),
+            bf16_simd2_loop::<simd::And>,
+            Scalar::Two(check::logical::<And>),
+        ),
+        bf16_kernel2(
+            plain(d, "logical_or", logical_loop::<Or>),
+            bf16_simd2_loop::<simd::Or>,
+            Scalar::Two(check::logical::<Or>),
+        ),
+        bf16_kernel2(
+            plain(d, "logical_xor", logical_loop::<Xor>),
+            bf16_simd2_loop::<simd::Xor>,
+            Scalar::Two(check::logical::<Xor>),
+        ),
     ];
     macro_rules! pred1 {
         ($($name:literal => $o:ty),* $(,)?) => {
@@ -915,6 +966,55 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
                 o.put_bytes(start, dst, osize);
             }
         });
+        if snan {
+            raise_invalid();
+        }
+    })
+}
+
+/// Loop of a bfloat16 two-operand bit-pattern function with a vector
+/// kernel ([`simd::Bf16Op2`]), in chunks as [`bf16_simd_loop`]; calls
+/// whose output overlaps an input other than element for element (NumPy's
+/// reductions and accumulations) run element by element.
+unsafe extern "C" fn bf16_simd2_loop<O: simd::Bf16Op2>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        let osize = if O::BOOL { 1 } else { 2 };
+        let mut snan = false;
+        if n < 64 || super::block_len(args, steps, n, &[2, 2, osize], 2) == 1 {
+            for k in 0..n {
+                let (x, y) = (a.read::<u16>(k), b.read::<u16>(k));
+                if O::READS_VALUE {
+                    snan |= funcs::bf16_snan_code(x as u32) | funcs::bf16_snan_code(y as u32);
+                }
+                let r = O::apply(x, y);
+                if O::BOOL {
+                    o.write::<u8>(k, r as u8);
+                } else {
+                    o.write::<u16>(k, r);
+                }
+            }
+        } else {
+            let (mut ga, mut gb) = (vec![0u16; n.min(CHUNK)], vec![0u16; n.min(CHUNK)]);
+            let mut out = vec![0u8; osize * n.min(CHUNK)];
+            super::blocks(n, CHUNK, |start, len| {
+                for (k, (p, q)) in ga[..len].iter_mut().zip(gb[..len].iter_mut()).enumerate() {
+                    *p = a.read::<u16>(start + k);
+                    *q = b.read::<u16>(start + k);
+                }
+                let dst = &mut out[..len * osize];
+                snan |= simd::bf16_block2::<O>(&ga[..len], &gb[..len], dst);
+                o.put_bytes(start, dst, osize);
+            });
+        }
         if snan {
             raise_invalid();
         }

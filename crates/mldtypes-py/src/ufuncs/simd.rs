@@ -271,3 +271,117 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
     }
     bf16_run::<O>(src, dst)
 }
+
+/// A bfloat16 two-operand bit-pattern function with a vector kernel.
+pub(crate) trait Bf16Op2 {
+    /// Whether the output is a boolean (one byte) rather than a code.
+    const BOOL: bool = false;
+    /// Whether reading a signalling NaN operand raises invalid.
+    const READS_VALUE: bool = false;
+    /// The result of one pair of codes (a code, or 0/1).
+    fn apply(x: u16, y: u16) -> u16;
+}
+
+/// Whether a bfloat16 code is NaN.
+#[inline(always)]
+fn nan(c: u16) -> bool {
+    c & 0x7fff > INF
+}
+
+macro_rules! bit_ops2 {
+    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr] = |$x:ident, $y:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op2 for $name {
+            const BOOL: bool = $bool;
+            const READS_VALUE: bool = $reads;
+            #[inline(always)]
+            fn apply($x: u16, $y: u16) -> u16 { $e }
+        }
+    )*};
+}
+
+bit_ops2! {
+    /// `heaviside(x, h0)`: NaN `x` unchanged, `h0` for zeros, else 0 or 1.
+    Heaviside [false, true] = |x, h| {
+        if nan(x) {
+            x
+        } else if x & 0x7fff == 0 {
+            h
+        } else if x & 0x8000 != 0 {
+            0
+        } else {
+            ONE
+        }
+    };
+    /// `copysign(a, b)`.
+    CopySign [false, false] = |x, y| (x & 0x7fff) | (y & 0x8000);
+    /// `nextafter(from, to)` on codes (see `funcs::next_after`).
+    NextAfter [false, true] = |x, y| {
+        if nan(x) | nan(y) {
+            0x7fc0
+        } else if x == y {
+            y
+        } else if x & 0x7fff == 0 {
+            if y & 0x7fff == 0 { y } else { 1 | (y & 0x8000) }
+        } else if (x & 0x7fff > y & 0x7fff) | ((x ^ y) & 0x8000 != 0) {
+            x.wrapping_sub(1)
+        } else {
+            x + 1
+        }
+    };
+    /// `logical_and` of the truth values (zeros false, NaN true).
+    And [true, true] = |x, y| ((x & 0x7fff != 0) & (y & 0x7fff != 0)) as u16;
+    /// `logical_or`.
+    Or [true, true] = |x, y| ((x & 0x7fff != 0) | (y & 0x7fff != 0)) as u16;
+    /// `logical_xor`.
+    Xor [true, true] = |x, y| ((x & 0x7fff != 0) ^ (y & 0x7fff != 0)) as u16;
+}
+
+/// `dst[k] = O(a[k], b[k])` on packed codes; whether a signalling NaN was
+/// read.
+#[inline(always)]
+fn bf16_run2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    if O::BOOL {
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = O::apply(x, y) as u8;
+        }
+    } else {
+        for ((d, &x), &y) in dst.chunks_exact_mut(2).zip(a).zip(b) {
+            d.copy_from_slice(&O::apply(x, y).to_le_bytes());
+        }
+    }
+    O::READS_VALUE
+        && a.iter().zip(b).fold(false, |acc, (&x, &y)| {
+            acc | funcs::bf16_snan_code(x as u32) | funcs::bf16_snan_code(y as u32)
+        })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn bf16_run2_avx512<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run2::<O>(a, b, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16_run2_avx2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run2::<O>(a, b, dst)
+}
+
+/// [`bf16_run2`] on the best instruction set.
+#[inline]
+pub(crate) fn bf16_block2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { bf16_run2_avx512::<O>(a, b, dst) },
+            Path::Avx2 => return unsafe { bf16_run2_avx2::<O>(a, b, dst) },
+            _ => {}
+        }
+    }
+    bf16_run2::<O>(a, b, dst)
+}

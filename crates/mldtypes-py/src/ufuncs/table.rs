@@ -147,6 +147,15 @@ pub(crate) struct Table {
 }
 
 impl Table {
+    /// A table with no entries, for loops that compute instead.
+    pub(crate) fn empty() -> Table {
+        Table {
+            first: Column::U8(Box::new([])),
+            second: None,
+            flags: FlagPages::new(&[]),
+        }
+    }
+
     /// Bytes held by the table (outputs and flags).
     pub(crate) fn bytes(&self) -> usize {
         self.first.bytes() + self.second.as_ref().map_or(0, Column::bytes) + self.flags.bytes()

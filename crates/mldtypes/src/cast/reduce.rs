@@ -197,8 +197,10 @@ pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T, CastError> {
 
 /// Column sums of the row-major `rows × cols` matrix `x` in float32:
 /// `out[j]` is bit for bit [`sum_f32`] of column `j` (the same steps of
-/// 2048 rows, the same pairwise tree within a step and across steps), the
-/// work done row by row so that each step reads contiguous rows.
+/// 2048 rows, the same pairwise tree within a step and across steps). The
+/// rows are read in order, each widened to float32 into a buffer the cache
+/// holds and added to the partial sums of the tree, so the matrix is read
+/// once and never copied.
 ///
 /// # Errors
 ///
@@ -224,52 +226,93 @@ pub fn sum_f32_columns<T: Element>(
         });
     }
     let path = dispatch::path();
-    // The float32 rows of one step, then its column sums (one per step).
-    let mut wide = vec![0f32; STEP.min(rows.max(1)) * cols];
-    let mut partial: Vec<Vec<f32>> = Vec::with_capacity(rows / STEP + 1);
+    let mut row = vec![0f32; cols];
+    let mut widen_row = |src: &[T], dst: &mut [f32]| -> Result<(), CastError> {
+        convert_slice_on(path, src, dst, Overflow::NonSaturating)
+    };
+    // The column sums of each step of 2048 rows, then their pairwise sums.
+    let mut steps: Vec<f32> = Vec::with_capacity(rows.div_ceil(STEP) * cols);
     let mut scratch = Scratch::default();
     for r0 in (0..rows).step_by(STEP) {
         let n = (rows - r0).min(STEP);
-        let w = &mut wide[..n * cols];
-        convert_slice_on(
-            path,
-            &x[r0 * cols..(r0 + n) * cols],
-            w,
-            Overflow::NonSaturating,
+        let mut out = vec![0f32; cols];
+        let src = Rows {
+            data: &x[r0 * cols..(r0 + n) * cols],
+            cols,
+        };
+        pairwise_rows(
+            &src,
+            0,
+            n,
+            &mut out,
+            &mut scratch,
+            0,
+            &mut row,
+            &mut widen_row,
         )?;
-        partial.push(pairwise_rows(w, n, cols, &mut scratch));
+        steps.extend_from_slice(&out);
     }
-    if partial.is_empty() {
+    let nsteps = steps.len() / cols.max(1);
+    if nsteps == 0 {
         return Ok(vec![0.0; cols]);
     }
-    let steps: Vec<f32> = partial.concat();
-    let mut s = Scratch::default();
-    Ok(pairwise_rows(&steps, partial.len(), cols, &mut s))
+    let mut out = vec![0f32; cols];
+    let src = Rows {
+        data: &steps[..],
+        cols,
+    };
+    let mut copy = |s: &[f32], d: &mut [f32]| -> Result<(), CastError> {
+        d.copy_from_slice(s);
+        Ok(())
+    };
+    pairwise_rows(
+        &src,
+        0,
+        nsteps,
+        &mut out,
+        &mut scratch,
+        0,
+        &mut row,
+        &mut copy,
+    )?;
+    Ok(out)
 }
 
-/// Buffers of [`pairwise_rows`].
+/// Rows of a row-major matrix.
+struct Rows<'a, T> {
+    data: &'a [T],
+    cols: usize,
+}
+
+impl<T> Rows<'_, T> {
+    fn row(&self, r: usize) -> &[T] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+}
+
+/// Buffers of [`pairwise_rows`]: the eight partial sums of a block and one
+/// right-half result per level of the tree.
 #[derive(Default)]
 struct Scratch {
     acc: Vec<f32>,
     levels: Vec<Vec<f32>>,
 }
 
-/// [`pairwise`] of each column of the row-major `n × cols` matrix `w`.
-fn pairwise_rows(w: &[f32], n: usize, cols: usize, scratch: &mut Scratch) -> Vec<f32> {
-    let mut out = vec![0f32; cols];
-    pairwise_rows_into(w, n, cols, &mut out, scratch, 0);
-    out
-}
-
-/// [`pairwise_rows`] into `out`; `depth` picks the scratch level.
-fn pairwise_rows_into(
-    w: &[f32],
+/// [`pairwise`] of each column of rows `r0 .. r0 + n` of `src` into `out`,
+/// each row widened into `row` by `widen` first; `depth` picks the scratch
+/// level.
+#[allow(clippy::too_many_arguments)]
+fn pairwise_rows<T>(
+    src: &Rows<'_, T>,
+    r0: usize,
     n: usize,
-    cols: usize,
     out: &mut [f32],
     scratch: &mut Scratch,
     depth: usize,
-) {
+    row: &mut [f32],
+    widen: &mut impl FnMut(&[T], &mut [f32]) -> Result<(), CastError>,
+) -> Result<(), CastError> {
+    let cols = src.cols;
     if n <= 128 {
         // Eight interleaved partial sums per column, combined as
         // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), then the rows
@@ -279,8 +322,9 @@ fn pairwise_rows_into(
         acc.resize(8 * cols, 0.0);
         let full = n / 8 * 8;
         for r in 0..full {
+            widen(src.row(r0 + r), row)?;
             let a = &mut acc[(r % 8) * cols..(r % 8 + 1) * cols];
-            for (s, v) in a.iter_mut().zip(&w[r * cols..(r + 1) * cols]) {
+            for (s, v) in a.iter_mut().zip(row.iter()) {
                 *s += v;
             }
         }
@@ -289,11 +333,12 @@ fn pairwise_rows_into(
             *o = ((p(0) + p(1)) + (p(2) + p(3))) + ((p(4) + p(5)) + (p(6) + p(7)));
         }
         for r in full..n {
-            for (o, v) in out.iter_mut().zip(&w[r * cols..(r + 1) * cols]) {
+            widen(src.row(r0 + r), row)?;
+            for (o, v) in out.iter_mut().zip(row.iter()) {
                 *o += v;
             }
         }
-        return;
+        return Ok(());
     }
     let h = (n / 2 + 7) & !7;
     if scratch.levels.len() <= depth {
@@ -302,12 +347,22 @@ fn pairwise_rows_into(
     let mut right = std::mem::take(&mut scratch.levels[depth]);
     right.clear();
     right.resize(cols, 0.0);
-    pairwise_rows_into(&w[..h * cols], h, cols, out, scratch, depth + 1);
-    pairwise_rows_into(&w[h * cols..], n - h, cols, &mut right, scratch, depth + 1);
+    pairwise_rows(src, r0, h, out, scratch, depth + 1, row, widen)?;
+    pairwise_rows(
+        src,
+        r0 + h,
+        n - h,
+        &mut right,
+        scratch,
+        depth + 1,
+        row,
+        widen,
+    )?;
     for (o, r) in out.iter_mut().zip(&right) {
         *o += r;
     }
     scratch.levels[depth] = right;
+    Ok(())
 }
 
 /// A stored code: one byte (formats of up to 8 bits) or two.
@@ -388,7 +443,51 @@ fn arg_extreme<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> Optio
         return None;
     }
     let top = key_max(codes, key);
-    codes.iter().position(|&c| key(c) == top)
+    first_key(codes, key, top)
+}
+
+/// The first index of `codes` whose key is `top`: blocks of 256 tested
+/// at once (vectorised), then the block that has it element by element.
+fn first_key<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy, top: u32) -> Option<usize> {
+    #[inline(always)]
+    fn run<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy, top: u32) -> Option<usize> {
+        for (b, block) in codes.chunks(256).enumerate() {
+            if block.iter().fold(false, |a, &c| a | (key(c) == top)) {
+                return block
+                    .iter()
+                    .position(|&c| key(c) == top)
+                    .map(|i| 256 * b + i);
+            }
+        }
+        None
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+        unsafe fn avx512<C: CodeWord>(
+            codes: &[C],
+            key: impl Fn(C) -> u32 + Copy,
+            top: u32,
+        ) -> Option<usize> {
+            run(codes, key, top)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<C: CodeWord>(
+            codes: &[C],
+            key: impl Fn(C) -> u32 + Copy,
+            top: u32,
+        ) -> Option<usize> {
+            run(codes, key, top)
+        }
+        match dispatch::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(codes, key, top) },
+            Path::Avx2 => return unsafe { avx2(codes, key, top) },
+            _ => {}
+        }
+    }
+    run(codes, key, top)
 }
 
 /// The largest `key` of `codes` (not empty), on the best instruction set.
