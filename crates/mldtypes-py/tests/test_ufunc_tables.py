@@ -156,3 +156,36 @@ def test_flags_reach_errstate():
                 np.exp(a[2:])
         with np.errstate(all="raise"):
             np.exp(a[:2])  # nothing raised
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("ufunc", ["exp", "log", "sqrt", "negative", "spacing", "rint"])
+def test_in_place_equals_out_of_place(name, ufunc):
+    """`out=` the input (in place) and every second element: the same results and flags."""
+    size = np.dtype(getattr(mldtypes, name)).itemsize
+    codes = np.arange(1 << (8 * size), dtype=np.uint8 if size == 1 else np.uint16)
+    x = codes.view(getattr(mldtypes, name))
+    u = getattr(np, ufunc)
+    with np.errstate(all="ignore"):
+        want = u(x).view(codes.dtype)
+    y = x.copy()
+    with np.errstate(all="ignore"):
+        u(y, out=y)
+    np.testing.assert_array_equal(y.view(codes.dtype), want)
+    z = np.repeat(x, 2)
+    with np.errstate(all="ignore"):
+        u(z[::2], out=z[::2])
+    np.testing.assert_array_equal(z[::2].view(codes.dtype), want)
+
+    def flags(arr, out=None):
+        seen = []
+        old = np.seterrcall(lambda err, _f: seen.append(err))
+        try:
+            with np.errstate(all="call"):
+                u(arr, out=out)
+        finally:
+            np.seterrcall(old)
+        return sorted(set(seen))
+
+    y = x.copy()
+    assert flags(y, out=y) == flags(x)

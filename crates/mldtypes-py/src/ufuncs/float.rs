@@ -33,7 +33,7 @@ use super::check::{self, Outs, Scalar};
 use super::desc::FloatDesc;
 use super::funcs::{self, *};
 use super::simd;
-use super::table::{Column, FlagPages, Lazy, Table};
+use super::table::{Column, FlagPages, Lazy, Table, MIXED};
 use super::{
     clear_flags, count, raise_flags, raise_invalid, reported_flags, Arg, FpFlags, LoopFn, Operand,
     Registrar, BOOL, FLAG_INVALID, INTC,
@@ -828,7 +828,9 @@ impl Code for u16 {
 }
 
 /// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags. Each
-/// element is read before it is written.
+/// element is read before it is written. The flags of a block of elements
+/// come from one look-up per element in the table's per-run summary; a
+/// block that met a run of mixed flags reads them entry by entry.
 ///
 /// # Safety
 ///
@@ -837,40 +839,73 @@ impl Code for u16 {
 #[inline(always)]
 unsafe fn lut<I: Code, V: Copy>(a: Operand, o: Operand, n: usize, tab: &[V], fl: &FlagPages) -> u8 {
     assert!(tab.len() >= 1 << (8 * size_of::<I>()));
-    let mut f = 0u8;
-    if a.contiguous(size_of::<I>()) && o.contiguous(size_of::<V>()) {
-        let (pa, po) = (a.at(0) as *const I, o.at(0) as *mut V);
-        if fl.any() {
-            for k in 0..n {
-                let c = pa.add(k).read_unaligned().index();
-                // SAFETY: `c` < 2^(8·size_of::<I>()) <= tab.len().
-                po.add(k).write_unaligned(*tab.get_unchecked(c));
-                f |= fl.get(c);
-            }
+    let packed = a.contiguous(size_of::<I>()) && o.contiguous(size_of::<V>());
+    let (pa, po) = (a.at(0) as *const I, o.at(0) as *mut V);
+    // SAFETY (each look-up): `c` < 2^(8·size_of::<I>()) <= tab.len().
+    let step = |k: usize| -> usize {
+        let c = if packed {
+            pa.add(k).read_unaligned().index()
         } else {
-            for k in 0..n {
-                let c = pa.add(k).read_unaligned().index();
-                // SAFETY: as above.
-                po.add(k).write_unaligned(*tab.get_unchecked(c));
-            }
+            a.read::<I>(k).index()
+        };
+        let v = *tab.get_unchecked(c);
+        if packed {
+            po.add(k).write_unaligned(v);
+        } else {
+            o.write::<V>(k, v);
+        }
+        c
+    };
+    if !fl.any() {
+        for k in 0..n {
+            step(k);
+        }
+        return 0;
+    }
+    let mut f = 0u8;
+    if spans_overlap(a, size_of::<I>(), o, size_of::<V>(), n) {
+        // The outputs may replace inputs: each element's flags as it goes.
+        for k in 0..n {
+            f |= fl.get(step(k));
         }
         return f;
     }
-    if fl.any() {
-        for k in 0..n {
-            let c = a.read::<I>(k).index();
-            // SAFETY: as above.
-            o.write::<V>(k, *tab.get_unchecked(c));
-            f |= fl.get(c);
+    super::blocks(n, 4096, |start, len| {
+        let mut g = 0u8;
+        for k in start..start + len {
+            g |= fl.summary(step(k));
         }
-    } else {
-        for k in 0..n {
-            let c = a.read::<I>(k).index();
-            // SAFETY: as above.
-            o.write::<V>(k, *tab.get_unchecked(c));
+        if g & MIXED != 0 {
+            // A run with mixed flags: the block's inputs (intact: the
+            // output lies elsewhere) read again for their own flags.
+            g = 0;
+            for k in start..start + len {
+                let c = if packed {
+                    pa.add(k).read_unaligned().index()
+                } else {
+                    a.read::<I>(k).index()
+                };
+                g |= fl.get(c);
+            }
         }
-    }
+        f |= g;
+    });
     f
+}
+
+/// Whether the `n` elements of `a` (`sa` bytes each) and of `o` (`so`
+/// bytes) share any byte.
+#[inline]
+fn spans_overlap(a: Operand, sa: usize, o: Operand, so: usize, n: usize) -> bool {
+    if n == 0 {
+        return false;
+    }
+    let span = |x: Operand, size: usize| {
+        let (p, q) = (x.at(0) as usize, x.at(n - 1) as usize);
+        (p.min(q), p.max(q) + size)
+    };
+    let ((a0, a1), (o0, o1)) = (span(a, sa), span(o, so));
+    a0 < o1 && o0 < a1
 }
 
 use std::mem::size_of;
@@ -1035,22 +1070,44 @@ unsafe extern "C" fn lut2_loop(
         let (o1, o2) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
         let n = count(dims);
         let second = t.second.as_ref().expect("a two-output table");
-        let mut f = 0u8;
-        for k in 0..n {
-            if l.desc.size == 1 {
-                let c = a.read::<u8>(k) as usize;
-                f |= t.flags.get(c);
-                o1.write::<u8>(k, t.first.u8s()[c]);
-                o2.write::<u8>(k, second.u8s()[c]);
-            } else {
-                let c = a.read::<u16>(k) as usize;
-                f |= t.flags.get(c);
-                o1.write::<u16>(k, t.first.u16s()[c]);
-                o2.write::<u16>(k, second.u16s()[c]);
-            }
-        }
+        let f = match (&t.first, second) {
+            (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
+            (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
+            _ => unreachable!("a two-output table of this format"),
+        };
         raise_flags(f);
     })
+}
+
+/// `o1[k] = p[a[k]]`, `o2[k] = q[a[k]]` for `k < n`, elements of `C`;
+/// the union of the entries' flags (each element's, as it goes: the
+/// outputs may replace the input).
+///
+/// # Safety
+///
+/// The operands are those of a loop call of `n` elements of `C`; the
+/// tables have an entry for every value of `C`.
+#[inline(always)]
+unsafe fn lut2<C: Code>(
+    a: Operand,
+    o1: Operand,
+    o2: Operand,
+    n: usize,
+    p: &[C],
+    q: &[C],
+    fl: &FlagPages,
+) -> u8 {
+    assert!(p.len() >= 1 << (8 * size_of::<C>()) && q.len() >= p.len());
+    let mut f = 0u8;
+    for k in 0..n {
+        let c = a.read::<C>(k).index();
+        // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
+        let (x, y) = (*p.get_unchecked(c), *q.get_unchecked(c));
+        o1.write::<C>(k, x);
+        o2.write::<C>(k, y);
+        f |= fl.get(c);
+    }
+    f
 }
 
 /// Loop of `frexp` through its table: the mantissa's code and the C `int`
@@ -1068,26 +1125,45 @@ unsafe extern "C" fn frexp_loop(
         let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
         let n = count(dims);
         let exps = t.second.as_ref().expect("a two-output table").i16s();
-        let mut f = 0u8;
-        let mut last: c_int = 0;
-        for k in 0..n {
-            let c = if l.desc.size == 1 {
-                let c = a.read::<u8>(k) as usize;
-                mant.write::<u8>(k, t.first.u8s()[c]);
-                c
-            } else {
-                let c = a.read::<u16>(k) as usize;
-                mant.write::<u16>(k, t.first.u16s()[c]);
-                c
-            };
-            f |= t.flags.get(c);
-            if exps[c] != KEEP_EXPONENT {
-                last = c_int::from(exps[c]);
-            }
-            exp.write::<c_int>(k, last);
-        }
+        let f = match &t.first {
+            Column::U8(m) => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
+            Column::U16(m) => frexp_lut::<u16>(a, mant, exp, n, m, exps, &t.flags),
+            Column::I16(_) => unreachable!("a code column"),
+        };
         raise_flags(f);
     })
+}
+
+/// The body of [`frexp_loop`] for codes of `C`.
+///
+/// # Safety
+///
+/// As [`lut2`]; `exps` has an entry for every value of `C`.
+#[inline(always)]
+unsafe fn frexp_lut<C: Code>(
+    a: Operand,
+    mant: Operand,
+    exp: Operand,
+    n: usize,
+    m: &[C],
+    exps: &[i16],
+    fl: &FlagPages,
+) -> u8 {
+    assert!(m.len() >= 1 << (8 * size_of::<C>()) && exps.len() >= m.len());
+    let mut f = 0u8;
+    let mut last: c_int = 0;
+    for k in 0..n {
+        let c = a.read::<C>(k).index();
+        // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
+        let (x, e) = (*m.get_unchecked(c), *exps.get_unchecked(c));
+        mant.write::<C>(k, x);
+        if e != KEEP_EXPONENT {
+            last = c_int::from(e);
+        }
+        exp.write::<c_int>(k, last);
+        f |= fl.get(c);
+    }
+    f
 }
 
 /// Whether operand `b` of `n` elements of `size` bytes covers the byte at

@@ -231,8 +231,11 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
             *d = O::apply(c) as u8;
         }
     } else {
-        for (d, &c) in dst.chunks_exact_mut(2).zip(src) {
-            d.copy_from_slice(&O::apply(c).to_le_bytes());
+        assert!(dst.len() >= 2 * src.len());
+        let p = dst.as_mut_ptr() as *mut u16;
+        for (k, &c) in src.iter().enumerate() {
+            // SAFETY: `dst` holds two bytes per element of `src`.
+            unsafe { p.add(k).write_unaligned(O::apply(c)) };
         }
     }
     if O::READS_VALUE {
@@ -347,8 +350,11 @@ fn bf16_run2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
             *d = O::apply(x, y) as u8;
         }
     } else {
-        for ((d, &x), &y) in dst.chunks_exact_mut(2).zip(a).zip(b) {
-            d.copy_from_slice(&O::apply(x, y).to_le_bytes());
+        assert!(dst.len() >= 2 * a.len().min(b.len()));
+        let p = dst.as_mut_ptr() as *mut u16;
+        for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
+            // SAFETY: `dst` holds two bytes per element.
+            unsafe { p.add(k).write_unaligned(O::apply(x, y)) };
         }
     }
     O::READS_VALUE

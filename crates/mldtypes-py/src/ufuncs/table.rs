@@ -26,10 +26,18 @@ use std::sync::OnceLock;
 use super::desc::FloatDesc;
 use super::FpFlags;
 
+/// A [`FlagPages::summary`] whose run raises different flags for
+/// different entries (bit 7: no `FE_*` flag of x86-64 or AArch64).
+pub(crate) const MIXED: u8 = 0x80;
+
 /// Flags of the entries of a table, in pages of 256 entries.
 pub(crate) struct FlagPages {
     /// The page of each run of 256 entries (runs past the table's end: 0).
     page_of: [u8; 256],
+    /// Per run of 256 entries: their flags when all 256 raise the same, else
+    /// [`MIXED`]: one look-up per element gives the union of the flags of a
+    /// block, or says that the block needs the per-entry pages.
+    summary: [u8; 256],
     /// Distinct pages; page 0 raises nothing.
     pages: Box<[[u8; 256]]>,
     /// Whether any entry raises a flag.
@@ -56,9 +64,19 @@ impl FlagPages {
             // At most 256 runs, so at most 256 distinct pages.
             page_of[run] = idx as u8;
         }
+        let mut summary = [0u8; 256];
+        for (sm, &p) in summary.iter_mut().zip(&page_of) {
+            let page = &pages[p as usize];
+            *sm = if page.iter().all(|&f| f == page[0]) {
+                page[0]
+            } else {
+                MIXED
+            };
+        }
         FlagPages {
             any: pages.len() > 1,
             page_of,
+            summary,
             pages: pages.into_boxed_slice(),
         }
     }
@@ -67,6 +85,13 @@ impl FlagPages {
     #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> u8 {
         self.pages[self.page_of[(i >> 8) & 0xff] as usize][i & 0xff]
+    }
+
+    /// The flags of the run of entries `i >> 8` if all its entries raise the
+    /// same ones, else [`MIXED`].
+    #[inline(always)]
+    pub(crate) fn summary(&self, i: usize) -> u8 {
+        self.summary[(i >> 8) & 0xff]
     }
 
     /// The flags of entries `256 i .. 256 i + 256`.
@@ -83,7 +108,7 @@ impl FlagPages {
 
     /// Bytes held.
     pub(crate) fn bytes(&self) -> usize {
-        self.page_of.len() + 256 * self.pages.len()
+        self.page_of.len() + self.summary.len() + 256 * self.pages.len()
     }
 }
 
@@ -114,15 +139,6 @@ impl Column {
         match self {
             Column::U8(v) => v,
             _ => unreachable!("a one-byte table column"),
-        }
-    }
-
-    /// The two-byte column.
-    #[inline(always)]
-    pub(crate) fn u16s(&self) -> &[u16] {
-        match self {
-            Column::U16(v) => v,
-            _ => unreachable!("a two-byte table column"),
         }
     }
 
