@@ -827,10 +827,46 @@ impl Code for u16 {
     }
 }
 
-/// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags. Each
-/// element is read before it is written. The flags of a block of elements
-/// come from one look-up per element in the table's per-run summary; a
-/// block that met a run of mixed flags reads them entry by entry.
+/// Runs `step(k)` (which writes element `k`'s outputs and returns its
+/// table index) for `k < n`; returns the union of the entries' flags. The
+/// flags of a block of elements come from one look-up per element in the
+/// table's per-run summary; a block that met a run of mixed flags reads
+/// its inputs again (`index(k)`: element `k`'s table index) for the
+/// per-entry flags, unless the outputs may have replaced the inputs
+/// (`alias`): then each element's flags are read as it goes.
+#[inline(always)]
+fn lut_blocks(
+    n: usize,
+    fl: &FlagPages,
+    alias: bool,
+    mut step: impl FnMut(usize) -> usize,
+    index: impl Fn(usize) -> usize,
+) -> u8 {
+    if !fl.any() {
+        for k in 0..n {
+            step(k);
+        }
+        return 0;
+    }
+    if alias {
+        return (0..n).fold(0, |f, k| f | fl.get(step(k)));
+    }
+    let mut f = 0u8;
+    super::blocks(n, 4096, |start, len| {
+        let mut g = 0u8;
+        for k in start..start + len {
+            g |= fl.summary(step(k));
+        }
+        if g & MIXED != 0 {
+            g = (start..start + len).fold(0, |g, k| g | fl.get(index(k)));
+        }
+        f |= g;
+    });
+    f
+}
+
+/// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags (see
+/// [`lut_blocks`]). Each element is read before it is written.
 ///
 /// # Safety
 ///
@@ -841,13 +877,16 @@ unsafe fn lut<I: Code, V: Copy>(a: Operand, o: Operand, n: usize, tab: &[V], fl:
     assert!(tab.len() >= 1 << (8 * size_of::<I>()));
     let packed = a.contiguous(size_of::<I>()) && o.contiguous(size_of::<V>());
     let (pa, po) = (a.at(0) as *const I, o.at(0) as *mut V);
-    // SAFETY (each look-up): `c` < 2^(8·size_of::<I>()) <= tab.len().
-    let step = |k: usize| -> usize {
-        let c = if packed {
+    let index = |k: usize| -> usize {
+        if packed {
             pa.add(k).read_unaligned().index()
         } else {
             a.read::<I>(k).index()
-        };
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
+        // SAFETY: `c` < 2^(8·size_of::<I>()) <= tab.len().
         let v = *tab.get_unchecked(c);
         if packed {
             po.add(k).write_unaligned(v);
@@ -856,41 +895,8 @@ unsafe fn lut<I: Code, V: Copy>(a: Operand, o: Operand, n: usize, tab: &[V], fl:
         }
         c
     };
-    if !fl.any() {
-        for k in 0..n {
-            step(k);
-        }
-        return 0;
-    }
-    let mut f = 0u8;
-    if spans_overlap(a, size_of::<I>(), o, size_of::<V>(), n) {
-        // The outputs may replace inputs: each element's flags as it goes.
-        for k in 0..n {
-            f |= fl.get(step(k));
-        }
-        return f;
-    }
-    super::blocks(n, 4096, |start, len| {
-        let mut g = 0u8;
-        for k in start..start + len {
-            g |= fl.summary(step(k));
-        }
-        if g & MIXED != 0 {
-            // A run with mixed flags: the block's inputs (intact: the
-            // output lies elsewhere) read again for their own flags.
-            g = 0;
-            for k in start..start + len {
-                let c = if packed {
-                    pa.add(k).read_unaligned().index()
-                } else {
-                    a.read::<I>(k).index()
-                };
-                g |= fl.get(c);
-            }
-        }
-        f |= g;
-    });
-    f
+    let alias = spans_overlap(a, size_of::<I>(), o, size_of::<V>(), n);
+    lut_blocks(n, fl, alias, step, index)
 }
 
 /// Whether the `n` elements of `a` (`sa` bytes each) and of `o` (`so`
@@ -1098,16 +1104,31 @@ unsafe fn lut2<C: Code>(
     fl: &FlagPages,
 ) -> u8 {
     assert!(p.len() >= 1 << (8 * size_of::<C>()) && q.len() >= p.len());
-    let mut f = 0u8;
-    for k in 0..n {
-        let c = a.read::<C>(k).index();
+    let size = size_of::<C>();
+    let packed = a.contiguous(size) && o1.contiguous(size) && o2.contiguous(size);
+    let (pa, p1, p2) = (a.at(0) as *const C, o1.at(0) as *mut C, o2.at(0) as *mut C);
+    let index = |k: usize| {
+        if packed {
+            pa.add(k).read_unaligned().index()
+        } else {
+            a.read::<C>(k).index()
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
         // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
         let (x, y) = (*p.get_unchecked(c), *q.get_unchecked(c));
-        o1.write::<C>(k, x);
-        o2.write::<C>(k, y);
-        f |= fl.get(c);
-    }
-    f
+        if packed {
+            p1.add(k).write_unaligned(x);
+            p2.add(k).write_unaligned(y);
+        } else {
+            o1.write::<C>(k, x);
+            o2.write::<C>(k, y);
+        }
+        c
+    };
+    let alias = spans_overlap(a, size, o1, size, n) || spans_overlap(a, size, o2, size, n);
+    lut_blocks(n, fl, alias, step, index)
 }
 
 /// Loop of `frexp` through its table: the mantissa's code and the C `int`
@@ -1150,20 +1171,39 @@ unsafe fn frexp_lut<C: Code>(
     fl: &FlagPages,
 ) -> u8 {
     assert!(m.len() >= 1 << (8 * size_of::<C>()) && exps.len() >= m.len());
-    let mut f = 0u8;
     let mut last: c_int = 0;
-    for k in 0..n {
-        let c = a.read::<C>(k).index();
+    let size = size_of::<C>();
+    let packed = a.contiguous(size) && mant.contiguous(size) && exp.contiguous(4);
+    let (pa, pm, pe) = (
+        a.at(0) as *const C,
+        mant.at(0) as *mut C,
+        exp.at(0) as *mut c_int,
+    );
+    let index = |k: usize| {
+        if packed {
+            pa.add(k).read_unaligned().index()
+        } else {
+            a.read::<C>(k).index()
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
         // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
         let (x, e) = (*m.get_unchecked(c), *exps.get_unchecked(c));
-        mant.write::<C>(k, x);
         if e != KEEP_EXPONENT {
             last = c_int::from(e);
         }
-        exp.write::<c_int>(k, last);
-        f |= fl.get(c);
-    }
-    f
+        if packed {
+            pm.add(k).write_unaligned(x);
+            pe.add(k).write_unaligned(last);
+        } else {
+            mant.write::<C>(k, x);
+            exp.write::<c_int>(k, last);
+        }
+        c
+    };
+    let alias = spans_overlap(a, size, mant, size, n) || spans_overlap(a, size, exp, 4, n);
+    lut_blocks(n, fl, alias, step, index)
 }
 
 /// Whether operand `b` of `n` elements of `size` bytes covers the byte at

@@ -89,6 +89,12 @@ pub(crate) trait Real:
     fn c_hypot(self, y: Self) -> Self;
     fn c_pow(self, y: Self) -> Self;
     fn c_fmod(self, y: Self) -> Self;
+    /// [`Real::c_fmod`] by the x87 `fprem` instruction on x86-64 (as GCC
+    /// inlines `std::fmod` in ml_dtypes' build): the same exact remainder
+    /// and flags as C `fmodf`, without the library call.
+    fn c_fmod_x87(self, y: Self) -> Self {
+        self.c_fmod(y)
+    }
     fn c_ldexp(self, e: c_int) -> Self;
     /// `(mantissa, exponent)`.
     fn c_frexp(self) -> (Self, c_int);
@@ -99,7 +105,7 @@ pub(crate) trait Real:
 macro_rules! real {
     ($t:ty, $bits:ty, $quiet:expr, $sig:expr, $ln2:expr, $rpd:expr, $dpr:expr,
      $($m:ident = $c:ident,)* ; $atan2:ident, $hypot:ident, $pow:ident, $fmod:ident,
-     $ldexp:ident, $frexp:ident, $modf:ident) => {
+     $ldexp:ident, $frexp:ident, $modf:ident $(; $x87:ident)?) => {
         impl Real for $t {
             const NAN: Self = <$t>::NAN;
             const ZERO: Self = 0.0;
@@ -144,6 +150,11 @@ macro_rules! real {
             fn c_pow(self, y: Self) -> Self { libm::$pow(self, y) }
             #[inline(always)]
             fn c_fmod(self, y: Self) -> Self { libm::$fmod(self, y) }
+            $(
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                fn c_fmod_x87(self, y: Self) -> Self { $x87(self, y) }
+            )?
             #[inline(always)]
             fn c_ldexp(self, e: c_int) -> Self { libm::$ldexp(self, e) }
             #[inline(always)]
@@ -164,6 +175,41 @@ macro_rules! real {
     };
 }
 
+/// `fmod(x, y)` by x87 `fprem`: both operands loaded exactly into the
+/// 80-bit stack, the partial remainder repeated until complete (status
+/// flag C2 clear), then stored to float32 (exact: the remainder is a
+/// float32). Invalid operations (`y == 0`, `x` infinite, signalling NaN)
+/// raise the x87 invalid flag, which `fetestexcept` reports as `fmodf`'s.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn fprem_f32(x: f32, y: f32) -> f32 {
+    let mut r = 0f32;
+    // SAFETY: the asm reads `x` and `y` and writes `r` through valid
+    // pointers, leaves the x87 stack as it found it (two loads, two pops)
+    // and clobbers only `ax` and the x87 registers it declares.
+    unsafe {
+        std::arch::asm!(
+            "fld dword ptr [{y}]",
+            "fld dword ptr [{x}]",
+            "2:",
+            "fprem",
+            "fnstsw ax",
+            "test ah, 4",
+            "jnz 2b",
+            "fstp dword ptr [{r}]",
+            "fstp st(0)",
+            x = in(reg) &x,
+            y = in(reg) &y,
+            r = in(reg) &mut r,
+            out("ax") _,
+            out("st(0)") _,
+            out("st(1)") _,
+            options(nostack),
+        );
+    }
+    r
+}
+
 real!(f32, u32, 0x0040_0000, 0x007f_ffff, std::f32::consts::LN_2,
     (std::f64::consts::PI / 180.0) as f32, (180.0 / std::f64::consts::PI) as f32,
     c_rint = rintf, c_exp = expf, c_exp2 = exp2f, c_expm1 = expm1f, c_log = logf,
@@ -171,7 +217,7 @@ real!(f32, u32, 0x0040_0000, 0x007f_ffff, std::f32::consts::LN_2,
     c_cos = cosf, c_tan = tanf, c_asin = asinf, c_acos = acosf, c_atan = atanf,
     c_sinh = sinhf, c_cosh = coshf, c_tanh = tanhf, c_asinh = asinhf, c_acosh = acoshf,
     c_atanh = atanhf,;
-    atan2f, hypotf, powf, fmodf, ldexpf, frexpf, modff);
+    atan2f, hypotf, powf, fmodf, ldexpf, frexpf, modff; fprem_f32);
 real!(f64, u64, 0x0008_0000_0000_0000, 0x000f_ffff_ffff_ffff, std::f64::consts::LN_2,
     std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI,
     c_rint = rint, c_exp = exp, c_exp2 = exp2, c_expm1 = expm1, c_log = log,
@@ -474,7 +520,7 @@ fn log_add_exp2<R: Real>(x: R, y: R) -> R {
 /// would return the first operand.
 #[inline]
 pub(crate) fn fmod_x87<R: Real>(x: R, y: R) -> R {
-    let r = x.c_fmod(y);
+    let r = x.c_fmod_x87(y);
     if !(x.is_nan() && y.is_nan()) {
         return r;
     }
