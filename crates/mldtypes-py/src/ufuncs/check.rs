@@ -539,3 +539,99 @@ pub(crate) fn _ufunc_table_info<'py>(
 pub(crate) fn _ufunc_loop_stats() -> PyResult<(usize, usize)> {
     crate::guard::run(|| Ok(super::loop_stats()))
 }
+
+/// `_ufunc_selfcheck(step=1)`: the shortcuts of two float32 functions against
+/// the C library on a grid of inputs, results (bits) and flags:
+/// `fmod` (the exact float64 computation and x87 `fprem`, against `fmodf`
+/// with x87 NaN propagation) on every pair of a bfloat16 code with 512
+/// codes of every class, and `ldexp` (the exact float64 computation,
+/// against `ldexpf`) on every bfloat16 code with every exponent from -350
+/// to 350 and the `int` extremes. `step` > 1 takes every `step`-th
+/// bfloat16 code only. Returns `{"fmod": mismatches, "ldexp": mismatches,
+/// "first": the first one or None}`.
+#[pyfunction]
+#[pyo3(signature = (step=1))]
+pub(crate) fn _ufunc_selfcheck(py: Python<'_>, step: usize) -> PyResult<Bound<'_, PyDict>> {
+    crate::guard::run(|| {
+        let saved = FpFlags::save();
+        let step = step.max(1);
+        let (fm, lm, first) = py.detach(|| selfcheck(step));
+        saved.restore();
+        let r = PyDict::new(py);
+        r.set_item("fmod", fm)?;
+        r.set_item("ldexp", lm)?;
+        r.set_item("first", first)?;
+        Ok(r)
+    })
+}
+
+/// The body of [`_ufunc_selfcheck`].
+fn selfcheck(step: usize) -> (usize, usize, Option<String>) {
+    let bf = |c: u32| f32::from_bits(c << 16);
+    let mut first = None;
+    // fmod: the reference is `fmodf` with the x87 rule for two NaNs.
+    let reference = |x: f32, y: f32| -> f32 {
+        let r = super::libm::fmodf(x, y);
+        if !(x.is_nan() && y.is_nan()) {
+            return r;
+        }
+        let (qx, qy) = (x.to_bits() | 0x0040_0000, y.to_bits() | 0x0040_0000);
+        let (mx, my) = (qx & 0x007f_ffff, qy & 0x007f_ffff);
+        f32::from_bits(if mx > my {
+            qx
+        } else if my > mx {
+            qy
+        } else {
+            qx & qy
+        })
+    };
+    let mut fm = 0;
+    for c in (0..1u32 << 16).step_by(step) {
+        for j in 0..512u32 {
+            // every class: the low codes, the high codes and a spread
+            let d = match j {
+                0..=127 => j,
+                128..=255 => 0x7f00 + j,
+                _ => j.wrapping_mul(2_654_435_761) >> 16,
+            } ^ if j % 2 == 1 { 0x8000 } else { 0 };
+            for (x, y) in [(bf(c), bf(d)), (bf(d), bf(c))] {
+                let (want, wf) = probed(|| reference(black_box(x), black_box(y)));
+                let (got, gf) = probed(|| fmod_x87(black_box(x), black_box(y)));
+                if want.to_bits() != got.to_bits() || wf != gf {
+                    fm += 1;
+                    if first.is_none() {
+                        first = Some(format!(
+                            "fmod({:#x}, {:#x}): {:#x} flags {gf:#x}, fmodf {:#x} flags {wf:#x}",
+                            x.to_bits(),
+                            y.to_bits(),
+                            got.to_bits(),
+                            want.to_bits()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut lm = 0;
+    let exps = (-350..=350).chain([c_int::MIN, c_int::MIN + 1, c_int::MAX, -1000, 1000]);
+    let exps: Vec<c_int> = exps.collect();
+    for c in (0..1u32 << 16).step_by(step) {
+        let x = bf(c);
+        for &e in &exps {
+            let (want, wf) = probed(|| super::libm::ldexpf(black_box(x), black_box(e)));
+            let (got, gf) = probed(|| funcs::ldexp_f32(black_box(x), black_box(e)));
+            if want.to_bits() != got.to_bits() || wf != gf {
+                lm += 1;
+                if first.is_none() {
+                    first = Some(format!(
+                        "ldexp({:#x}, {e}): {:#x} flags {gf:#x}, ldexpf {:#x} flags {wf:#x}",
+                        x.to_bits(),
+                        got.to_bits(),
+                        want.to_bits()
+                    ));
+                }
+            }
+        }
+    }
+    (fm, lm, first)
+}

@@ -964,6 +964,30 @@ fn overlaps(a: Operand, o: Operand, n: usize) -> bool {
     p != q && p < q + n && q < p + n
 }
 
+/// Elements `start..start + buf.len()` of a two-byte operand into `buf`:
+/// every second code of a packed array (step 4, the common strided case)
+/// read as 32-bit words whose low half is the element (the last one
+/// alone, so nothing past it is read); any other step element by element.
+///
+/// # Safety
+///
+/// The elements are readable.
+#[inline]
+unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
+    let len = buf.len();
+    if x.contiguous(4) && len > 0 {
+        let p = x.at(start);
+        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
+            *v = p.add(4 * k).cast::<u32>().read_unaligned() as u16;
+        }
+        buf[len - 1] = x.read::<u16>(start + len - 1);
+        return;
+    }
+    for (k, v) in buf.iter_mut().enumerate() {
+        *v = x.read::<u16>(start + k);
+    }
+}
+
 /// Elements per chunk of the bfloat16 vector loops.
 const CHUNK: usize = 4096;
 
@@ -992,9 +1016,7 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
                 std::slice::from_raw_parts(a.at(start) as *const u16, len)
             } else {
                 inbuf.resize(len.max(inbuf.len()), 0u16);
-                for (k, v) in inbuf[..len].iter_mut().enumerate() {
-                    *v = a.read::<u16>(start + k);
-                }
+                gather_u16(a, start, &mut inbuf[..len]);
                 &inbuf[..len]
             };
             if o.contiguous(osize) && apart {
@@ -1044,16 +1066,34 @@ unsafe extern "C" fn bf16_simd2_loop<O: simd::Bf16Op2>(
                 }
             }
         } else {
-            let (mut ga, mut gb) = (vec![0u16; n.min(CHUNK)], vec![0u16; n.min(CHUNK)]);
-            let mut out = vec![0u8; osize * n.min(CHUNK)];
-            super::blocks(n, CHUNK, |start, len| {
-                for (k, (p, q)) in ga[..len].iter_mut().zip(gb[..len].iter_mut()).enumerate() {
-                    *p = a.read::<u16>(start + k);
-                    *q = b.read::<u16>(start + k);
+            // Operands borrowed when packed and aligned, else gathered; the
+            // output written straight when packed, else through a buffer.
+            // `block_len` is not 1: the output is apart from the inputs or
+            // equal to one element for element, and each chunk is read
+            // before it is written.
+            let (mut ga, mut gb) = (Vec::new(), Vec::new());
+            let mut out = Vec::new();
+            let view = |x: Operand, start: usize, len: usize, buf: &mut Vec<u16>| -> *const u16 {
+                if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
+                    return x.at(start) as *const u16;
                 }
-                let dst = &mut out[..len * osize];
-                snan |= simd::bf16_block2::<O>(&ga[..len], &gb[..len], dst);
-                o.put_bytes(start, dst, osize);
+                buf.resize(len.max(buf.len()), 0);
+                gather_u16(x, start, &mut buf[..len]);
+                buf.as_ptr()
+            };
+            super::blocks(n, CHUNK, |start, len| {
+                let pa = std::slice::from_raw_parts(view(a, start, len, &mut ga), len);
+                let pb = std::slice::from_raw_parts(view(b, start, len, &mut gb), len);
+                let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
+                if o.contiguous(osize) && !inplace {
+                    let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
+                    snan |= simd::bf16_block2::<O>(pa, pb, dst);
+                } else {
+                    out.resize((len * osize).max(out.len()), 0u8);
+                    let dst = &mut out[..len * osize];
+                    snan |= simd::bf16_block2::<O>(pa, pb, dst);
+                    o.put_bytes(start, dst, osize);
+                }
             });
         }
         if snan {
@@ -1659,7 +1699,7 @@ unsafe extern "C" fn ldexp_loop(
                 snan |= x.iter().fold(false, |acc, &v| acc | funcs::is_snan(v));
             }
             for (k, u) in x.iter_mut().enumerate() {
-                *u = u.c_ldexp(e.read::<c_int>(start + k));
+                *u = funcs::ldexp_f32(*u, e.read::<c_int>(start + k));
             }
             let out = &mut buf[..len * d.size];
             d.encode_block(x, out);

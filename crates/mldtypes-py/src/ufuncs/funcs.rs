@@ -89,6 +89,12 @@ pub(crate) trait Real:
     fn c_hypot(self, y: Self) -> Self;
     fn c_pow(self, y: Self) -> Self;
     fn c_fmod(self, y: Self) -> Self;
+    /// `fmod(self, y)` when a short exact computation exists (finite
+    /// float32 operands, a normal `y`, `|self / y| < 2^28`; see
+    /// [`fmod_f32_exact`]), else None.
+    fn fmod_exact(self, _y: Self) -> Option<Self> {
+        None
+    }
     /// [`Real::c_fmod`] by the x87 `fprem` instruction on x86-64 (as GCC
     /// inlines `std::fmod` in ml_dtypes' build): the same exact remainder
     /// and flags as C `fmodf`, without the library call.
@@ -105,7 +111,7 @@ pub(crate) trait Real:
 macro_rules! real {
     ($t:ty, $bits:ty, $quiet:expr, $sig:expr, $ln2:expr, $rpd:expr, $dpr:expr,
      $($m:ident = $c:ident,)* ; $atan2:ident, $hypot:ident, $pow:ident, $fmod:ident,
-     $ldexp:ident, $frexp:ident, $modf:ident $(; $x87:ident)?) => {
+     $ldexp:ident, $frexp:ident, $modf:ident $(; $x87:ident, $exact:ident)?) => {
         impl Real for $t {
             const NAN: Self = <$t>::NAN;
             const ZERO: Self = 0.0;
@@ -154,6 +160,8 @@ macro_rules! real {
                 #[cfg(target_arch = "x86_64")]
                 #[inline(always)]
                 fn c_fmod_x87(self, y: Self) -> Self { $x87(self, y) }
+                #[inline(always)]
+                fn fmod_exact(self, y: Self) -> Option<Self> { $exact(self, y) }
             )?
             #[inline(always)]
             fn c_ldexp(self, e: c_int) -> Self { libm::$ldexp(self, e) }
@@ -173,6 +181,45 @@ macro_rules! real {
             }
         }
     };
+}
+
+/// `fmod(x, y)` of finite float32 operands with a normal `y` and
+/// `|x / y| < 2^28`, exactly, in float64: `n = trunc(x / y)` is the true
+/// quotient's integer part (a quotient of float32 values that is not an
+/// integer lies at least `2^-24` from one, and float64 division is off by
+/// at most `2^28 · 2^-53`), `x − n·y` is exact in float64 (`n·y` has at
+/// most 52 significant bits) and a float32 (the remainder of two float32
+/// values); a zero remainder takes `x`'s sign. The operations raise no
+/// flag but inexact, as `fmodf` raises none for such operands; None for
+/// any other operands.
+#[inline(always)]
+fn fmod_f32_exact(x: f32, y: f32) -> Option<f32> {
+    let (ax, ay) = (x.to_bits() & 0x7fff_ffff, y.to_bits() & 0x7fff_ffff);
+    // Finite operands, a normal divisor, and |x| < 2^27 |y| by exponents
+    // (so |x / y| < 2^28).
+    if ax >= 0x7f80_0000 || ay >= 0x7f80_0000 || ay < 0x0080_0000 {
+        return None;
+    }
+    if (ax >> 23) >= (ay >> 23) + 27 {
+        return None;
+    }
+    let (dx, dy) = (x as f64, y as f64);
+    let n = (dx / dy).trunc();
+    let r = (-n).mul_add(dy, dx) as f32;
+    Some(if r == 0.0 { 0f32.copysign(x) } else { r })
+}
+
+/// C `ldexpf(x, e)` computed exactly in float64 and rounded once to
+/// float32: `x · 2^e` (the exponent clamped to ±400, beyond which every
+/// float32 overflows or underflows alike) is exact in float64, and the
+/// conversion rounds to nearest even with the flags of `ldexpf`
+/// (overflow, underflow when the result is tiny and inexact, invalid for a
+/// signalling NaN, which becomes quiet).
+#[inline(always)]
+pub(crate) fn ldexp_f32(x: f32, e: c_int) -> f32 {
+    let e = e.clamp(-400, 400);
+    let scale = f64::from_bits(((e + 1023) as u64) << 52);
+    ((x as f64) * scale) as f32
 }
 
 /// `fmod(x, y)` by x87 `fprem`: both operands loaded exactly into the
@@ -217,7 +264,7 @@ real!(f32, u32, 0x0040_0000, 0x007f_ffff, std::f32::consts::LN_2,
     c_cos = cosf, c_tan = tanf, c_asin = asinf, c_acos = acosf, c_atan = atanf,
     c_sinh = sinhf, c_cosh = coshf, c_tanh = tanhf, c_asinh = asinhf, c_acosh = acoshf,
     c_atanh = atanhf,;
-    atan2f, hypotf, powf, fmodf, ldexpf, frexpf, modff; fprem_f32);
+    atan2f, hypotf, powf, fmodf, ldexpf, frexpf, modff; fprem_f32, fmod_f32_exact);
 real!(f64, u64, 0x0008_0000_0000_0000, 0x000f_ffff_ffff_ffff, std::f64::consts::LN_2,
     std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI,
     c_rint = rint, c_exp = exp, c_exp2 = exp2, c_expm1 = expm1, c_log = log,
@@ -520,6 +567,9 @@ fn log_add_exp2<R: Real>(x: R, y: R) -> R {
 /// would return the first operand.
 #[inline]
 pub(crate) fn fmod_x87<R: Real>(x: R, y: R) -> R {
+    if let Some(r) = x.fmod_exact(y) {
+        return r;
+    }
     let r = x.c_fmod_x87(y);
     if !(x.is_nan() && y.is_nan()) {
         return r;

@@ -96,6 +96,7 @@ pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check::_ufunc_check, m)?)?;
     m.add_function(wrap_pyfunction!(check::_ufunc_table_info, m)?)?;
     m.add_function(wrap_pyfunction!(check::_ufunc_loop_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(check::_ufunc_selfcheck, m)?)?;
     Ok(())
 }
 
