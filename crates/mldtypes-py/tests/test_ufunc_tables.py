@@ -37,7 +37,7 @@ UNARY = [
 PAIRS = [
     "add", "subtract", "multiply", "divide", "true_divide", "logaddexp", "logaddexp2",
     "floor_divide", "power", "float_power", "remainder", "mod", "fmod", "divmod", "arctan2",
-    "hypot", "heaviside", "copysign", "nextafter",
+    "hypot", "heaviside", "copysign", "nextafter", "logical_and", "logical_or", "logical_xor",
 ]
 BF16_KERNELS = [
     "negative", "positive", "absolute", "fabs", "sign", "conjugate", "rint", "floor", "ceil",

@@ -296,6 +296,32 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             e
         }
     };
+    // The one-byte formats' copysign and logical functions: vector
+    // kernels on the codes (faster than a table of pairs).
+    let byte_kernel2 = |e: Entry, f: LoopFn, scalar: Scalar| -> Entry {
+        if byte {
+            Entry {
+                f,
+                scalar: Some((
+                    scalar,
+                    if e.name.starts_with("logical") {
+                        Bool
+                    } else {
+                        Code
+                    },
+                )),
+                data: lazy(d, |_| Table::empty()),
+                ..e
+            }
+        } else {
+            e
+        }
+    };
+    let copysign = byte_kernel2(
+        copysign,
+        byte_simd2_loop::<simd::ByteCopySign>,
+        Scalar::Two(check::code2::<CopySign>),
+    );
     let code2 = [
         bf16_kernel2(
             heaviside,
@@ -338,19 +364,31 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         "less_equal" => LessEqual, "greater_equal" => GreaterEqual,
     ];
     let logical = [
-        bf16_kernel2(
-            plain(d, "logical_and", logical_loop::<And>),
-            bf16_simd2_loop::<simd::And>,
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_and", logical_loop::<And>),
+                bf16_simd2_loop::<simd::And>,
+                Scalar::Two(check::logical::<And>),
+            ),
+            byte_simd2_loop::<simd::ByteAnd>,
             Scalar::Two(check::logical::<And>),
         ),
-        bf16_kernel2(
-            plain(d, "logical_or", logical_loop::<Or>),
-            bf16_simd2_loop::<simd::Or>,
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_or", logical_loop::<Or>),
+                bf16_simd2_loop::<simd::Or>,
+                Scalar::Two(check::logical::<Or>),
+            ),
+            byte_simd2_loop::<simd::ByteOr>,
             Scalar::Two(check::logical::<Or>),
         ),
-        bf16_kernel2(
-            plain(d, "logical_xor", logical_loop::<Xor>),
-            bf16_simd2_loop::<simd::Xor>,
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_xor", logical_loop::<Xor>),
+                bf16_simd2_loop::<simd::Xor>,
+                Scalar::Two(check::logical::<Xor>),
+            ),
+            byte_simd2_loop::<simd::ByteXor>,
             Scalar::Two(check::logical::<Xor>),
         ),
     ];
@@ -1099,6 +1137,89 @@ unsafe extern "C" fn bf16_simd2_loop<O: simd::Bf16Op2>(
         if snan {
             raise_invalid();
         }
+    })
+}
+
+/// Elements `start..start + buf.len()` of a one-byte operand into `buf`
+/// (every second byte of a packed array read as 16-bit words, the last
+/// alone).
+///
+/// # Safety
+///
+/// The elements are readable.
+#[inline]
+unsafe fn gather_u8(x: Operand, start: usize, buf: &mut [u8]) {
+    let len = buf.len();
+    if x.contiguous(2) && len > 0 {
+        let p = x.at(start);
+        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
+            *v = p.add(2 * k).cast::<u16>().read_unaligned() as u8;
+        }
+        buf[len - 1] = *x.at(start + len - 1);
+        return;
+    }
+    for (k, v) in buf.iter_mut().enumerate() {
+        *v = *x.at(start + k);
+    }
+}
+
+/// The [`simd::ByteFormat`] of a one-byte format.
+fn byte_format(d: &FloatDesc) -> simd::ByteFormat {
+    let f = &d.format;
+    simd::ByteFormat {
+        mask: f.code_mask() as u8,
+        sign: if f.signed { f.sign_mask() as u8 } else { 0 },
+        fnuz: f.nan_encoding == NanEncoding::NegativeZero,
+        truthy: truthy_mask(f) as u8,
+    }
+}
+
+/// Loop of a one-byte two-operand bit function with a vector kernel
+/// ([`simd::ByteOp2`]: `copysign`, the logical functions), in chunks:
+/// operands borrowed when packed, else gathered; the output written
+/// straight when packed and apart from the inputs, else through a buffer.
+/// Calls whose output overlaps an input other than element for element
+/// (reductions, accumulations) run element by element.
+unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let f = byte_format(lazy_of(data).desc);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        if n < 64 || super::block_len(args, steps, n, &[1, 1, 1], 2) == 1 {
+            for k in 0..n {
+                let r = O::apply(f, *a.at(k), *b.at(k));
+                *o.at(k) = r;
+            }
+            return;
+        }
+        let (mut ga, mut gb, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        let view = |x: Operand, start: usize, len: usize, buf: &mut Vec<u8>| -> *const u8 {
+            if x.contiguous(1) {
+                return x.at(start);
+            }
+            buf.resize(len.max(buf.len()), 0);
+            gather_u8(x, start, &mut buf[..len]);
+            buf.as_ptr()
+        };
+        super::blocks(n, CHUNK, |start, len| {
+            let pa = std::slice::from_raw_parts(view(a, start, len, &mut ga), len);
+            let pb = std::slice::from_raw_parts(view(b, start, len, &mut gb), len);
+            let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
+            if o.contiguous(1) && !inplace {
+                simd::byte_block2::<O>(f, pa, pb, std::slice::from_raw_parts_mut(o.at(start), len));
+            } else {
+                out.resize(len.max(out.len()), 0u8);
+                simd::byte_block2::<O>(f, pa, pb, &mut out[..len]);
+                o.put_bytes(start, &out[..len], 1);
+            }
+        });
     })
 }
 

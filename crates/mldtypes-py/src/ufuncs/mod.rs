@@ -263,8 +263,22 @@ impl Operand {
             return std::slice::from_raw_parts(self.at(start), n * size);
         }
         let buf = &mut buf[..n * size];
-        for (k, chunk) in buf.chunks_exact_mut(size).enumerate() {
-            std::ptr::copy_nonoverlapping(self.at(start + k), chunk.as_mut_ptr(), size);
+        match size {
+            1 => {
+                for (k, b) in buf.iter_mut().enumerate() {
+                    *b = *self.at(start + k);
+                }
+            }
+            2 => {
+                for (k, chunk) in buf.chunks_exact_mut(2).enumerate() {
+                    chunk.copy_from_slice(&self.read::<[u8; 2]>(start + k));
+                }
+            }
+            _ => {
+                for (k, chunk) in buf.chunks_exact_mut(size).enumerate() {
+                    std::ptr::copy_nonoverlapping(self.at(start + k), chunk.as_mut_ptr(), size);
+                }
+            }
         }
         buf
     }
@@ -281,8 +295,22 @@ impl Operand {
             std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(start), src.len());
             return;
         }
-        for (k, chunk) in src.chunks_exact(size).enumerate() {
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.at(start + k), size);
+        match size {
+            1 => {
+                for (k, &b) in src.iter().enumerate() {
+                    *self.at(start + k) = b;
+                }
+            }
+            2 => {
+                for (k, chunk) in src.chunks_exact(2).enumerate() {
+                    self.write::<[u8; 2]>(start + k, [chunk[0], chunk[1]]);
+                }
+            }
+            _ => {
+                for (k, chunk) in src.chunks_exact(size).enumerate() {
+                    std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.at(start + k), size);
+                }
+            }
         }
     }
 

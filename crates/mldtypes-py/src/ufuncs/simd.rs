@@ -391,3 +391,109 @@ pub(crate) fn bf16_block2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> b
     }
     bf16_run2::<O>(a, b, dst)
 }
+
+/// What the one-byte bit kernels need of a format.
+#[derive(Clone, Copy)]
+pub(crate) struct ByteFormat {
+    /// The format's code bits.
+    pub(crate) mask: u8,
+    /// The sign bit (0 for unsigned formats).
+    pub(crate) sign: u8,
+    /// Whether the code of negative zero is the NaN ("fnuz"): its
+    /// magnitude-zero codes keep their sign bit under `abs`.
+    pub(crate) fnuz: bool,
+    /// A code is true (nonzero) when it has a bit of this mask set, or
+    /// always when it is 0 (see `float.rs`, `truthy_mask`).
+    pub(crate) truthy: u8,
+}
+
+/// A one-byte two-operand bit function with a vector kernel.
+pub(crate) trait ByteOp2 {
+    /// The result of one pair of codes (a code, or 0/1).
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8;
+}
+
+/// `copysign`: `abs(a)` with `b`'s sign bit (`funcs::CopySign`).
+pub(crate) struct ByteCopySign;
+impl ByteOp2 for ByteCopySign {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        let x = x & f.mask;
+        if f.sign == 0 {
+            return x;
+        }
+        let mag = x & !f.sign;
+        let abs = if f.fnuz && mag == 0 { x } else { mag };
+        abs | (y & f.sign)
+    }
+}
+
+/// Whether `c` is true under `f`'s truthy mask.
+#[inline(always)]
+fn truthy8(f: ByteFormat, c: u8) -> bool {
+    (f.truthy == 0) | (c & f.truthy != 0)
+}
+
+/// `logical_and`.
+pub(crate) struct ByteAnd;
+impl ByteOp2 for ByteAnd {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) & truthy8(f, y)) as u8
+    }
+}
+
+/// `logical_or`.
+pub(crate) struct ByteOr;
+impl ByteOp2 for ByteOr {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) | truthy8(f, y)) as u8
+    }
+}
+
+/// `logical_xor`.
+pub(crate) struct ByteXor;
+impl ByteOp2 for ByteXor {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) ^ truthy8(f, y)) as u8
+    }
+}
+
+/// `o[k] = O(a[k], b[k])` on packed bytes.
+#[inline(always)]
+fn byte_run2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    for ((d, &x), &y) in o.iter_mut().zip(a).zip(b) {
+        *d = O::apply(f, x, y);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn byte_run2_avx512<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_run2::<O>(f, a, b, o)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn byte_run2_avx2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_run2::<O>(f, a, b, o)
+}
+
+/// [`byte_run2`] on the best instruction set.
+#[inline]
+pub(crate) fn byte_block2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { byte_run2_avx512::<O>(f, a, b, o) },
+            Path::Avx2 => return unsafe { byte_run2_avx2::<O>(f, a, b, o) },
+            _ => {}
+        }
+    }
+    byte_run2::<O>(f, a, b, o)
+}
