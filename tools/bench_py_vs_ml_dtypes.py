@@ -41,7 +41,9 @@ Prints Markdown tables: for each operation the best-of-`repeat` time of ml_dtype
 and of NumPy float32 (the three alternating) and the ratios (ml_dtypes time / mldtypes time and
 float32 time / mldtypes time; above 1 means mldtypes is faster), then the CPU's vector extensions
 and the kernel path mldtypes selected. ``--kernels avx2`` (or ``portable``) forces mldtypes'
-kernels and ufunc loops to that instruction set.
+kernels and ufunc loops to that instruction set. The unary and binary sections end with a compact
+table (one row per ufunc, the ratios per format); ``--summarize FILE`` prints it again from a
+saved output.
 """
 
 import argparse
@@ -354,6 +356,54 @@ def section_matmul(t, sizes, types, repeat):
             t.add(label, *times)
 
 
+def summary(rows, types):
+    """A compact Markdown table of the unary and binary sections: one row per ufunc, the ratio
+    to ml_dtypes (contiguous, every second element) and to NumPy float32 for each format."""
+    ratio = {}
+    for label, t_ref, t_ours, t_f32 in rows:
+        ratio[label] = (t_ref / t_ours if t_ref and t_ours else None,
+                        t_f32 / t_ours if t_f32 and t_ours else None)
+
+    def cell(r):
+        return "–" if r is None else f"{r:.1f}×"
+
+    head = " | ".join(f"{t}: vs ml_dtypes, strided, vs float32" for t in types)
+    out = [f"| ufunc | {head} |", "|---|" + "---:|" * (3 * len(types))]
+    for uname in UNARY + BINARY:
+        cells = []
+        for t in types:
+            c = ratio.get(f"{t} {uname}")
+            st = ratio.get(f"{t} {uname}, strided (every 2nd)")
+            if c is None:
+                cells += ["–"] * 3
+                continue
+            cells += [cell(c[0]), cell(st[0] if st else None), cell(c[1])]
+        if any(x != "–" for x in cells):
+            out.append(f"| {uname} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def parse_markdown(path):
+    """The rows of tables this script printed (times back in seconds)."""
+    def secs(cell):
+        cell = cell.strip()
+        if cell == "–":
+            return None
+        v, unit = cell.split()
+        return float(v) * {"ms": 1e-3, "µs": 1e-6}[unit]
+
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = [p.strip() for p in line.strip().strip("|").split("|")]
+            if len(parts) == 6 and parts[0] not in ("operation", "---"):
+                try:
+                    rows.append((parts[0], secs(parts[1]), secs(parts[2]), secs(parts[3])))
+                except ValueError:
+                    continue
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1 << 22, help="elements per array (4M)")
@@ -371,7 +421,12 @@ def main():
     ap.add_argument("--kernels", default=None,
                     help="force mldtypes' kernel path (portable, avx2, avx512)")
     ap.add_argument("--matmul-child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--summarize", metavar="FILE", default=None,
+                    help="print the compact per-ufunc table of a saved output of this script")
     args = ap.parse_args()
+    if args.summarize:
+        print(summary(parse_markdown(args.summarize), args.types.split(",")))
+        return
     types = args.types.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.kernels:
@@ -414,6 +469,9 @@ def main():
           f"mldtypes kernels: {mldtypes._core._kernel_path()}; NumPy {np.__version__}")
     for t in tables:
         t.print()
+    if {"unary", "binary"} & set(sections):
+        print("\n### Summary: ratios (ml_dtypes / mldtypes, NumPy float32 / mldtypes)\n")
+        print(summary([r for t in tables for r in t.rows], types))
 
 
 if __name__ == "__main__":

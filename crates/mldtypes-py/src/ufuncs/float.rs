@@ -520,10 +520,12 @@ fn code_column(d: &FloatDesc, packed: Vec<u8>) -> Column {
     if d.size == 1 {
         Column::U8(packed.into_boxed_slice())
     } else {
+        // Two entries of padding for the vector gathers.
         Column::U16(
             packed
                 .chunks_exact(2)
                 .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .chain([0, 0])
                 .collect(),
         )
     }
@@ -986,7 +988,25 @@ unsafe extern "C" fn lut_loop(
                 simd::lut8(a.at(0), o.at(0), n, tab, fl)
             }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
-            (2, Column::U16(v)) => lut::<u16, u16>(a, o, n, v, &t.flags),
+            (2, Column::U16(v)) => {
+                let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
+                    let sm = t.flags.any().then(|| t.flags.summaries());
+                    // SAFETY: packed, disjoint operands of `n` codes; the
+                    // column is padded.
+                    simd::lut16(a.at(0) as *const u16, o.at(0) as *mut u16, n, v, sm)
+                } else {
+                    None
+                };
+                match fast {
+                    // A run with mixed flags: the exact flags of every
+                    // element (the input is intact).
+                    Some(f) if f & MIXED != 0 => {
+                        (0..n).fold(0, |g, k| g | t.flags.get(a.read::<u16>(k) as usize))
+                    }
+                    Some(f) => f,
+                    None => lut::<u16, u16>(a, o, n, v, &t.flags),
+                }
+            }
             (2, Column::U8(v)) => lut::<u16, u8>(a, o, n, v, &t.flags),
             _ => unreachable!("a one-operand table of this format"),
         };

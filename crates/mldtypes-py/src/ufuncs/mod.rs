@@ -451,7 +451,9 @@ mod fenv {
         pub(super) fn fegetexceptflag(flagp: *mut u64, excepts: c_int) -> c_int;
         pub(super) fn fesetexceptflag(flagp: *const u64, excepts: c_int) -> c_int;
         pub(super) fn feraiseexcept(excepts: c_int) -> c_int;
+        #[cfg(target_arch = "aarch64")]
         pub(super) fn feclearexcept(excepts: c_int) -> c_int;
+        #[cfg(target_arch = "aarch64")]
         pub(super) fn fetestexcept(excepts: c_int) -> c_int;
     }
 }
@@ -492,22 +494,49 @@ impl FpFlags {
 
 /// The floating-point exception flags NumPy reports (invalid, divide by
 /// zero, overflow, underflow) that are raised now, as `FE_*` bits of this
-/// platform (0 on platforms without `fenv.h` bindings).
+/// platform (0 on platforms without `fenv.h` bindings). On x86-64: the x87
+/// status word and MXCSR read directly, as glibc's `fetestexcept` reads
+/// them (their exception bits are the `FE_*` bits).
 #[inline]
 pub(crate) fn reported_flags() -> u8 {
-    #[cfg(all(unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    {
+        let sw: u16;
+        let mut csr: u32 = 0;
+        // SAFETY: `fnstsw` stores the x87 status word in `ax`; `stmxcsr`
+        // stores MXCSR in `csr`. Neither changes any state.
+        unsafe {
+            std::arch::asm!("fnstsw ax", out("ax") sw, options(nomem, nostack, preserves_flags));
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack, preserves_flags));
+        }
+        ((u32::from(sw) | csr) as c_int & fenv::FE_REPORTED) as u8
+    }
+    #[cfg(all(unix, target_arch = "aarch64"))]
     // SAFETY: plain libm call.
     unsafe {
-        return fenv::fetestexcept(fenv::FE_REPORTED) as u8;
+        fenv::fetestexcept(fenv::FE_REPORTED) as u8
     }
-    #[allow(unreachable_code)]
+    #[cfg(not(all(unix, any(target_arch = "x86_64", target_arch = "aarch64"))))]
     0
 }
 
-/// Clears every floating-point exception flag.
+/// Clears every floating-point exception flag. On x86-64: `fnclex` for the
+/// x87 unit and MXCSR's exception bits rewritten (what glibc's
+/// `feclearexcept` does, without saving and reloading the x87
+/// environment).
 #[inline]
 pub(crate) fn clear_flags() {
-    #[cfg(all(unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    // SAFETY: `fnclex` clears the x87 exception flags; MXCSR is read and
+    // written back with only its six exception bits cleared.
+    unsafe {
+        let mut csr: u32 = 0;
+        std::arch::asm!("fnclex", options(nomem, nostack, preserves_flags));
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack, preserves_flags));
+        csr &= !0x3f;
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack, preserves_flags));
+    }
+    #[cfg(all(unix, target_arch = "aarch64"))]
     // SAFETY: plain libm call.
     unsafe {
         fenv::feclearexcept(fenv::FE_ALL_EXCEPT);

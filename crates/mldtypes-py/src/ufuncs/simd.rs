@@ -117,6 +117,106 @@ unsafe fn lut8_vbmi(
     bytes.iter().fold(0, |a, &b| a | b)
 }
 
+/// The 65,536-entry look-up `dst[k] = table[src[k]]` of two-byte codes
+/// for `k < n`, with AVX-512 gathers (16 entries per instruction); returns
+/// the union of `summary[src[k] >> 8]` (the table's per-run flag summary,
+/// see `table::FlagPages::summary`; None: no flags). On other paths,
+/// `None` is returned and nothing is done.
+///
+/// # Safety
+///
+/// `src` and `dst` address `n` two-byte elements each, disjoint; `table`
+/// holds at least 65,538 entries (the gather reads four bytes at each
+/// entry).
+#[inline]
+pub(crate) unsafe fn lut16(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    summary: Option<&[u8; 256]>,
+) -> Option<u8> {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 && table.len() >= 65538 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return Some(lut16_avx512(src, dst, n, table, summary));
+    }
+    let _ = (src, dst, n, table, summary);
+    None
+}
+
+/// [`lut16`] on AVX-512: 32 codes per step, widened to 32-bit indices,
+/// two gathers of the entries (scale 2: the low half of each gathered
+/// word), narrowed and stored; the summary of each code's high byte by the
+/// two-table byte permutation.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn lut16_avx512(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    summary: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let zero = [0u8; 256];
+    let sm = summary.unwrap_or(&zero);
+    let load = |k: usize| _mm512_loadu_si512(sm.as_ptr().add(64 * k).cast());
+    let (s0, s1, s2, s3) = (load(0), load(1), load(2), load(3));
+    let base = table.as_ptr().cast::<u8>();
+    let high = _mm512_set1_epi16(0xff00u16 as i16);
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 32 <= n {
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+        let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
+        let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
+        let r = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
+            _mm512_cvtepi32_epi16(g_hi),
+        );
+        _mm512_storeu_si512(dst.add(k).cast(), r);
+        if summary.is_some() {
+            // Each code's high byte (the odd bytes) looked up in the
+            // 256-byte summary; the even bytes' results dropped.
+            let a = _mm512_permutex2var_epi8(s0, v, s1);
+            let b = _mm512_permutex2var_epi8(s2, v, s3);
+            let f = _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), a, b);
+            acc = _mm512_or_si512(acc, _mm512_and_si512(f, high));
+        }
+        k += 32;
+    }
+    let mut flags = 0u8;
+    if k < n {
+        let rest = lut16_rest(src.add(k), dst.add(k), n - k, table, sm);
+        flags |= if summary.is_some() { rest } else { 0 };
+    }
+    let mut bytes = [0u8; 64];
+    _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
+    bytes.iter().fold(flags, |a, &b| a | b)
+}
+
+/// The elements of [`lut16`] after the last full step, one by one.
+#[inline]
+unsafe fn lut16_rest(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    sm: &[u8; 256],
+) -> u8 {
+    let mut f = 0u8;
+    for k in 0..n {
+        let c = src.add(k).read_unaligned();
+        dst.add(k).write_unaligned(table[c as usize]);
+        f |= sm[(c >> 8) as usize];
+    }
+    f
+}
+
 /// A bfloat16 one-operand function with a vector kernel.
 pub(crate) trait Bf16Op {
     /// Whether the output is a boolean (one byte) rather than a code.

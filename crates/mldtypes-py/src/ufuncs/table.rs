@@ -94,6 +94,12 @@ impl FlagPages {
         self.summary[(i >> 8) & 0xff]
     }
 
+    /// The per-run summaries ([`FlagPages::summary`] of each run).
+    #[inline(always)]
+    pub(crate) fn summaries(&self) -> &[u8; 256] {
+        &self.summary
+    }
+
     /// The flags of entries `256 i .. 256 i + 256`.
     #[inline(always)]
     pub(crate) fn page(&self, i: usize) -> &[u8; 256] {
@@ -116,7 +122,8 @@ impl FlagPages {
 pub(crate) enum Column {
     /// One-byte codes or booleans.
     U8(Box<[u8]>),
-    /// Two-byte codes.
+    /// Two-byte codes (65,536 of them plus two entries of padding, which
+    /// the gathers of `simd::lut16` may read).
     U16(Box<[u16]>),
     /// C `int` values that fit 16 bits (`frexp`'s exponents).
     I16(Box<[i16]>),
