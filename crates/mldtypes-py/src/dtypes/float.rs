@@ -1278,6 +1278,11 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
             castlevel::set_all(py, &[(a, b)], castlevel::SAFE, level);
         }
     }
+    // The ufunc loops, driven by the format's descriptor (result tables
+    // built on first use).
+    if let Some(n) = registry::typenum(me) {
+        crate::ufuncs::float::register_float_loops(py, n, &info.format)?;
+    }
     Ok(info)
 }
 
