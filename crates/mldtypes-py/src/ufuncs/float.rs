@@ -1350,7 +1350,8 @@ unsafe fn frexp_lut<C: Code>(
     exps: &[i16],
     fl: &FlagPages,
 ) -> u8 {
-    assert!(m.len() >= 1 << (8 * size_of::<C>()) && exps.len() >= m.len());
+    let codes = 1 << (8 * size_of::<C>());
+    assert!(m.len() >= codes && exps.len() >= codes);
     let mut last: c_int = 0;
     let size = size_of::<C>();
     let packed = a.contiguous(size) && mant.contiguous(size) && exp.contiguous(4);
