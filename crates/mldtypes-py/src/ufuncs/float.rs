@@ -1069,13 +1069,14 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
         let apart = n == 0 || ia + 2 * n <= io || io + osize * n <= ia;
         let mut snan = false;
         super::blocks(n, CHUNK, |start, len| {
-            let src: &[u16] = if a.contiguous(2) && apart && (a.at(start) as usize) % 2 == 0 {
-                std::slice::from_raw_parts(a.at(start) as *const u16, len)
-            } else {
-                inbuf.resize(len.max(inbuf.len()), 0u16);
-                gather_u16(a, start, &mut inbuf[..len]);
-                &inbuf[..len]
-            };
+            let src: &[u16] =
+                if a.contiguous(2) && apart && (a.at(start) as usize).is_multiple_of(2) {
+                    std::slice::from_raw_parts(a.at(start) as *const u16, len)
+                } else {
+                    inbuf.resize(len.max(inbuf.len()), 0u16);
+                    gather_u16(a, start, &mut inbuf[..len]);
+                    &inbuf[..len]
+                };
             if o.contiguous(osize) && apart {
                 let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
                 snan |= simd::bf16_block::<O>(src, dst);

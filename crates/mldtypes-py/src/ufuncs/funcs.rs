@@ -197,7 +197,7 @@ fn fmod_f32_exact(x: f32, y: f32) -> Option<f32> {
     let (ax, ay) = (x.to_bits() & 0x7fff_ffff, y.to_bits() & 0x7fff_ffff);
     // Finite operands, a normal divisor, and |x| < 2^27 |y| by exponents
     // (so |x / y| < 2^28).
-    if ax >= 0x7f80_0000 || ay >= 0x7f80_0000 || ay < 0x0080_0000 {
+    if ax >= 0x7f80_0000 || !(0x0080_0000..0x7f80_0000).contains(&ay) {
         return None;
     }
     if (ax >> 23) >= (ay >> 23) + 27 {
@@ -725,11 +725,6 @@ pub(crate) fn truthy(f: &Format, code: u32) -> bool {
     }
 }
 
-/// Whether ml_dtypes handles `T` as Eigen's `bfloat16`, whose predicates
-/// and comparisons are float32 operations on the value: C relational
-/// operators (which raise the invalid flag when an operand is NaN) and
-/// float32 tests that raise it for signalling NaNs. The float8/6/4 formats
-
 // ---------------------------------------------------------------------------
 // Comparisons and selections, by value.
 // ---------------------------------------------------------------------------
@@ -765,10 +760,6 @@ compares! {
     LessEqual = |x, y| x <= y, true, Le;
     GreaterEqual = |x, y| x >= y, true, Ge;
 }
-
-/// Loop of a [`Compare`]: boolean output. Comparing decoded float32 values
-/// equals ml_dtypes' sign-magnitude comparison of bit patterns (NaN
-/// unordered, `-0 == +0`).
 
 /// A choice between two operands.
 pub(crate) trait Select {
@@ -868,9 +859,6 @@ impl Select for Fmin {
         x.is_nan() & !y.is_nan()
     }
 }
-
-/// `out[k] = pick_x(x[k], y[k]) ? ca[k] : cb[k]` on codes of `N` bytes
-/// (little-endian, masked to the format's `code_mask`), branch-free: the
 
 // ---------------------------------------------------------------------------
 // Bit-pattern functions.
