@@ -777,40 +777,40 @@ fn dot_body<'py>(
     matmul_body(py, &x, &y, dtype, threads, "dot")
 }
 
-/// ml_dtypes' `argmax` (`max`) or `argmin` of the `n` packed elements of
-/// `dt` at `data`, by the library's vectorised kernels over the codes'
-/// order keys (`mldtypes::cast::reduce::argmax`); None when `dt` is not a
-/// real float format or `data` is not aligned for it (the caller's
-/// element-by-element path then runs).
+/// ml_dtypes' `argmax` (`max`) or `argmin` of the `n` packed codes of
+/// `format` at `data`, `itemsize` bytes each, by the library's vectorised
+/// kernels over the codes' order keys (`mldtypes::cast::reduce::argmax`);
+/// None for an empty array, a width other than one or two bytes, or `data`
+/// not aligned for it (the caller's element-by-element path then runs).
 ///
 /// # Safety
 ///
-/// `data` holds `n` readable elements of `dt`.
+/// `data` holds `n` readable elements of `itemsize` bytes.
 pub(crate) unsafe fn arg_extreme(
-    dt: DType,
+    format: &mldtypes::format::Format,
+    itemsize: usize,
     data: *const std::os::raw::c_void,
     n: usize,
     max: bool,
 ) -> Option<usize> {
-    let format = dt.format().filter(|_| dt.is_float())?;
     if n == 0 {
         return None;
     }
-    let r = match dt.itemsize() {
+    let r = match itemsize {
         1 => {
             let codes = std::slice::from_raw_parts(data as *const u8, n);
             if max {
-                reduce::argmax(&format, codes)
+                reduce::argmax(format, codes)
             } else {
-                reduce::argmin(&format, codes)
+                reduce::argmin(format, codes)
             }
         }
         2 if (data as usize).is_multiple_of(2) => {
             let codes = std::slice::from_raw_parts(data as *const u16, n);
             if max {
-                reduce::argmax(&format, codes)
+                reduce::argmax(format, codes)
             } else {
-                reduce::argmin(&format, codes)
+                reduce::argmin(format, codes)
             }
         }
         _ => None,

@@ -327,12 +327,6 @@ unsafe extern "C" fn argmax<T: MlType>(
     _arr: *mut c_void,
 ) -> c_int {
     crate::guard::ffi(-1, || {
-        if let Some(i) =
-            unsafe { crate::reduce::arg_extreme(T::DTYPE, data, n.max(0) as usize, true) }
-        {
-            unsafe { *out = i as npy_intp };
-            return 0;
-        }
         unsafe { arg_best::<T>(data, n, out, |x, b| x.0 > b.0 || (x.0 == b.0 && x.1 > b.1)) };
         0
     })
@@ -346,12 +340,6 @@ unsafe extern "C" fn argmin<T: MlType>(
     _arr: *mut c_void,
 ) -> c_int {
     crate::guard::ffi(-1, || {
-        if let Some(i) =
-            unsafe { crate::reduce::arg_extreme(T::DTYPE, data, n.max(0) as usize, false) }
-        {
-            unsafe { *out = i as npy_intp };
-            return 0;
-        }
         unsafe { arg_best::<T>(data, n, out, |x, b| x.0 < b.0 || (x.0 == b.0 && x.1 < b.1)) };
         0
     })

@@ -766,6 +766,14 @@ unsafe extern "C" fn argmax(
         let Some(info) = array_info(arr) else {
             return -1;
         };
+        // The codes' order keys in the library (vectorised), where the
+        // codes are aligned; element by element otherwise.
+        if let Some(i) =
+            crate::reduce::arg_extreme(&info.format, info.itemsize, data, n.max(0) as usize, true)
+        {
+            *out = i as npy_intp;
+            return 0;
+        }
         arg_best(info, data, n, out, |x, b| x > b);
         0
     })
@@ -781,6 +789,14 @@ unsafe extern "C" fn argmin(
         let Some(info) = array_info(arr) else {
             return -1;
         };
+        // The codes' order keys in the library (vectorised), where the
+        // codes are aligned; element by element otherwise.
+        if let Some(i) =
+            crate::reduce::arg_extreme(&info.format, info.itemsize, data, n.max(0) as usize, false)
+        {
+            *out = i as npy_intp;
+            return 0;
+        }
         arg_best(info, data, n, out, |x, b| x < b);
         0
     })
