@@ -976,7 +976,7 @@ impl Codec {
     /// Rounds every float32 of `src` into `dst` under `r` (any mode of
     /// [`crate::round`], saturation, explicit or seeded random numbers), on
     /// the calling thread and the current [`Path`]. The stochastic "fast"
-    /// modes compare in float32 precision, as gfloat's `round_ndarray` does
+    /// modes compare in float64 precision, as gfloat's `round_ndarray` does
     /// on float32 arrays. `RoundMode::NearestEven` without saturation or
     /// random numbers gives [`Codec::encode_f32_slice`]'s bits (for
     /// float8_e8m0fnu see [`crate::round`]).

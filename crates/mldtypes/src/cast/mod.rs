@@ -431,7 +431,7 @@ pub fn is_supported(from: DType, to: DType) -> bool {
 /// saturation, explicit or seeded random numbers), on the calling thread.
 ///
 /// Sources: `f32` and `f64` (the stochastic "fast" modes compare in the
-/// source's precision, as gfloat does), and every other float type through
+/// float64 precision, as gfloat does), and every other float type through
 /// its exact value, as a float64 would round. Targets: every float type of
 /// the crate, `half::f16` / `half::bf16`, and `f32` (from `f64`; from `f32`
 /// only saturation changes anything). `f64` and integer types are no

@@ -185,7 +185,8 @@ struct Job<'a> {
     sat: bool,
     sr_bits: u32,
     random: Random<'a>,
-    /// Mode parameters for float32 sources (precision 24) and float64 ones.
+    /// Mode parameters for float32 sources and float64 ones (both compare
+    /// in float64 precision, as gfloat does).
     mp32: ModeParams,
     mp64: ModeParams,
     from: Source,
@@ -225,12 +226,11 @@ fn is_astype(r: &Rounding, to: &Target) -> bool {
 impl Job<'_> {
     /// The step of element `i` of this chunk for the scalar core.
     #[inline]
-    fn step(&self, rnd: &[u32], i: usize, prec: u32) -> Step {
+    fn step(&self, rnd: &[u32], i: usize) -> Step {
         Step {
             mode: self.mode,
             random: rnd.get(i).copied().unwrap_or(0),
             sr_bits: self.sr_bits,
-            prec,
         }
     }
 
@@ -329,7 +329,7 @@ impl Job<'_> {
     fn from_codes<C: Code>(&self, f: &Format, x: &[C], rnd: &[u32], dst: &mut [u8]) {
         if !f.fits_f64() {
             let per = |code: u32, i: usize, to: &Format| {
-                core::round_code_step(f, to, code, self.step(rnd, i, 53), self.ov)
+                core::round_code_step(f, to, code, self.step(rnd, i), self.ov)
             };
             match self.to {
                 Target::Code(g, _, 1) => {
@@ -377,21 +377,15 @@ impl Job<'_> {
     }
 
     /// Whether the kernels of the float32 → `f` conversion exist for this
-    /// mode (the stochastic "fast" modes compare exactly in float32 for
-    /// up to 23 and 24 random bits).
+    /// path and format.
     fn kernel_f32(&self, f: &Format) -> bool {
-        let n_ok = match self.mode {
-            RoundMode::StochasticFast => self.sr_bits <= 23,
-            RoundMode::StochasticFastest => self.sr_bits <= 24,
-            _ => true,
-        };
-        n_ok && self.path != Path::Scalar && with_round_kind!(f, |_Q| true, false)
+        self.path != Path::Scalar && with_round_kind!(f, |_Q| true, false)
     }
 
     fn enc32<C: Code>(&self, f: &Format, p: &Params, x: &[f32], rnd: &[u32], d: &mut [C]) {
         if !self.kernel_f32(f) {
             for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
-                *y = C::from_u32(core::round_f32_step(f, *v, self.step(rnd, i, 24), self.ov));
+                *y = C::from_u32(core::round_f32_step(f, *v, self.step(rnd, i), self.ov));
             }
             return;
         }
@@ -431,9 +425,9 @@ impl Job<'_> {
             for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
                 // Exact: a float32 source widened (prec 24) is a float32.
                 let c = if prec == 24 {
-                    core::round_f32_step(f, *v as f32, self.step(rnd, i, 24), self.ov)
+                    core::round_f32_step(f, *v as f32, self.step(rnd, i), self.ov)
                 } else {
-                    core::round_f64_step(f, *v, self.step(rnd, i, 53), self.ov)
+                    core::round_f64_step(f, *v, self.step(rnd, i), self.ov)
                 };
                 *y = C::from_u32(c);
             }
@@ -467,7 +461,7 @@ impl Job<'_> {
     fn enc_f64_to_f32(&self, x: &[f64], rnd: &[u32], d: &mut [u32]) {
         if self.path == Path::Scalar {
             for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
-                *y = core::round_f64_to_f32_step(*v, self.step(rnd, i, 53), self.ov);
+                *y = core::round_f64_to_f32_step(*v, self.step(rnd, i), self.ov);
             }
             return;
         }
@@ -607,7 +601,7 @@ fn run(
         sat: r.saturate,
         sr_bits,
         random: r.random,
-        mp32: ModeParams::of(r.mode, r.saturate, sr_bits, 24),
+        mp32: ModeParams::of(r.mode, r.saturate, sr_bits, 53),
         mp64: ModeParams::of(r.mode, r.saturate, sr_bits, 53),
         from,
         to,

@@ -126,14 +126,13 @@ fn encode_by_table<M: Fmt>(b: u32) -> u32 {
 
 /// How the magnitude of an inexact value is rounded: a mode of
 /// [`crate::round`], with the element's random number, the number of
-/// random bits and the source's precision (24 for float32 sources, 53
-/// otherwise; the stochastic "fast" modes compare in it, as gfloat does).
+/// random bits (the stochastic "fast" modes compare in float64 precision
+/// for every source, as gfloat's `round_ndarray` does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Step {
     pub(crate) mode: RoundMode,
     pub(crate) random: u32,
     pub(crate) sr_bits: u32,
-    pub(crate) prec: u32,
 }
 
 impl Step {
@@ -146,7 +145,6 @@ impl Step {
             mode,
             random: 0,
             sr_bits: 0,
-            prec: 53,
         }
     }
 
@@ -192,25 +190,17 @@ impl Step {
             }
             RoundMode::StochasticFast | RoundMode::StochasticFastest => {
                 // gfloat's arithmetic: the fraction plus the scaled random
-                // number, rounded to the source's precision, against 1.
+                // number, rounded to float64 (gfloat computes in float64
+                // for float32 arrays too), against 1.
                 let n = self.sr_bits as i32;
                 let delta = scale_f64(rem, -shift);
                 let fast = self.mode == RoundMode::StochasticFast;
-                if self.prec == 24 {
-                    let (num, den) = if fast {
-                        ((2 * self.random as u64 + 1) as f32, n + 1)
-                    } else {
-                        (self.random as f32, n)
-                    };
-                    (delta as f32) + num * pow2(-den) as f32 >= 1.0
+                let (num, den) = if fast {
+                    ((2 * self.random as u64 + 1) as f64, n + 1)
                 } else {
-                    let (num, den) = if fast {
-                        ((2 * self.random as u64 + 1) as f64, n + 1)
-                    } else {
-                        (self.random as f64, n)
-                    };
-                    delta + num * pow2(-den) >= 1.0
-                }
+                    (self.random as f64, n)
+                };
+                delta + num * pow2(-den) >= 1.0
             }
         }
     }
@@ -588,7 +578,6 @@ pub(crate) fn checked_step(
     mode: RoundMode,
     random: u32,
     sr_bits: u32,
-    prec: u32,
 ) -> Result<Step, RoundingError> {
     if mode.is_stochastic() {
         if !(1..=32).contains(&sr_bits) {
@@ -606,7 +595,6 @@ pub(crate) fn checked_step(
         mode,
         random,
         sr_bits,
-        prec,
     })
 }
 
@@ -622,8 +610,8 @@ pub(crate) const fn overflow_of(saturate: bool) -> Overflow {
 /// Rounds an `f32` into `fmt` by `mode` (any of [`crate::round`]'s modes,
 /// defined there), saturating or not; `random` (below `2^sr_bits`,
 /// `sr_bits` from 1 to 32) is the element's random number for the
-/// stochastic modes, which compare in float32 precision as gfloat's
-/// `round_ndarray` does on float32 arrays (deterministic modes ignore both).
+/// stochastic modes, which compare in float64 precision as gfloat's
+/// `round_ndarray` does on float32 arrays too (deterministic modes ignore both).
 /// Returns the code in the low [`Format::bits`] bits.
 ///
 /// `RoundMode::NearestEven` without saturation equals [`encode_f32`] for
@@ -659,7 +647,7 @@ pub fn round_f32(
     random: u32,
     sr_bits: u32,
 ) -> Result<u32, RoundingError> {
-    let step = checked_step(mode, random, sr_bits, 24)?;
+    let step = checked_step(mode, random, sr_bits)?;
     Ok(round_f32_step(fmt, x, step, overflow_of(saturate)))
 }
 
@@ -689,7 +677,7 @@ pub fn round_f64(
     random: u32,
     sr_bits: u32,
 ) -> Result<u32, RoundingError> {
-    let step = checked_step(mode, random, sr_bits, 53)?;
+    let step = checked_step(mode, random, sr_bits)?;
     Ok(round_f64_step(fmt, x, step, overflow_of(saturate)))
 }
 
@@ -722,7 +710,7 @@ pub fn round_code(
     random: u32,
     sr_bits: u32,
 ) -> Result<u32, RoundingError> {
-    let step = checked_step(mode, random, sr_bits, 53)?;
+    let step = checked_step(mode, random, sr_bits)?;
     Ok(round_code_step(from, to, code, step, overflow_of(saturate)))
 }
 
@@ -801,7 +789,7 @@ pub fn round_f64_to_f32(
     random: u32,
     sr_bits: u32,
 ) -> Result<f32, RoundingError> {
-    let step = checked_step(mode, random, sr_bits, 53)?;
+    let step = checked_step(mode, random, sr_bits)?;
     Ok(f32::from_bits(round_f64_to_f32_step(
         x,
         step,

@@ -431,7 +431,7 @@ pub(crate) struct ModeParams {
     n: u32,
     /// [`StochRn`]: 1 for ties to odd.
     odd: u64,
-    /// [`StochFast`]: the source's precision plus one (25 or 54), and the
+    /// [`StochFast`]: the comparison's precision plus one (54), and the
     /// amount added before dropping `p1 − n` bits.
     p1: u32,
     fast_add: u64,
