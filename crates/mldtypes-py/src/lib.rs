@@ -133,7 +133,9 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack::pack, m)?)?;
     m.add_function(wrap_pyfunction!(pack::unpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;
+    reduce::add_functions(m)?;
     ufuncs::register(py)?;
+    ufuncs::add_functions(m)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
     io::register(m)?;

@@ -401,7 +401,8 @@ def sum(a: npt.ArrayLike, axis: None | SupportsIndex | tuple[SupportsIndex, ...]
 def mean(a: npt.ArrayLike, axis: None | SupportsIndex | tuple[SupportsIndex, ...] = None,
          dtype: npt.DTypeLike | None = None) -> Any:
     """Mean accumulated in float32, rounded once (AxisError, TypeError)."""
-def dot(x: npt.ArrayLike, y: npt.ArrayLike) -> Any:
+def dot(x: npt.ArrayLike, y: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
+        threads: int | None = None) -> Any:
     """1-D/2-D dot product accumulated in float32, rounded once (ValueError, TypeError)."""
 def cast(x: npt.ArrayLike, dtype: npt.DTypeLike, *,
          rounding: Literal["nearest_even", "nearest_away", "toward_zero", "toward_negative",
@@ -412,6 +413,10 @@ def cast(x: npt.ArrayLike, dtype: npt.DTypeLike, *,
          out: npt.NDArray[Any] | None = None) -> Any:
     """x converted into a float format under a gfloat rounding mode, saturating or not, with
     explicit random bits or a Philox4x32-10 seed for the stochastic modes (ValueError, TypeError)."""
+def matmul(a: npt.ArrayLike, b: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
+           threads: int | None = None) -> Any:
+    """Matrix product (``@`` semantics, batched) accumulated in float32 by a GEMM, rounded once
+    (ValueError, TypeError)."""
 def pack(array: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """Sub-byte values packed LSB-first (safetensors F4/F6 layout) (TypeError)."""
 def unpack(buffer: Any, dtype: npt.DTypeLike, shape: SupportsIndex | tuple[SupportsIndex, ...]

@@ -766,6 +766,14 @@ unsafe extern "C" fn argmax(
         let Some(info) = array_info(arr) else {
             return -1;
         };
+        // The codes' order keys in the library (vectorised), where the
+        // codes are aligned; element by element otherwise.
+        if let Some(i) =
+            crate::reduce::arg_extreme(&info.format, info.itemsize, data, n.max(0) as usize, true)
+        {
+            *out = i as npy_intp;
+            return 0;
+        }
         arg_best(info, data, n, out, |x, b| x > b);
         0
     })
@@ -781,6 +789,14 @@ unsafe extern "C" fn argmin(
         let Some(info) = array_info(arr) else {
             return -1;
         };
+        // The codes' order keys in the library (vectorised), where the
+        // codes are aligned; element by element otherwise.
+        if let Some(i) =
+            crate::reduce::arg_extreme(&info.format, info.itemsize, data, n.max(0) as usize, false)
+        {
+            *out = i as npy_intp;
+            return 0;
+        }
         arg_best(info, data, n, out, |x, b| x < b);
         0
     })
@@ -1277,6 +1293,11 @@ unsafe fn register_on_first_use(py: Python<'_>, dt: DType) -> PyResult<&'static 
         if np.call_method1("can_cast", (&a, &b))?.extract::<bool>()? {
             castlevel::set_all(py, &[(a, b)], castlevel::SAFE, level);
         }
+    }
+    // The ufunc loops, driven by the format's descriptor (result tables
+    // built on first use).
+    if let Some(n) = registry::typenum(me) {
+        crate::ufuncs::float::register_float_loops(py, n, &info.format)?;
     }
     Ok(info)
 }

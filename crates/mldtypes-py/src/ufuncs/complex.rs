@@ -1038,6 +1038,17 @@ pub(crate) mod real_imag {
     /// A Python `RuntimeError` if the dtypes are not registered yet or
     /// NumPy's ufunc C-API table cannot be found; the error NumPy raised
     /// while registering.
+    /// The descriptor of NumPy type number `t` (a new reference, kept for
+    /// the life of the process like NumPy's own builtin descriptors).
+    fn descr_of(py: Python<'_>, t: c_int) -> PyResult<*mut numpy::npyffi::PyArray_Descr> {
+        // SAFETY: GIL held.
+        let d = unsafe { npapi::descr_from_type(t) };
+        if d.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(d)
+    }
+
     pub(crate) fn register<C: Complex>(py: Python<'_>) -> PyResult<()> {
         if !available(py) {
             return Ok(());
@@ -1047,15 +1058,10 @@ pub(crate) mod real_imag {
         let part = match C::PART {
             super::Arg::Ours(d) => registry::descr(d).ok_or_else(|| missing(d.name()))?,
             super::Arg::Npy(t) => {
-                // SAFETY: GIL held; a new reference, kept for the life of the
-                // process like NumPy's own builtin descriptors.
-                let d = unsafe { npapi::descr_from_type(t as c_int) };
-                if d.is_null() {
-                    return Err(PyErr::fetch(py));
-                }
                 debug_assert!(t == NPY_TYPES::NPY_HALF);
-                d
+                descr_of(py, t as c_int)?
             }
+            super::Arg::Num(t) => descr_of(py, t)?,
         };
         let add_loops = add_loops_from_specs(py)?;
         for (imag, name) in [(false, c"real"), (true, c"imag")] {

@@ -1,2525 +1,622 @@
-//! Ufunc loops of the 12 float formats (bfloat16, the float8, float6 and
-//! float4 formats, float8_e8m0fnu): the 75 ufuncs ml_dtypes 0.6.0 registers
-//! in `RegisterFloatUFuncs` (`custom_float.h`), with the semantics of its
-//! functors (`ufuncs.h`) and of its scalar types (`float8.h`,
-//! `mxfloat.h`, Eigen's `bfloat16`).
+//! Ufunc loops of the float formats: the 75 ufuncs ml_dtypes 0.6.0
+//! registers in `RegisterFloatUFuncs` (`custom_float.h`), and `float_power`
+//! (which ml_dtypes' main branch registers with `power`'s functor), for
+//! bfloat16, the float8, float6 and float4 formats, float8_e8m0fnu, and
+//! any format registered at run time ([`register_float_loops`]).
 //!
-//! Three kinds of loops:
+//! Every loop is one implementation per ufunc, driven by the format's
+//! [`FloatDesc`] that NumPy passes as the loop's `data`:
 //!
-//! - value functions (`add`, `sqrt`, `power`, ...): decode to float32,
-//!   compute in float32, round once (`T(f(float(a), float(b)))` in
-//!   ml_dtypes), in blocks through the library's conversion kernels;
-//! - comparisons and selections (`less`, `maximum`, ...): by value, on the
-//!   decoded float32; the selections return the chosen operand's bits;
-//! - bit-pattern functions (`negative`, `absolute`, `sign`, `copysign`,
-//!   `nextafter`, `spacing`, `isnan`, `logical_*`, ...): on the codes, with
-//!   ml_dtypes' per-format rules (documented on each function below).
+//! - every one-operand ufunc reads a result table ([`table`]) built on first
+//!   use from the ufunc's scalar definition ([`super::funcs`]): 256 entries
+//!   for the one-byte formats, 65,536 for the two-byte ones, with the
+//!   floating-point flags each input raises;
+//! - the two-operand value and bit-pattern ufuncs of the one-byte formats
+//!   read a 65,536-entry table of operand pairs the same way; comparisons,
+//!   selections and logical functions compare order keys of the codes;
+//! - bfloat16's two-operand ufuncs keep their explicit kernels (`bf16.rs`);
+//!   the two-byte formats registered at run time compute element by
+//!   element.
 
-use std::mem::size_of;
+use std::hint::black_box;
 use std::os::raw::{c_char, c_int, c_void};
 
-use mldtypes::cast::Element;
+use mldtypes::bfloat16;
 use mldtypes::dtype::DType;
-use mldtypes::float::MiniFloat;
-use mldtypes::format::{Format, NanEncoding, NonFinite};
+use mldtypes::format::{Format, NanEncoding};
 use mldtypes::sort::SortKey;
-use mldtypes::{
-    bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
-    float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-    float8_e8m0fnu,
-};
 use numpy::npyffi::npy_intp;
-use pyo3::PyResult;
+use pyo3::prelude::*;
 
+use super::bf16;
+use super::check::{self, Outs, Scalar};
+use super::desc::FloatDesc;
+use super::funcs::{self, *};
+use super::simd;
+use super::table::{Column, FlagPages, Lazy, Table, MIXED};
 use super::{
-    block_len, blocks, convert, count, libm, raise_invalid, Arg, FpFlags, LoopFn, Operand,
-    Registrar, BLOCK, BOOL, INTC,
+    clear_flags, count, raise_flags, raise_invalid, reported_flags, Arg, FpFlags, LoopFn, Operand,
+    Registrar, BOOL, FLAG_INVALID, INTC,
 };
 
-/// A float format with ufunc loops: a scalar type of the library that the
-/// conversion kernels accept.
-pub(crate) trait Float: MiniFloat + Element {}
-impl<T: MiniFloat + Element> Float for T {}
+/// The named float formats, in registration order.
+const NAMED: [DType; 12] = [
+    DType::BFloat16,
+    DType::Float8E3M4,
+    DType::Float8E4M3,
+    DType::Float8E4M3B11FNUZ,
+    DType::Float8E4M3FN,
+    DType::Float8E4M3FNUZ,
+    DType::Float8E5M2,
+    DType::Float8E5M2FNUZ,
+    DType::Float6E2M3FN,
+    DType::Float6E3M2FN,
+    DType::Float4E2M1FN,
+    DType::Float8E8M0FNU,
+];
 
-/// Registers the loops of every float format (one line per format).
+/// Registers the loops of the 12 named float formats.
 pub(super) fn register(r: &mut Registrar<'_>) -> PyResult<()> {
-    register_type::<bfloat16>(r)?;
-    register_type::<float8_e3m4>(r)?;
-    register_type::<float8_e4m3>(r)?;
-    register_type::<float8_e4m3b11fnuz>(r)?;
-    register_type::<float8_e4m3fn>(r)?;
-    register_type::<float8_e4m3fnuz>(r)?;
-    register_type::<float8_e5m2>(r)?;
-    register_type::<float8_e5m2fnuz>(r)?;
-    register_type::<float6_e2m3fn>(r)?;
-    register_type::<float6_e3m2fn>(r)?;
-    register_type::<float4_e2m1fn>(r)?;
-    register_type::<float8_e8m0fnu>(r)?;
+    for dt in NAMED {
+        let format = dt
+            .format()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(format!("{dt}: no format")))?;
+        let desc: &'static FloatDesc = Box::leak(Box::new(FloatDesc::new(format, Some(dt))));
+        register_format(r, super::typenum(dt)?, desc)?;
+    }
     Ok(())
 }
 
-/// Registers the 75 loops of `T`, in ml_dtypes' order.
-fn register_type<T: Float>(r: &mut Registrar<'_>) -> PyResult<()> {
-    let d = T::DTYPE;
-    let t = Arg::Ours(d);
-    let un: [Arg; 2] = [t, t];
-    let bin: [Arg; 3] = [t, t, t];
-    let cmp: [Arg; 3] = [t, t, BOOL];
-    let pred: [Arg; 2] = [t, BOOL];
-    let value1: &[(&str, LoopFn)] = &[
-        ("rint", unary::<T, Rint> as LoopFn),
-        ("exp", unary::<T, Exp>),
-        ("exp2", unary::<T, Exp2>),
-        ("expm1", unary::<T, Expm1>),
-        ("log", unary::<T, Log>),
-        ("log2", unary::<T, Log2>),
-        ("log10", unary::<T, Log10>),
-        ("log1p", unary::<T, Log1p>),
-        ("sqrt", unary::<T, Sqrt>),
-        ("square", unary::<T, Square>),
-        ("cbrt", unary::<T, Cbrt>),
-        ("reciprocal", unary::<T, Reciprocal>),
-        ("sin", unary::<T, Sin>),
-        ("cos", unary::<T, Cos>),
-        ("tan", unary::<T, Tan>),
-        ("arcsin", unary::<T, Arcsin>),
-        ("arccos", unary::<T, Arccos>),
-        ("arctan", unary::<T, Arctan>),
-        ("sinh", unary::<T, Sinh>),
-        ("cosh", unary::<T, Cosh>),
-        ("tanh", unary::<T, Tanh>),
-        ("arcsinh", unary::<T, Arcsinh>),
-        ("arccosh", unary::<T, Arccosh>),
-        ("arctanh", unary::<T, Arctanh>),
-        ("deg2rad", unary::<T, Deg2rad>),
-        ("rad2deg", unary::<T, Rad2deg>),
-        ("floor", unary::<T, Floor>),
-        ("ceil", unary::<T, Ceil>),
-        ("trunc", unary::<T, Trunc>),
-    ];
-    let value2: &[(&str, LoopFn)] = &[
-        ("add", binary::<T, Add> as LoopFn),
-        ("subtract", binary::<T, Subtract>),
-        ("multiply", binary::<T, Multiply>),
-        ("divide", binary::<T, Divide>),
-        ("logaddexp", binary::<T, LogAddExp>),
-        ("logaddexp2", binary::<T, LogAddExp2>),
-        ("true_divide", binary::<T, Divide>),
-        ("floor_divide", binary::<T, FloorDivide>),
-        ("power", binary::<T, Power>),
-        ("remainder", binary::<T, Remainder>),
-        ("mod", binary::<T, Remainder>),
-        ("fmod", binary::<T, Fmod>),
-        ("arctan2", binary::<T, Arctan2>),
-        ("hypot", binary::<T, Hypot>),
-    ];
-    let code1: &[(&str, LoopFn)] = &[
-        ("negative", code_unary::<T, Negative> as LoopFn),
-        ("positive", code_unary::<T, Identity>),
-        ("absolute", code_unary::<T, Absolute>),
-        ("fabs", code_unary::<T, Absolute>),
-        ("sign", code_unary::<T, Sign>),
-        ("conjugate", code_unary::<T, Identity>),
-        ("spacing", spacing::<T>),
-    ];
-    let code2: &[(&str, LoopFn)] = &[
-        ("heaviside", code_binary::<T, Heaviside> as LoopFn),
-        ("copysign", code_binary::<T, CopySign>),
-        ("nextafter", code_binary::<T, NextAfter>),
-        ("maximum", select::<T, Maximum>),
-        ("minimum", select::<T, Minimum>),
-        ("fmax", select::<T, Fmax>),
-        ("fmin", select::<T, Fmin>),
-    ];
-    let compare2: &[(&str, LoopFn)] = &[
-        ("equal", compare::<T, Equal> as LoopFn),
-        ("not_equal", compare::<T, NotEqual>),
-        ("less", compare::<T, Less>),
-        ("greater", compare::<T, Greater>),
-        ("less_equal", compare::<T, LessEqual>),
-        ("greater_equal", compare::<T, GreaterEqual>),
-        ("logical_and", logical::<T, And>),
-        ("logical_or", logical::<T, Or>),
-        ("logical_xor", logical::<T, Xor>),
-    ];
-    let pred1: &[(&str, LoopFn)] = &[
-        ("logical_not", predicate::<T, LogicalNot> as LoopFn),
-        ("isfinite", predicate::<T, IsFinite>),
-        ("isinf", predicate::<T, IsInf>),
-        ("isnan", predicate::<T, IsNan>),
-        ("signbit", predicate::<T, SignBit>),
-    ];
-    for &(name, f) in value1.iter().chain(code1) {
-        r.add(name, d, &un, f)?;
+/// Registers every float ufunc loop (76 of them: ml_dtypes' 75 and
+/// `float_power`) for the NumPy user dtype `typenum`, whose elements are
+/// codes of `format`: one byte each when the format has at most 8 bits
+/// (the code in the low bits), two bytes (little-endian `uint16`) up to 16.
+/// Formats whose values float32 cannot hold (an exponent range or a
+/// precision beyond float32's) compute in float64. Returns the number of
+/// loops registered.
+///
+/// Call it once per dtype, after the dtype is registered with NumPy (with
+/// the GIL held, as any NumPy registration). The loops keep a description
+/// of the format for the life of the process.
+///
+/// # Errors
+///
+/// The error NumPy raised while registering a loop; a `ValueError` for a
+/// format of more than 16 bits.
+pub(crate) fn register_float_loops(
+    py: Python<'_>,
+    typenum: c_int,
+    format: &Format,
+) -> PyResult<usize> {
+    if format.bits() > 16 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{}: formats of more than 16 bits have no ufunc loops",
+            format.name
+        )));
     }
-    for &(name, f) in value2.iter().chain(code2) {
-        r.add(name, d, &bin, f)?;
-    }
-    for &(name, f) in compare2 {
-        r.add(name, d, &cmp, f)?;
-    }
-    for &(name, f) in pred1 {
-        r.add(name, d, &pred, f)?;
-    }
-    r.add("divmod", d, &[t, t, t, t], divmod::<T>)?;
-    r.add("modf", d, &[t, t, t], modf::<T>)?;
-    r.add("ldexp", d, &[t, INTC, t], ldexp::<T>)?;
-    r.add("frexp", d, &[t, t, INTC], frexp::<T>)?;
-    Ok(())
+    let mut r = Registrar::new(py)?;
+    let named = DType::ALL
+        .iter()
+        .copied()
+        .find(|d| d.is_float() && d.format().as_ref() == Some(format) && NAMED.contains(d));
+    let desc: &'static FloatDesc = Box::leak(Box::new(FloatDesc::new(*format, named)));
+    register_format(&mut r, typenum, desc)?;
+    Ok(r.count())
 }
 
-// ---------------------------------------------------------------------------
-// Codes: ml_dtypes' bit-level rules, for any format descriptor.
-// ---------------------------------------------------------------------------
+/// A result table of `desc` built on first use by `build`, as a loop's
+/// `data` (kept for the life of the process).
+fn lazy(desc: &'static FloatDesc, build: fn(&FloatDesc) -> Table) -> *mut c_void {
+    let l: &'static Lazy = Box::leak(Box::new(Lazy::new(desc, build)));
+    l as *const Lazy as *mut c_void
+}
 
-/// Reads the code of element `k` (the format's low bits; unused high bits
-/// of the sub-byte formats are ignored).
-#[inline]
-unsafe fn load<T: Float>(o: Operand, k: usize) -> u32 {
-    let raw = if size_of::<T>() == 1 {
-        o.read::<u8>(k) as u32
-    } else {
-        o.read::<u16>(k) as u32
+/// `desc` as a loop's `data`.
+fn data(desc: &'static FloatDesc) -> *mut c_void {
+    desc as *const FloatDesc as *mut c_void
+}
+
+/// A loop to register: ufunc name, loop function, its data, and for a
+/// table-driven loop its scalar path (for the test suite's check).
+struct Entry {
+    name: &'static str,
+    f: LoopFn,
+    data: *mut c_void,
+    scalar: Option<(Scalar, Outs)>,
+}
+
+/// A table-driven loop: `f` reading the table `build` makes.
+fn tab(
+    d: &'static FloatDesc,
+    name: &'static str,
+    f: LoopFn,
+    build: fn(&FloatDesc) -> Table,
+    scalar: Scalar,
+    outs: Outs,
+) -> Entry {
+    Entry {
+        name,
+        f,
+        data: lazy(d, build),
+        scalar: Some((scalar, outs)),
+    }
+}
+
+/// A loop driven by the descriptor alone.
+fn plain(d: &'static FloatDesc, name: &'static str, f: LoopFn) -> Entry {
+    Entry {
+        name,
+        f,
+        data: data(d),
+        scalar: None,
+    }
+}
+
+/// Registers the 76 loops of one format, in ml_dtypes' order.
+fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> PyResult<()> {
+    let t = Arg::Num(num);
+    let byte = d.size == 1;
+    let bf = d.eigen();
+    use Outs::{Bool, Code, CodeInt, TwoCodes};
+
+    macro_rules! value1 {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(tab(d, $name, lut_loop, build_value1::<$o>, Scalar::One(check::value1::<$o>),
+                Code)),*]
+        };
+    }
+    // bfloat16's vector kernels replace its table loops (same results and
+    // flags, proven by the check of the test suite).
+    let bf16_kernel = |e: Entry, f: LoopFn| -> Entry {
+        if bf {
+            Entry { f, ..e }
+        } else {
+            e
+        }
     };
-    raw & T::FORMAT.code_mask()
-}
-
-/// Writes `code` as element `k`.
-#[inline]
-unsafe fn store<T: Float>(o: Operand, k: usize, code: u32) {
-    if size_of::<T>() == 1 {
-        o.write::<u8>(k, code as u8)
+    let value1 = value1![
+        "rint" => Rint, "exp" => Exp, "exp2" => Exp2, "expm1" => Expm1, "log" => Log,
+        "log2" => Log2, "log10" => Log10, "log1p" => Log1p, "sqrt" => Sqrt, "square" => Square,
+        "cbrt" => Cbrt, "reciprocal" => Reciprocal, "sin" => Sin, "cos" => Cos, "tan" => Tan,
+        "arcsin" => Arcsin, "arccos" => Arccos, "arctan" => Arctan, "sinh" => Sinh,
+        "cosh" => Cosh, "tanh" => Tanh, "arcsinh" => Arcsinh, "arccosh" => Arccosh,
+        "arctanh" => Arctanh, "deg2rad" => Deg2rad, "rad2deg" => Rad2deg, "floor" => Floor,
+        "ceil" => Ceil, "trunc" => Trunc,
+    ];
+    macro_rules! code1 {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(tab(d, $name, lut_loop, build_code1::<$o>, Scalar::One(check::code1::<$o>),
+                Code)),*]
+        };
+    }
+    let code1 = code1![
+        "negative" => Negative, "positive" => Identity, "absolute" => Absolute,
+        "fabs" => Absolute, "sign" => Sign, "conjugate" => Identity,
+    ];
+    let [rint, exp, exp2, expm1, log, log2, log10, log1p, sqrt, square, cbrt, reciprocal, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh, arccosh, arctanh, deg2rad, rad2deg, floor, ceil, trunc] =
+        value1;
+    let value1 = [
+        bf16_kernel(rint, bf16_simd_loop::<simd::Rint>),
+        exp,
+        exp2,
+        expm1,
+        log,
+        log2,
+        log10,
+        log1p,
+        bf16_kernel(sqrt, bf16_simd_loop::<simd::Sqrt>),
+        bf16_kernel(square, bf16_simd_loop::<simd::Square>),
+        cbrt,
+        bf16_kernel(reciprocal, bf16_simd_loop::<simd::Reciprocal>),
+        sin,
+        cos,
+        tan,
+        arcsin,
+        arccos,
+        arctan,
+        sinh,
+        cosh,
+        tanh,
+        arcsinh,
+        arccosh,
+        arctanh,
+        bf16_kernel(deg2rad, bf16_simd_loop::<simd::Deg2rad>),
+        bf16_kernel(rad2deg, bf16_simd_loop::<simd::Rad2deg>),
+        bf16_kernel(floor, bf16_simd_loop::<simd::Floor>),
+        bf16_kernel(ceil, bf16_simd_loop::<simd::Ceil>),
+        bf16_kernel(trunc, bf16_simd_loop::<simd::Trunc>),
+    ];
+    let [negative, positive, absolute, fabs, sign, conjugate] = code1;
+    let code1 = [
+        bf16_kernel(negative, bf16_simd_loop::<simd::Negative>),
+        bf16_kernel(positive, bf16_simd_loop::<simd::Identity>),
+        bf16_kernel(absolute, bf16_simd_loop::<simd::Absolute>),
+        bf16_kernel(fabs, bf16_simd_loop::<simd::Absolute>),
+        bf16_kernel(sign, bf16_simd_loop::<simd::Sign>),
+        bf16_kernel(conjugate, bf16_simd_loop::<simd::Identity>),
+    ];
+    let spacing = tab(
+        d,
+        "spacing",
+        lut_loop,
+        build_spacing,
+        Scalar::One(check::spacing),
+        Code,
+    );
+    macro_rules! value2 {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(if byte {
+                tab(d, $name, pair_loop, build_value2::<$o>, Scalar::Two(check::value2::<$o>),
+                    Code)
+            } else if bf {
+                plain(d, $name, bf16::binary::<bfloat16, $o>)
+            } else {
+                plain(d, $name, value2_loop::<$o>)
+            }),*]
+        };
+    }
+    let value2 = value2![
+        "add" => Add, "subtract" => Subtract, "multiply" => Multiply, "divide" => Divide,
+        "logaddexp" => LogAddExp, "logaddexp2" => LogAddExp2, "true_divide" => Divide,
+        "floor_divide" => FloorDivide, "power" => Power, "float_power" => Power,
+        "remainder" => Remainder, "mod" => Remainder, "fmod" => Fmod, "arctan2" => Arctan2,
+        "hypot" => Hypot,
+    ];
+    macro_rules! code2 {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(if byte {
+                tab(d, $name, pair_loop, build_code2::<$o>, Scalar::Two(check::code2::<$o>),
+                    Code)
+            } else {
+                plain(d, $name, code2_loop::<$o>)
+            }),*]
+        };
+    }
+    let [heaviside, copysign, nextafter] =
+        code2!["heaviside" => Heaviside, "copysign" => CopySign, "nextafter" => NextAfter];
+    // bfloat16's two-operand kernels, checked against the scalar path on
+    // every code paired with every class of code.
+    let bf16_kernel2 = |e: Entry, f: LoopFn, scalar: Scalar| -> Entry {
+        if bf {
+            Entry {
+                f,
+                scalar: Some((
+                    scalar,
+                    if e.name.starts_with("logical") {
+                        Bool
+                    } else {
+                        Code
+                    },
+                )),
+                data: lazy(d, |_| Table::empty()),
+                ..e
+            }
+        } else {
+            e
+        }
+    };
+    // The one-byte formats' copysign and logical functions: vector
+    // kernels on the codes (faster than a table of pairs).
+    let byte_kernel2 = |e: Entry, f: LoopFn, scalar: Scalar| -> Entry {
+        if byte {
+            Entry {
+                f,
+                scalar: Some((
+                    scalar,
+                    if e.name.starts_with("logical") {
+                        Bool
+                    } else {
+                        Code
+                    },
+                )),
+                data: lazy(d, |_| Table::empty()),
+                ..e
+            }
+        } else {
+            e
+        }
+    };
+    let copysign = byte_kernel2(
+        copysign,
+        byte_simd2_loop::<simd::ByteCopySign>,
+        Scalar::Two(check::code2::<CopySign>),
+    );
+    let code2 = [
+        bf16_kernel2(
+            heaviside,
+            bf16_simd2_loop::<simd::Heaviside>,
+            Scalar::Two(check::code2::<Heaviside>),
+        ),
+        bf16_kernel2(
+            copysign,
+            bf16_simd2_loop::<simd::CopySign>,
+            Scalar::Two(check::code2::<CopySign>),
+        ),
+        bf16_kernel2(
+            nextafter,
+            bf16_simd2_loop::<simd::NextAfter>,
+            Scalar::Two(check::code2::<NextAfter>),
+        ),
+    ];
+    macro_rules! select {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(if bf {
+                plain(d, $name, bf16::select::<bfloat16, $o>)
+            } else {
+                plain(d, $name, select_loop::<$o>)
+            }),*]
+        };
+    }
+    let select =
+        select!["maximum" => Maximum, "minimum" => Minimum, "fmax" => Fmax, "fmin" => Fmin];
+    macro_rules! compare {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(if bf {
+                plain(d, $name, bf16::compare::<bfloat16, $o>)
+            } else {
+                plain(d, $name, compare_loop::<$o>)
+            }),*]
+        };
+    }
+    let compare = compare![
+        "equal" => Equal, "not_equal" => NotEqual, "less" => Less, "greater" => Greater,
+        "less_equal" => LessEqual, "greater_equal" => GreaterEqual,
+    ];
+    let logical = [
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_and", logical_loop::<And>),
+                bf16_simd2_loop::<simd::And>,
+                Scalar::Two(check::logical::<And>),
+            ),
+            byte_simd2_loop::<simd::ByteAnd>,
+            Scalar::Two(check::logical::<And>),
+        ),
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_or", logical_loop::<Or>),
+                bf16_simd2_loop::<simd::Or>,
+                Scalar::Two(check::logical::<Or>),
+            ),
+            byte_simd2_loop::<simd::ByteOr>,
+            Scalar::Two(check::logical::<Or>),
+        ),
+        byte_kernel2(
+            bf16_kernel2(
+                plain(d, "logical_xor", logical_loop::<Xor>),
+                bf16_simd2_loop::<simd::Xor>,
+                Scalar::Two(check::logical::<Xor>),
+            ),
+            byte_simd2_loop::<simd::ByteXor>,
+            Scalar::Two(check::logical::<Xor>),
+        ),
+    ];
+    macro_rules! pred1 {
+        ($($name:literal => $o:ty),* $(,)?) => {
+            [$(tab(d, $name, lut_loop, build_pred::<$o>, Scalar::One(check::pred::<$o>), Bool)),*]
+        };
+    }
+    let [logical_not, isfinite, isinf, isnan, signbit] = pred1![
+        "logical_not" => LogicalNot, "isfinite" => IsFinite, "isinf" => IsInf,
+        "isnan" => IsNan, "signbit" => SignBit,
+    ];
+    let pred1 = [
+        bf16_kernel(logical_not, bf16_simd_loop::<simd::LogicalNot>),
+        bf16_kernel(isfinite, bf16_simd_loop::<simd::IsFinite>),
+        bf16_kernel(isinf, bf16_simd_loop::<simd::IsInf>),
+        bf16_kernel(isnan, bf16_simd_loop::<simd::IsNan>),
+        bf16_kernel(signbit, bf16_simd_loop::<simd::SignBit>),
+    ];
+    let divmod = if byte {
+        tab(
+            d,
+            "divmod",
+            pair2_loop,
+            build_divmod,
+            Scalar::Two(check::divmod),
+            TwoCodes,
+        )
+    } else if bf {
+        plain(d, "divmod", bf16::divmod::<bfloat16>)
     } else {
-        o.write::<u16>(k, code as u16)
+        plain(d, "divmod", divmod_loop)
+    };
+    let modf = tab(
+        d,
+        "modf",
+        lut2_loop,
+        build_modf,
+        Scalar::One(check::modf),
+        TwoCodes,
+    );
+    let ldexp = plain(d, "ldexp", ldexp_loop);
+    let frexp = tab(
+        d,
+        "frexp",
+        frexp_loop,
+        build_frexp,
+        Scalar::One(check::frexp),
+        CodeInt,
+    );
+
+    let un: &[Arg] = &[t, t];
+    let bin: &[Arg] = &[t, t, t];
+    let cmp: &[Arg] = &[t, t, BOOL];
+    let pred: &[Arg] = &[t, BOOL];
+    let groups: [(&[Entry], &[Arg]); 11] = [
+        (&value1, un),
+        (&code1, un),
+        (std::slice::from_ref(&spacing), un),
+        (&value2, bin),
+        (&code2, bin),
+        (&select, bin),
+        (&compare, cmp),
+        (&logical, cmp),
+        (&pred1, pred),
+        (std::slice::from_ref(&divmod), &[t, t, t, t]),
+        (std::slice::from_ref(&modf), &[t, t, t]),
+    ];
+    let tail: [(&Entry, &[Arg]); 2] = [(&ldexp, &[t, INTC, t]), (&frexp, &[t, t, INTC])];
+    let all = groups
+        .iter()
+        .flat_map(|(es, sig)| es.iter().map(move |e| (e, *sig)))
+        .chain(tail);
+    for (e, sig) in all {
+        r.add_with_data(e.name, num, sig, e.f, e.data)?;
+        if let Some((scalar, outs)) = e.scalar {
+            check::record(num, e.name, e.f, e.data, scalar, outs);
+        }
     }
+    Ok(())
 }
 
-/// Whether `code` is NaN (Eigen / ml_dtypes `isnan`, on bits).
+// ---------------------------------------------------------------------------
+// Scalar definitions, evaluated on every input to build the tables.
+// ---------------------------------------------------------------------------
+
+/// Entries of a table of one-operand results: one per stored value.
 #[inline]
-fn is_nan(f: &Format, code: u32) -> bool {
-    f.is_nan_code(code)
+fn entries(d: &FloatDesc) -> usize {
+    1 << (8 * d.size)
 }
 
-/// Whether `code` is ±infinity.
-#[inline]
-fn is_inf(f: &Format, code: u32) -> bool {
-    f.inf_code() == Some(code & !f.sign_mask())
-}
-
-/// ml_dtypes' `abs` on bits: the sign bit cleared, except that the
-/// negative-zero NaN of the fnuz formats (and their zero) stay as they are,
-/// and the unsigned float8_e8m0fnu is its own absolute value.
-#[inline]
-fn abs_code(f: &Format, code: u32) -> u32 {
-    if !f.signed {
-        return code;
+/// Runs `f`, returning its result and the flags it raised (then cleared).
+/// The operands pass through [`black_box`] and so does the result, so that
+/// the evaluation happens between the two flag reads.
+#[inline(always)]
+fn probed<R>(f: impl FnOnce() -> R) -> (R, u8) {
+    let r = black_box(f());
+    let raised = reported_flags();
+    if raised != 0 {
+        clear_flags();
     }
-    let mag = code & !f.sign_mask();
-    if f.nan_encoding == NanEncoding::NegativeZero && mag == 0 {
-        code
-    } else {
-        mag
-    }
+    (r, raised)
 }
 
-/// The sign half of ml_dtypes' `SignAndMagnitude`: the sign bit (0 in the
-/// unsigned float8_e8m0fnu). The fnuz NaN `0x80` counts as negative.
-#[inline]
-fn sign_code(f: &Format, code: u32) -> u32 {
-    if f.signed {
-        code & f.sign_mask()
+/// The invalid flag if `seen` (a signalling NaN read as float32).
+#[inline(always)]
+fn invalid_if(seen: bool) -> u8 {
+    if seen {
+        FLAG_INVALID
     } else {
         0
     }
 }
 
-/// `std::numeric_limits<T>::quiet_NaN()` of ml_dtypes: the positive quiet
-/// NaN (top mantissa bit set) in IEEE formats, the format's NaN otherwise;
-/// the float6/float4 formats, which have none, give `-0` (`0b1'00...`).
-#[inline]
-fn quiet_nan(f: &Format) -> u32 {
-    f.nan_code().unwrap_or(f.sign_mask())
+/// The masked code of every stored value, packed (`size` bytes each).
+fn all_codes(d: &FloatDesc) -> Vec<u8> {
+    let n = entries(d);
+    let mask = d.format.code_mask();
+    let mut codes = vec![0u8; n * d.size];
+    for i in 0..n {
+        d.put_code(&mut codes, i, i as u32 & mask);
+    }
+    codes
 }
 
-/// C++ `static_cast<bool>` of an ml_dtypes scalar: false only for zeros.
-/// NaN is true (the fnuz NaN too); float8_e8m0fnu has no zero.
-#[inline]
-fn truthy(f: &Format, code: u32) -> bool {
-    if !f.signed {
-        true
-    } else if f.nan_encoding == NanEncoding::NegativeZero {
-        code != 0
+/// A column of `d`'s codes from packed codes.
+fn code_column(d: &FloatDesc, packed: Vec<u8>) -> Column {
+    if d.size == 1 {
+        Column::U8(packed.into_boxed_slice())
     } else {
-        code & !f.sign_mask() != 0
-    }
-}
-
-/// Whether ml_dtypes handles `T` as Eigen's `bfloat16`, whose predicates
-/// and comparisons are float32 operations on the value: C relational
-/// operators (which raise the invalid flag when an operand is NaN) and
-/// float32 tests that raise it for signalling NaNs. The float8/6/4 formats
-/// test and compare bit patterns and raise nothing.
-#[inline(always)]
-fn eigen_float<T: Float>() -> bool {
-    matches!(T::DTYPE, DType::BFloat16)
-}
-
-/// Whether a decoded float32 is a signalling NaN (quiet bit clear): only
-/// bfloat16 codes decode to those, payload kept.
-#[inline(always)]
-fn is_snan(x: f32) -> bool {
-    let b = x.to_bits();
-    b & 0x7fc0_0000 == 0x7f80_0000 && b & 0x003f_ffff != 0
-}
-
-/// Whether `code` of `T` is a signalling NaN that ml_dtypes raises the
-/// invalid flag for when it reads the value as float32 (bfloat16 only).
-#[inline(always)]
-fn code_is_snan<T: Float>(code: u32) -> bool {
-    eigen_float::<T>() && code & 0x7fc0 == 0x7f80 && code & 0x003f != 0
-}
-
-/// Raises the invalid flag, after a bfloat16 loop read a signalling NaN as
-/// float32 (see [`eigen_float`]).
-#[inline]
-fn signal_snan<T: Float>(seen: bool) {
-    if eigen_float::<T>() && seen {
-        raise_invalid();
-    }
-}
-
-/// Whether any decoded value of a bfloat16 block is a signalling NaN.
-#[inline]
-fn any_snan<T: Float>(xs: &[f32]) -> bool {
-    eigen_float::<T>() && xs.iter().fold(false, |acc, &x| acc | is_snan(x))
-}
-
-/// Whether NaN results of `T` keep the sign of their NaN operands as x86
-/// arithmetic gives it (IEEE float8 formats and float8_e4m3fn: NaN has a
-/// sign; the fnuz formats and float8_e8m0fnu have one unsigned NaN).
-#[inline(always)]
-fn signed_nan_float8<T: Float>() -> bool {
-    let f = &T::FORMAT;
-    !eigen_float::<T>() && f.signed && f.has_nan() && f.nan_encoding != NanEncoding::NegativeZero
-}
-
-/// Constants some bit-level functions return.
-struct Consts {
-    one: u32,
-    minus_one: u32,
-    zero: u32,
-}
-
-impl Consts {
-    /// `T(1)`, `T(-1)`, `T(0)` as ml_dtypes constructs them.
-    fn of<T: Float>() -> Self {
-        let flags = FpFlags::save();
-        let c = Consts {
-            one: T::from_f32(1.0).code(),
-            minus_one: T::from_f32(-1.0).code(),
-            zero: T::from_f32(0.0).code(),
-        };
-        flags.restore();
-        c
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Blocks: gather + decode / encode + scatter through the kernels.
-// ---------------------------------------------------------------------------
-
-/// Bytes of one block of the widest format (bfloat16).
-const BLOCK_BYTES: usize = BLOCK * 2;
-
-/// Decodes elements `start..start + out.len()` of `o` into `out`.
-#[inline]
-unsafe fn decode<T: Float>(o: Operand, start: usize, buf: &mut [u8], out: &mut [f32]) {
-    let bytes = o.bytes(start, out.len(), size_of::<T>(), buf);
-    if matches!(T::DTYPE, DType::BFloat16) {
-        // bfloat16 is the upper half of a float32: widening is a shift
-        // (payload and sign kept, as the library's decode), which the
-        // compiler vectorises in place here.
-        for (v, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *v = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16);
-        }
-        return;
-    }
-    convert(
-        bytes,
-        T::DTYPE,
-        bytemuck::cast_slice_mut(out),
-        DType::Float32,
-    );
-}
-
-/// Rounds `vals` once into `T` and writes them as elements `start..` of `o`.
-#[inline]
-unsafe fn encode<T: Float>(vals: &[f32], o: Operand, start: usize, buf: &mut [u8]) {
-    let size = size_of::<T>();
-    let n = vals.len() * size;
-    if o.contiguous(size) {
-        let dst = std::slice::from_raw_parts_mut(o.at(start), n);
-        convert(bytemuck::cast_slice(vals), DType::Float32, dst, T::DTYPE);
-    } else {
-        convert(
-            bytemuck::cast_slice(vals),
-            DType::Float32,
-            &mut buf[..n],
-            T::DTYPE,
-        );
-        o.put_bytes(start, &buf[..n], size);
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Value functions: computed in float32, rounded once.
-// ---------------------------------------------------------------------------
-
-/// A float32 function of one argument (ml_dtypes: `T(f(float(a)))`).
-trait Unary {
-    /// Whether the compiler building ml_dtypes knows the result is never
-    /// negative (`x * x`, `exp`, `exp2`, `cosh`, `acos`, `acosh`, `hypot`)
-    /// and so drops the sign of a NaN result in Eigen's `bfloat16(float)`
-    /// (whose NaN branch tests `signbit`): those bfloat16 NaN results are
-    /// `+NaN`.
-    const NONNEGATIVE: bool = false;
-    fn f(x: f32) -> f32;
-}
-
-/// A float32 function of two arguments (ml_dtypes: `T(f(float(a), float(b)))`).
-trait Binary {
-    /// Whether, for the unsigned float8_e8m0fnu, ml_dtypes raises no
-    /// floating-point flags for NaN operands (its `logaddexp` comparisons
-    /// with the NaN `0xFF` raise nothing, unlike the signed formats').
-    const QUIET_UNSIGNED: bool = false;
-    /// See [`Unary::NONNEGATIVE`].
-    const NONNEGATIVE: bool = false;
-    /// Which NaN operand a bfloat16 result takes (see [`NanRule`]).
-    const NAN_BF16: NanRule = NanRule::Native;
-    /// Which NaN operand a float8 result takes (see [`NanRule`]).
-    const NAN_FLOAT8: NanRule = NanRule::Native;
-    /// Whether bfloat16 takes the one-pass loop [`simd::bf16_binary`]
-    /// (arithmetic the compiler vectorises; no libm call).
-    const CHEAP: bool = false;
-    /// The float32 operation, for the explicit AVX2 bfloat16 kernel.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    const ARITH: Arith = Arith::None;
-    fn f(x: f32, y: f32) -> f32;
-}
-
-/// The float32 operation of a [`Binary`] that has an explicit vector
-/// kernel (bfloat16 on AVX2).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Arith {
-    /// None: the blocked float32 loop.
-    None,
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
-/// The predicate of a [`Compare`], for the explicit vector kernel.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pred {
-    Eq,
-    Ne,
-    Lt,
-    Gt,
-    Le,
-    Ge,
-}
-
-/// The NaN an arithmetic operation of ml_dtypes' scalar types returns when
-/// an operand is NaN, as its x86-64 build gives it (x86 returns the NaN of
-/// the instruction's first source, and the compiler picks the operand order
-/// of commutative operations): observed on ml_dtypes 0.6.0 for every pair of
-/// float8 codes and for bfloat16 NaN pairs. Only the sign is at stake: each
-/// format's encoder gives its canonical quiet NaN.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum NanRule {
-    /// As the float32 operation gives it (NaN operands do not matter).
-    Native,
-    /// `a` if it is NaN, else `b`.
-    FirstSecond,
-    /// `b` if it is NaN, else `a`.
-    SecondFirst,
-    /// `a` if it is NaN, else `+NaN` if `b` is (float8 `+` and `-`).
-    FirstElsePositive,
-}
-
-/// Applies `T`'s rule to the float32 result `r` of `x op y`.
-#[inline(always)]
-fn nan_rule<T: Float, O: Binary>(x: f32, y: f32, r: f32) -> f32 {
-    let rule = if eigen_float::<T>() {
-        O::NAN_BF16
-    } else if signed_nan_float8::<T>() {
-        O::NAN_FLOAT8
-    } else {
-        NanRule::Native
-    };
-    match rule {
-        NanRule::Native => r,
-        NanRule::FirstSecond => {
-            if x.is_nan() {
-                x
-            } else if y.is_nan() {
-                y
-            } else {
-                r
-            }
-        }
-        NanRule::SecondFirst => {
-            if y.is_nan() {
-                y
-            } else if x.is_nan() {
-                x
-            } else {
-                r
-            }
-        }
-        NanRule::FirstElsePositive => {
-            if x.is_nan() {
-                x
-            } else if y.is_nan() {
-                f32::NAN
-            } else {
-                r
-            }
-        }
-    }
-}
-
-macro_rules! unary_fns {
-    ($($(#[$doc:meta])* $name:ident $([$c:ident = $v:expr])* = |$x:ident| $e:expr;)*) => {$(
-        $(#[$doc])*
-        struct $name;
-        impl Unary for $name {
-            $(const $c: bool = $v;)*
-            #[inline(always)]
-            fn f($x: f32) -> f32 { $e }
-        }
-    )*};
-}
-
-macro_rules! binary_fns {
-    ($($(#[$doc:meta])* $name:ident $([$c:ident: $t:ty = $v:expr])* = |$x:ident, $y:ident| $e:expr;)*) => {$(
-        $(#[$doc])*
-        struct $name;
-        impl Binary for $name {
-            $(const $c: $t = $v;)*
-            #[inline(always)]
-            fn f($x: f32, $y: f32) -> f32 { $e }
-        }
-    )*};
-}
-
-/// `M_PI / 180.0f` in ml_dtypes: computed in double, stored as float.
-const RADIANS_PER_DEGREE: f32 = (std::f64::consts::PI / 180.0) as f32;
-/// `180.0f / M_PI` in ml_dtypes: computed in double, stored as float.
-const DEGREES_PER_RADIAN: f32 = (180.0 / std::f64::consts::PI) as f32;
-
-unary_fns! {
-    /// `rint`: round half to even (C `rintf`).
-    Rint = |x| libm::rintf(x);
-    Exp [NONNEGATIVE = true] = |x| libm::expf(x);
-    Exp2 [NONNEGATIVE = true] = |x| libm::exp2f(x);
-    Expm1 = |x| libm::expm1f(x);
-    Log = |x| libm::logf(x);
-    Log2 = |x| libm::log2f(x);
-    Log10 = |x| libm::log10f(x);
-    Log1p = |x| libm::log1pf(x);
-    /// IEEE square root (the `sqrtss` instruction `sqrtf` is).
-    Sqrt = |x| x.sqrt();
-    /// ml_dtypes: `f * f` in float32.
-    Square [NONNEGATIVE = true] = |x| x * x;
-    Cbrt = |x| libm::cbrtf(x);
-    /// ml_dtypes: `1.f / float(a)`.
-    Reciprocal = |x| 1.0 / x;
-    Sin = |x| libm::sinf(x);
-    Cos = |x| libm::cosf(x);
-    Tan = |x| libm::tanf(x);
-    Arcsin = |x| libm::asinf(x);
-    Arccos [NONNEGATIVE = true] = |x| libm::acosf(x);
-    Arctan = |x| libm::atanf(x);
-    Sinh = |x| libm::sinhf(x);
-    Cosh [NONNEGATIVE = true] = |x| libm::coshf(x);
-    Tanh = |x| libm::tanhf(x);
-    Arcsinh = |x| libm::asinhf(x);
-    Arccosh [NONNEGATIVE = true] = |x| libm::acoshf(x);
-    Arctanh = |x| libm::atanhf(x);
-    Deg2rad = |x| x * RADIANS_PER_DEGREE;
-    Rad2deg = |x| x * DEGREES_PER_RADIAN;
-    Floor = |x| x.floor();
-    Ceil = |x| x.ceil();
-    Trunc = |x| x.trunc();
-}
-
-binary_fns! {
-    Add [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true]
-        [ARITH: Arith = Arith::Add] = |x, y| x + y;
-    Subtract [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstElsePositive] [CHEAP: bool = true]
-        [ARITH: Arith = Arith::Sub] = |x, y| x - y;
-    Multiply [NAN_BF16: NanRule = NanRule::SecondFirst]
-        [NAN_FLOAT8: NanRule = NanRule::SecondFirst] [CHEAP: bool = true]
-        [ARITH: Arith = Arith::Mul] = |x, y| x * y;
-    Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
-        [NAN_FLOAT8: NanRule = NanRule::FirstSecond] [CHEAP: bool = true]
-        [ARITH: Arith = Arith::Div] = |x, y| x / y;
-    LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
-    LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
-    FloorDivide = |x, y| divmod_f32(x, y).0;
-    Power = |x, y| libm::powf(x, y);
-    /// The quotient is computed too (kept from dead-code elimination): it
-    /// raises the overflow flag ml_dtypes' build raises.
-    Remainder = |x, y| {
-        let (q, m) = divmod_f32(x, y);
-        std::hint::black_box(q);
-        m
-    };
-    Fmod = |x, y| fmod_x87(x, y);
-    Arctan2 = |x, y| libm::atan2f(x, y);
-    Hypot [NONNEGATIVE: bool = true] = |x, y| libm::hypotf(x, y);
-}
-
-/// `a < b` as a C relational operator: false with the invalid flag raised
-/// when an operand is NaN (ml_dtypes' float32 code is compiled to the
-/// signalling comparison).
-#[inline]
-fn lt_signalling(a: f32, b: f32) -> bool {
-    if a.is_nan() || b.is_nan() {
-        raise_invalid();
-        false
-    } else {
-        a < b
-    }
-}
-
-/// `a < b` without raising any flag for NaN operands.
-#[inline]
-fn lt_quiet(a: f32, b: f32) -> bool {
-    !a.is_nan() && !b.is_nan() && a < b
-}
-
-/// `a > b` as a C relational operator (see [`lt_signalling`]).
-#[inline]
-fn gt_signalling(a: f32, b: f32) -> bool {
-    lt_signalling(b, a)
-}
-
-/// ml_dtypes' `LogAddExp`: `log(exp(x) + exp(y))` computed as
-/// `max + log1p(exp(min - max))`; equal arguments (same-signed infinities
-/// included) give `x + log(2)`; unordered ones NaN.
-#[inline]
-fn log_add_exp(x: f32, y: f32) -> f32 {
-    if x == y {
-        return x + std::f32::consts::LN_2;
-    }
-    if gt_signalling(x, y) {
-        x + libm::log1pf(libm::expf(y - x))
-    } else if lt_signalling(x, y) {
-        y + libm::log1pf(libm::expf(x - y))
-    } else {
-        f32::NAN
-    }
-}
-
-/// ml_dtypes' `LogAddExp2`, in base 2 (`x + 1` for equal arguments).
-#[inline]
-fn log_add_exp2(x: f32, y: f32) -> f32 {
-    if x == y {
-        return x + 1.0;
-    }
-    if gt_signalling(x, y) {
-        x + libm::log1pf(libm::exp2f(y - x)) / std::f32::consts::LN_2
-    } else if lt_signalling(x, y) {
-        y + libm::log1pf(libm::exp2f(x - y)) / std::f32::consts::LN_2
-    } else {
-        f32::NAN
-    }
-}
-
-/// C `fmodf` as ml_dtypes' x86-64 build computes it (GCC inlines
-/// `std::fmod` with the x87 `fprem` instruction): when both operands are
-/// NaN, the result is the one with the larger significand once quieted,
-/// and the positive one on a tie (x87 NaN propagation), where SSE code
-/// would return the first operand.
-#[inline]
-fn fmod_x87(x: f32, y: f32) -> f32 {
-    let r = libm::fmodf(x, y);
-    if !(x.is_nan() && y.is_nan()) {
-        return r;
-    }
-    const QUIET: u32 = 0x0040_0000;
-    let (qx, qy) = (x.to_bits() | QUIET, y.to_bits() | QUIET);
-    let (mx, my) = (qx & 0x007f_ffff, qy & 0x007f_ffff);
-    f32::from_bits(if mx > my {
-        qx
-    } else if my > mx {
-        qy
-    } else {
-        qx & qy
-    })
-}
-
-/// ml_dtypes' `divmod_impl` (NumPy's float `divmod`): `(floor(a / b),
-/// a mod b)` with the remainder taking the divisor's sign; a zero divisor
-/// gives `(±inf, nan)`, or `(nan, nan)` for a zero or NaN dividend.
-#[inline]
-fn divmod_f32(a: f32, b: f32) -> (f32, f32) {
-    if b == 0.0 {
-        if a.is_nan() || a == 0.0 {
-            return (f32::NAN, f32::NAN);
-        }
-        let inf = if a.is_sign_negative() == b.is_sign_negative() {
-            f32::INFINITY
-        } else {
-            f32::NEG_INFINITY
-        };
-        return (inf, f32::NAN);
-    }
-    let mut m = fmod_x87(a, b);
-    let mut div = (a - m) / b;
-    if m != 0.0 {
-        // ml_dtypes' build compares the divisor with a signalling
-        // comparison and the remainder with a quiet one (observed: NaN
-        // dividends raise no invalid flag, NaN divisors do).
-        if lt_signalling(b, 0.0) != lt_quiet(m, 0.0) {
-            m += b;
-            div -= 1.0;
-        }
-    } else {
-        m = 0f32.copysign(b);
-    }
-    let floordiv = if div != 0.0 {
-        let f = div.floor();
-        if lt_quiet(0.5, div - f) {
-            f + 1.0
-        } else {
-            f
-        }
-    } else {
-        0f32.copysign(a / b)
-    };
-    (floordiv, m)
-}
-
-/// Loop of a [`Unary`] value function.
-unsafe extern "C" fn unary<T: Float, O: Unary>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
-        blocks(n, block, |start, len| {
-            let x = &mut x[..len];
-            decode::<T>(a, start, &mut buf, x);
-            snan |= simd::unary_block::<T, O>(x);
-            encode::<T>(x, o, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-/// The float32 compute of the blocked loops, compiled for each instruction
-/// set the conversion kernels use and dispatched on the same detected
-/// [`mldtypes::cast::Path`] (the compiler vectorises the arithmetic; the
-/// libm calls stay scalar).
-mod simd {
-    use super::{
-        eigen_float, is_snan, nan_rule, positive_nans, round_bf16, widen_bf16, Binary, Compare,
-        Float, Select, Unary,
-    };
-    use mldtypes::bfloat16;
-    use mldtypes::sort::SortKey;
-
-    /// `x[i] = f(x[i])`; whether a signalling NaN was read (bfloat16).
-    #[inline(always)]
-    fn unary<T: Float, O: Unary>(x: &mut [f32]) -> bool {
-        let mut seen = false;
-        for v in x.iter_mut() {
-            seen |= eigen_float::<T>() && is_snan(*v);
-            *v = O::f(*v);
-        }
-        if O::NONNEGATIVE && eigen_float::<T>() {
-            positive_nans(x);
-        }
-        seen
-    }
-
-    /// `x[i] = f(x[i], y[i])`; whether a signalling NaN was read (bfloat16).
-    #[inline(always)]
-    fn binary<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
-        let mut seen = false;
-        for (u, v) in x.iter_mut().zip(y.iter()) {
-            seen |= eigen_float::<T>() && (is_snan(*u) | is_snan(*v));
-            *u = nan_rule::<T, O>(*u, *v, O::f(*u, *v));
-        }
-        if O::NONNEGATIVE && eigen_float::<T>() {
-            positive_nans(x);
-        }
-        seen
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-    unsafe fn unary_avx512<T: Float, O: Unary>(x: &mut [f32]) -> bool {
-        unary::<T, O>(x)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn unary_avx2<T: Float, O: Unary>(x: &mut [f32]) -> bool {
-        unary::<T, O>(x)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-    unsafe fn binary_avx512<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
-        binary::<T, O>(x, y)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn binary_avx2<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
-        binary::<T, O>(x, y)
-    }
-
-    /// [`unary`] on the best instruction set.
-    #[inline]
-    pub(super) fn unary_block<T: Float, O: Unary>(x: &mut [f32]) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use mldtypes::cast::Path;
-            match mldtypes::cast::path() {
-                // SAFETY: the path is only selected when the CPU has these
-                // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
-                Path::Avx512 => return unsafe { unary_avx512::<T, O>(x) },
-                Path::Avx2 => return unsafe { unary_avx2::<T, O>(x) },
-                _ => {}
-            }
-        }
-        unary::<T, O>(x)
-    }
-
-    /// bfloat16 `o[i] = T(f(a[i], b[i]))` on codes in one pass (widening,
-    /// float32 `f`, the NaN rule and the rounding of [`super::round_bf16`]
-    /// in registers); whether a signalling NaN was read.
-    #[inline(always)]
-    fn bf16_binary<O: Binary>(a: &[u16], b: &[u16], o: &mut [u16]) -> bool {
-        let mut seen = false;
-        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
-            seen |= snan_code(p) | snan_code(q);
-            let (x, y) = (widen_bf16(p), widen_bf16(q));
-            let r = nan_rule::<bfloat16, O>(x, y, O::f(x, y));
-            *d = round_bf16(r.to_bits());
-        }
-        seen
-    }
-
-    /// bfloat16 selection (`maximum`, ...) on codes in one pass: the chosen
-    /// operand's code; (whether a signalling NaN was read, whether the
-    /// comparison ml_dtypes evaluates had a NaN operand).
-    #[inline(always)]
-    fn bf16_select<O: Select>(a: &[u16], b: &[u16], o: &mut [u16]) -> (bool, bool) {
-        let (mut seen, mut signals) = (false, false);
-        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
-            seen |= snan_code(p) | snan_code(q);
-            let (x, y) = (widen_bf16(p), widen_bf16(q));
-            signals |= O::signals(x, y);
-            *d = if O::pick_x(x, y) { p } else { q };
-        }
-        (seen, signals)
-    }
-
-    /// bfloat16 comparison on codes in one pass, one byte (0/1) per element;
-    /// (whether a signalling NaN was read, whether an operand was NaN).
-    #[inline(always)]
-    fn bf16_compare<O: Compare>(a: &[u16], b: &[u16], o: &mut [u8]) -> (bool, bool) {
-        let (mut seen, mut unordered) = (false, false);
-        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
-            seen |= snan_code(p) | snan_code(q);
-            let (x, y) = (widen_bf16(p), widen_bf16(q));
-            unordered |= x.is_nan() | y.is_nan();
-            *d = O::f(x, y) as u8;
-        }
-        (seen, unordered)
-    }
-
-    /// Whether a bfloat16 code is a signalling NaN (on the code: 16 lanes
-    /// per AVX2 operation).
-    #[inline(always)]
-    fn snan_code(c: u16) -> bool {
-        (c & 0x7fc0 == 0x7f80) & (c & 0x003f != 0)
-    }
-
-    macro_rules! dispatched {
-        ($(#[$doc:meta])* $name:ident, $inner:ident, $avx512:ident, $avx2:ident, $tr:ident, $out:ty, $ret:ty) => {
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-            unsafe fn $avx512<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
-                $inner::<O>(a, b, o)
-            }
-
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2")]
-            unsafe fn $avx2<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
-                $inner::<O>(a, b, o)
-            }
-
-            $(#[$doc])*
-            #[inline]
-            pub(super) fn $name<O: $tr>(a: &[u16], b: &[u16], o: &mut [$out]) -> $ret {
-                #[cfg(target_arch = "x86_64")]
-                {
-                    use mldtypes::cast::Path;
-                    match mldtypes::cast::path() {
-                        // SAFETY: as in `unary_block`.
-                        Path::Avx512 => return unsafe { $avx512::<O>(a, b, o) },
-                        Path::Avx2 => return unsafe { $avx2::<O>(a, b, o) },
-                        _ => {}
-                    }
-                }
-                $inner::<O>(a, b, o)
-            }
-        };
-    }
-
-    dispatched!(
-        /// [`bf16_binary`] on the best instruction set.
-        bf16_binary_block, bf16_binary, bf16_binary_avx512, bf16_binary_avx2, Binary, u16, bool
-    );
-    dispatched!(
-        /// [`bf16_select`] on the best instruction set.
-        bf16_select_block, bf16_select, bf16_select_avx512, bf16_select_avx2, Select, u16,
-        (bool, bool)
-    );
-    dispatched!(
-        /// [`bf16_compare`] on the best instruction set.
-        bf16_compare_block, bf16_compare, bf16_compare_avx512, bf16_compare_avx2, Compare, u8,
-        (bool, bool)
-    );
-
-    /// One-byte selection (`maximum`, ...) on codes in one pass, by the
-    /// codes' order keys (integer operations: no float32 decode, no flags);
-    /// the chosen operand's code, masked to the format's bits.
-    #[inline(always)]
-    fn byte_select<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
-        // Only NaN has the largest key (the format's code mask).
-        let nan = key.code_mask();
-        for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
-            let (kx, ky) = (key.key(p as u32), key.key(q as u32));
-            let pick = O::pick_key(kx, ky, kx == nan, ky == nan);
-            *d = (if pick { p } else { q }) & key.code_mask() as u8;
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-    unsafe fn byte_select_avx512<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
-        byte_select::<O>(key, a, b, o)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn byte_select_avx2<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
-        byte_select::<O>(key, a, b, o)
-    }
-
-    /// [`byte_select`] on the best instruction set.
-    #[inline]
-    pub(super) fn byte_select_block<O: Select>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use mldtypes::cast::Path;
-            match mldtypes::cast::path() {
-                // SAFETY: as in `unary_block`.
-                Path::Avx512 => return unsafe { byte_select_avx512::<O>(key, a, b, o) },
-                Path::Avx2 => return unsafe { byte_select_avx2::<O>(key, a, b, o) },
-                _ => {}
-            }
-        }
-        byte_select::<O>(key, a, b, o)
-    }
-
-    /// [`binary`] on the best instruction set.
-    #[inline]
-    pub(super) fn binary_block<T: Float, O: Binary>(x: &mut [f32], y: &[f32]) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use mldtypes::cast::Path;
-            match mldtypes::cast::path() {
-                // SAFETY: as in `unary_block`.
-                Path::Avx512 => return unsafe { binary_avx512::<T, O>(x, y) },
-                Path::Avx2 => return unsafe { binary_avx2::<T, O>(x, y) },
-                _ => {}
-            }
-        }
-        binary::<T, O>(x, y)
-    }
-
-    /// Explicit AVX2 kernels of the bfloat16 `add`, `subtract`, `multiply`,
-    /// `divide`, selections and comparisons, on raw pointers (so the output may
-    /// be an input, element for element: each group of 16 is loaded before it
-    /// is stored).
-    ///
-    /// Widening is an interleave with zeros (the codes become the high
-    /// halves of 32-bit lanes; the lanes' order is undone by the packing
-    /// that stores the result), the float32 operation runs on 8 lanes and
-    /// the rounding to nearest even is integer arithmetic raising no flags of
-    /// its own, as the scalar [`super::round_bf16`]. A group of 16 without a
-    /// NaN operand (one test) skips the NaN rule, the NaN rounding and the
-    /// signalling-NaN check: a NaN the operation makes from other values is
-    /// x86's default NaN, which the integer rounding already takes to the
-    /// `0xffc0` the scalar rounding gives. The NaN masks are quiet compares:
-    /// they raise the invalid flag only for a signalling NaN operand, for
-    /// which the loop raises it anyway.
-    ///
-    /// `S` is the element step in codes: 1 (packed) or 2 (every second code
-    /// of a packed array, read as 32-bit words whose low half is the
-    /// element). The remainder (under 16 elements, or 17 when `S == 2`: the
-    /// 32-bit load of the last element would read past it) takes the scalar
-    /// code.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) mod bf16_avx2 {
-        use std::arch::x86_64::*;
-
-        use super::super::{
-            nan_rule, round_bf16, widen_bf16, Arith, Binary, Compare, NanRule, Pred, Select,
-        };
-        use mldtypes::bfloat16;
-
-        /// Whether the kernels of this module may run (the detected kernel
-        /// path has AVX2).
-        #[inline]
-        pub(in super::super) fn available() -> bool {
-            use mldtypes::cast::Path;
-            matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512)
-        }
-
-        /// Codes `16 k .. 16 k + 16` read from `p` (step `S` codes) as
-        /// float32, in the lane order of [`_mm256_unpacklo_epi16`] /
-        /// [`_mm256_unpackhi_epi16`]: elements 0..4 and 8..12, then 4..8
-        /// and 12..16.
-        #[inline(always)]
-        unsafe fn load<const S: usize>(p: *const u8, k: usize) -> (__m256, __m256) {
-            let (lo, hi) = if S == 1 {
-                let v = _mm256_loadu_si256(p.add(32 * k).cast());
-                let z = _mm256_setzero_si256();
-                (_mm256_unpacklo_epi16(z, v), _mm256_unpackhi_epi16(z, v))
-            } else {
-                let w0 = _mm256_slli_epi32::<16>(_mm256_loadu_si256(p.add(64 * k).cast()));
-                let w1 = _mm256_slli_epi32::<16>(_mm256_loadu_si256(p.add(64 * k + 32).cast()));
-                (
-                    _mm256_permute2x128_si256::<0x20>(w0, w1),
-                    _mm256_permute2x128_si256::<0x31>(w0, w1),
-                )
-            };
-            (_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi))
-        }
-
-        /// All-ones lanes where `x` is NaN.
-        #[inline(always)]
-        unsafe fn nan(x: __m256) -> __m256 {
-            _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)
-        }
-
-        /// Accumulates the lanes of `x` that are signalling NaNs (quiet bit
-        /// clear where `xn` is set) into bit 22 of `acc`.
-        #[inline(always)]
-        unsafe fn signalling(acc: &mut __m256, x: __m256, xn: __m256) {
-            *acc = _mm256_or_ps(*acc, _mm256_andnot_ps(x, xn));
-        }
-
-        /// Whether bit 22 (the float32 quiet bit) of some lane of `acc` is
-        /// set: a signalling NaN was accumulated.
-        #[inline(always)]
-        unsafe fn any_signalling(acc: __m256) -> bool {
-            let quiet = _mm256_set1_epi32(0x0040_0000);
-            _mm256_testz_si256(_mm256_castps_si256(acc), quiet) == 0
-        }
-
-        /// Float32 lanes rounded to bfloat16 codes (low 16 bits) to nearest
-        /// even; NaN lanes other than x86's default NaN need [`round_nan`].
-        #[inline(always)]
-        unsafe fn round(r: __m256) -> __m256i {
-            let u = _mm256_castps_si256(r);
-            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), _mm256_set1_epi32(1));
-            let bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd);
-            _mm256_srli_epi32::<16>(_mm256_add_epi32(u, bias))
-        }
-
-        /// [`round`] with every NaN lane `0x7fc0` with its sign, as
-        /// [`round_bf16`].
-        #[inline(always)]
-        unsafe fn round_nan(r: __m256) -> __m256i {
-            let sign = _mm256_and_si256(
-                _mm256_srli_epi32::<16>(_mm256_castps_si256(r)),
-                _mm256_set1_epi32(0x8000),
-            );
-            let quiet = _mm256_or_si256(sign, _mm256_set1_epi32(0x7fc0));
-            _mm256_blendv_epi8(round(r), quiet, _mm256_castps_si256(nan(r)))
-        }
-
-        /// `f(x, y)` on 8 lanes.
-        #[inline(always)]
-        unsafe fn op<O: Binary>(x: __m256, y: __m256) -> __m256 {
-            match O::ARITH {
-                Arith::Add => _mm256_add_ps(x, y),
-                Arith::Sub => _mm256_sub_ps(x, y),
-                Arith::Mul => _mm256_mul_ps(x, y),
-                _ => _mm256_div_ps(x, y),
-            }
-        }
-
-        /// `f(x, y)` with [`Binary::NAN_BF16`]'s NaN rule, rounded.
-        #[inline(always)]
-        unsafe fn op_nan<O: Binary>(x: __m256, y: __m256, xn: __m256, yn: __m256) -> __m256i {
-            let r = op::<O>(x, y);
-            let r = match O::NAN_BF16 {
-                NanRule::SecondFirst => _mm256_blendv_ps(_mm256_blendv_ps(r, x, xn), y, yn),
-                NanRule::FirstSecond => _mm256_blendv_ps(_mm256_blendv_ps(r, y, yn), x, xn),
-                _ => r,
-            };
-            round_nan(r)
-        }
-
-        /// Two vectors of 8 codes (low 16 bits of each lane, at most 0xffff,
-        /// in [`load`]'s lane order) stored as 16 codes at `o` (32-byte
-        /// aligned when `NT`: a non-temporal store).
-        #[inline(always)]
-        unsafe fn store16<const NT: bool>(o: *mut u8, lo: __m256i, hi: __m256i) {
-            let v = _mm256_packus_epi32(lo, hi);
-            if NT {
-                _mm256_stream_si256(o.cast(), v);
-            } else {
-                _mm256_storeu_si256(o.cast(), v);
-            }
-        }
-
-        /// Output bytes from which the kernels store with non-temporal
-        /// stores: the operands (at least three times this) then exceed the
-        /// last-level cache of current processors, so the output lines need
-        /// not be read in before being written.
-        const STREAM_BYTES: usize = 16 << 20;
-
-        /// Runs `plain` (a kernel's `run::<false>`) on the elements before
-        /// the first `align`-byte boundary of the output and `stream`
-        /// (`run::<true>`, non-temporal stores) on the rest, when the output
-        /// of `n` elements of `size` bytes at `o` is large enough
-        /// ([`STREAM_BYTES`]) and `size`-aligned; else `plain` on all. Each
-        /// is called as `run(a, b, o, count)` with the operands (codes of
-        /// step `S`) and output moved to its first element; the results are
-        /// or-ed.
-        #[inline(always)]
-        unsafe fn streamed<R: std::ops::BitOr<Output = R>, const S: usize>(
-            (a, b, o): (*const u8, *const u8, *mut u8),
-            n: usize,
-            size: usize,
-            align: usize,
-            mut plain: impl FnMut(*const u8, *const u8, *mut u8, usize) -> R,
-            mut stream: impl FnMut(*const u8, *const u8, *mut u8, usize) -> R,
-        ) -> R {
-            if n * size < STREAM_BYTES || !(o as usize).is_multiple_of(size) {
-                return plain(a, b, o, n);
-            }
-            let head = ((align - o as usize % align) % align / size).min(n);
-            let (ah, bh, oh) = (a.add(2 * S * head), b.add(2 * S * head), o.add(size * head));
-            let r = plain(a, b, o, head) | stream(ah, bh, oh, n - head);
-            _mm_sfence();
-            r
-        }
-
-        /// A pair of flags or-ed lane by lane.
-        #[derive(Clone, Copy)]
-        pub(in super::super) struct Flags(pub(in super::super) bool, pub(in super::super) bool);
-
-        impl std::ops::BitOr for Flags {
-            type Output = Flags;
-            fn bitor(self, o: Flags) -> Flags {
-                Flags(self.0 | o.0, self.1 | o.1)
-            }
-        }
-
-        /// Elements handled by the vector loop: whole groups of 16, leaving
-        /// at least one element when `S == 2` (the 32-bit load of the last
-        /// one would read past it).
-        #[inline(always)]
-        fn vector_len<const S: usize>(n: usize) -> usize {
-            if S == 1 {
-                n / 16 * 16
-            } else {
-                n.saturating_sub(1) / 16 * 16
-            }
-        }
-
-        /// Code `k` of an operand of step `S` codes.
-        #[inline(always)]
-        unsafe fn code<const S: usize>(p: *const u8, k: usize) -> u16 {
-            std::ptr::read_unaligned(p.add(2 * S * k).cast::<u16>())
-        }
-
-        /// The four operands of a group of 16, their NaN masks and whether
-        /// any is NaN.
-        #[inline(always)]
-        unsafe fn group<const S: usize>(a: *const u8, b: *const u8, k: usize) -> Group {
-            let (xl, xh) = load::<S>(a, k);
-            let (yl, yh) = load::<S>(b, k);
-            let (xnl, xnh, ynl, ynh) = (nan(xl), nan(xh), nan(yl), nan(yh));
-            let any = _mm256_or_ps(_mm256_or_ps(xnl, xnh), _mm256_or_ps(ynl, ynh));
-            Group {
-                x: [xl, xh],
-                y: [yl, yh],
-                xn: [xnl, xnh],
-                yn: [ynl, ynh],
-                any_nan: _mm256_testz_ps(any, any) == 0,
-            }
-        }
-
-        /// See [`group`].
-        struct Group {
-            x: [__m256; 2],
-            y: [__m256; 2],
-            xn: [__m256; 2],
-            yn: [__m256; 2],
-            any_nan: bool,
-        }
-
-        impl Group {
-            /// Accumulates the signalling NaN operands into `acc`.
-            #[inline(always)]
-            unsafe fn signalling(&self, acc: &mut __m256) {
-                for h in 0..2 {
-                    signalling(acc, self.x[h], self.xn[h]);
-                    signalling(acc, self.y[h], self.yn[h]);
-                }
-            }
-        }
-
-        /// `o[k] = bfloat16(f(a[k], b[k]))` for `k < n` (`o` packed);
-        /// whether a signalling NaN was read.
-        ///
-        /// # Safety
-        ///
-        /// The CPU has AVX2; `a`, `b` hold `n` elements of step `S` codes,
-        /// `o` `n` packed codes; `o` is disjoint from the inputs or equal to
-        /// one element for element.
-        #[target_feature(enable = "avx2")]
-        pub(in super::super) unsafe fn binary<O: Binary, const S: usize>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> bool {
-            streamed::<_, S>(
-                (a, b, o),
-                n,
-                2,
-                32,
-                |a, b, o, m| binary_run::<O, S, false>(a, b, o, m),
-                |a, b, o, m| binary_run::<O, S, true>(a, b, o, m),
-            )
-        }
-
-        /// [`binary`] on `n` elements, non-temporal stores when `NT`.
-        #[inline(always)]
-        unsafe fn binary_run<O: Binary, const S: usize, const NT: bool>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> bool {
-            let mut snan = _mm256_setzero_ps();
-            let nv = vector_len::<S>(n);
-            for k in 0..nv / 16 {
-                let g = group::<S>(a, b, k);
-                let (lo, hi) = if g.any_nan {
-                    g.signalling(&mut snan);
-                    (
-                        op_nan::<O>(g.x[0], g.y[0], g.xn[0], g.yn[0]),
-                        op_nan::<O>(g.x[1], g.y[1], g.xn[1], g.yn[1]),
-                    )
-                } else {
-                    (
-                        round(op::<O>(g.x[0], g.y[0])),
-                        round(op::<O>(g.x[1], g.y[1])),
-                    )
-                };
-                store16::<NT>(o.add(32 * k), lo, hi);
-            }
-            let mut seen = any_signalling(snan);
-            for k in nv..n {
-                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
-                seen |= super::snan_code(p) | super::snan_code(q);
-                let (x, y) = (widen_bf16(p), widen_bf16(q));
-                let r = nan_rule::<bfloat16, O>(x, y, O::f(x, y));
-                std::ptr::write_unaligned(o.add(2 * k).cast::<u16>(), round_bf16(r.to_bits()));
-            }
-            seen
-        }
-
-        /// `o[k] = pick(a[k], b[k]) ? a[k] : b[k]` for `k < n` (`o` packed);
-        /// (whether a signalling NaN was read, whether the comparison
-        /// ml_dtypes evaluates had a NaN operand). Safety as [`binary`].
-        #[target_feature(enable = "avx2")]
-        pub(in super::super) unsafe fn select<O: Select, const S: usize>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> Flags {
-            streamed::<_, S>(
-                (a, b, o),
-                n,
-                2,
-                32,
-                |a, b, o, m| select_run::<O, S, false>(a, b, o, m),
-                |a, b, o, m| select_run::<O, S, true>(a, b, o, m),
-            )
-        }
-
-        /// [`select`] on `n` elements, non-temporal stores when `NT`.
-        #[inline(always)]
-        unsafe fn select_run<O: Select, const S: usize, const NT: bool>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> Flags {
-            let (mut snan, mut signals) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-            let nv = vector_len::<S>(n);
-            let mut codes = [_mm256_setzero_si256(); 2];
-            for k in 0..nv / 16 {
-                let g = group::<S>(a, b, k);
-                if g.any_nan {
-                    g.signalling(&mut snan);
-                }
-                for (h, code) in codes.iter_mut().enumerate() {
-                    let (x, y) = (g.x[h], g.y[h]);
-                    let ord = if O::GREATER {
-                        _mm256_cmp_ps::<_CMP_GT_OQ>(x, y)
-                    } else {
-                        _mm256_cmp_ps::<_CMP_LT_OQ>(x, y)
-                    };
-                    let (first, second) = if O::NAN_FROM_X {
-                        (g.xn[h], g.yn[h])
-                    } else {
-                        (g.yn[h], g.xn[h])
-                    };
-                    if g.any_nan {
-                        signals = _mm256_or_ps(signals, _mm256_andnot_ps(first, second));
-                    }
-                    let r = _mm256_blendv_ps(y, x, _mm256_or_ps(first, ord));
-                    *code = _mm256_srli_epi32::<16>(_mm256_castps_si256(r));
-                }
-                store16::<NT>(o.add(32 * k), codes[0], codes[1]);
-            }
-            let mut seen = any_signalling(snan);
-            let mut signalled = _mm256_testz_ps(signals, signals) == 0;
-            for k in nv..n {
-                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
-                seen |= super::snan_code(p) | super::snan_code(q);
-                let (x, y) = (widen_bf16(p), widen_bf16(q));
-                signalled |= O::signals(x, y);
-                let r = if O::pick_x(x, y) { p } else { q };
-                std::ptr::write_unaligned(o.add(2 * k).cast::<u16>(), r);
-            }
-            Flags(seen, signalled)
-        }
-
-        /// `o[k] = f(a[k], b[k])` as one byte (0/1) for `k < n` (`o`
-        /// packed); (whether a signalling NaN was read, whether an operand
-        /// was NaN). The vector compares may set flags: the caller restores
-        /// them. Safety as [`binary`].
-        #[target_feature(enable = "avx2")]
-        pub(in super::super) unsafe fn compare<O: Compare, const S: usize>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> Flags {
-            streamed::<_, S>(
-                (a, b, o),
-                n,
-                1,
-                16,
-                |a, b, o, m| compare_run::<O, S, false>(a, b, o, m),
-                |a, b, o, m| compare_run::<O, S, true>(a, b, o, m),
-            )
-        }
-
-        /// [`compare`] on `n` elements, non-temporal stores when `NT`.
-        #[inline(always)]
-        unsafe fn compare_run<O: Compare, const S: usize, const NT: bool>(
-            a: *const u8,
-            b: *const u8,
-            o: *mut u8,
-            n: usize,
-        ) -> Flags {
-            let mut snan = _mm256_setzero_ps();
-            let mut unordered = false;
-            let nv = vector_len::<S>(n);
-            for k in 0..nv / 16 {
-                let g = group::<S>(a, b, k);
-                if g.any_nan {
-                    g.signalling(&mut snan);
-                    unordered = true;
-                }
-                let test = |h: usize| {
-                    let (x, y) = (g.x[h], g.y[h]);
-                    _mm256_castps_si256(match O::PRED {
-                        Pred::Eq => _mm256_cmp_ps::<_CMP_EQ_OQ>(x, y),
-                        Pred::Ne => _mm256_cmp_ps::<_CMP_NEQ_UQ>(x, y),
-                        Pred::Lt => _mm256_cmp_ps::<_CMP_LT_OQ>(x, y),
-                        Pred::Gt => _mm256_cmp_ps::<_CMP_GT_OQ>(x, y),
-                        Pred::Le => _mm256_cmp_ps::<_CMP_LE_OQ>(x, y),
-                        Pred::Ge => _mm256_cmp_ps::<_CMP_GE_OQ>(x, y),
-                    })
-                };
-                // 16 words in element order (the packing undoes `load`'s
-                // lane order), then 16 bytes.
-                let words = _mm256_packs_epi32(test(0), test(1));
-                let bytes = _mm_packs_epi16(
-                    _mm256_castsi256_si128(words),
-                    _mm256_extracti128_si256::<1>(words),
-                );
-                let bytes = _mm_and_si128(bytes, _mm_set1_epi8(1));
-                if NT {
-                    _mm_stream_si128(o.add(16 * k).cast(), bytes);
-                } else {
-                    _mm_storeu_si128(o.add(16 * k).cast(), bytes);
-                }
-            }
-            let mut seen = any_signalling(snan);
-            for k in nv..n {
-                let (p, q) = (code::<S>(a, k), code::<S>(b, k));
-                seen |= super::snan_code(p) | super::snan_code(q);
-                let (x, y) = (widen_bf16(p), widen_bf16(q));
-                unordered |= x.is_nan() | y.is_nan();
-                *o.add(k) = O::f(x, y) as u8;
-            }
-            Flags(seen, unordered)
-        }
-    }
-}
-
-/// A bfloat16 code as float32: a shift, payload and sign kept, as
-/// [`decode`].
-#[inline(always)]
-fn widen_bf16(c: u16) -> f32 {
-    f32::from_bits((c as u32) << 16)
-}
-
-/// float32 bits rounded to bfloat16 as the library's float32 → bfloat16
-/// kernels round (to nearest even on the integer bits, overflow to
-/// infinity, NaN `0x7fc0` with the sign kept), in integer operations that
-/// raise no floating-point flags.
-#[inline(always)]
-fn round_bf16(u: u32) -> u16 {
-    let r = (u.wrapping_add(0x7fff + ((u >> 16) & 1)) >> 16) as u16;
-    let nan = 0x7fc0 | ((u >> 16) as u16 & 0x8000);
-    if u & 0x7fff_ffff > 0x7f80_0000 {
-        nan
-    } else {
-        r
-    }
-}
-
-/// Elements per chunk of the one-pass bfloat16 loops (operands gathered
-/// into, and the result written from, stack buffers of this size).
-const BF16_CHUNK: usize = 2048;
-
-/// Elements `start..start + buf.len()` of a bfloat16 operand as a slice:
-/// borrowed when contiguous and aligned, else gathered into `buf`.
-#[inline(always)]
-unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[u16] {
-    let len = buf.len();
-    if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
-        return std::slice::from_raw_parts(x.at(start) as *const u16, len);
-    }
-    for (k, v) in buf.iter_mut().enumerate() {
-        *v = x.read::<u16>(start + k);
-    }
-    buf
-}
-
-/// Runs a one-pass bfloat16 block function over `n` elements of `a`, `b`
-/// into `o` (elements of `V`), chunk by chunk: operands borrowed when
-/// contiguous, gathered otherwise; the result of each chunk is built on
-/// the stack and written out once (so `o` may be `a` or `b` element for
-/// element; `block` is [`block_len`]'s answer).
-#[inline(always)]
-unsafe fn bf16_chunks<V: bytemuck::Pod + Default, R>(
-    (a, b, o): (Operand, Operand, Operand),
-    n: usize,
-    block: usize,
-    mut f: impl FnMut(&[u16], &[u16], &mut [V]) -> R,
-    mut fold: impl FnMut(R),
-) {
-    let (mut ga, mut gb) = ([0u16; BF16_CHUNK], [0u16; BF16_CHUNK]);
-    let mut out = [V::default(); BF16_CHUNK];
-    blocks(n, block.min(BF16_CHUNK), |start, len| {
-        let pa = bf16_codes(a, start, &mut ga[..len]);
-        let pb = bf16_codes(b, start, &mut gb[..len]);
-        let po = &mut out[..len];
-        fold(f(pa, pb, po));
-        o.put_bytes(start, bytemuck::cast_slice(po), size_of::<V>());
-    });
-}
-
-/// A bfloat16 kernel of [`simd::bf16_avx2`]: inputs, packed output,
-/// element count.
-#[cfg(target_arch = "x86_64")]
-type Bf16Kernel<R> = unsafe fn(*const u8, *const u8, *mut u8, usize) -> R;
-
-/// Runs an AVX2 bfloat16 kernel over `n` elements of `a`, `b` into `o`
-/// (elements of `out_size` bytes): in one call straight on the arrays when
-/// the output is packed and both inputs are packed (`packed`) or every
-/// second code of packed arrays (`every_second`); otherwise chunk by
-/// chunk, the strided operands gathered into and the strided output
-/// scattered from stack buffers.
-///
-/// # Safety
-///
-/// The CPU has AVX2 ([`simd::bf16_avx2::available`]); the operands are
-/// those of a loop call of `n` elements whose [`block_len`] is not 1 (so
-/// `o` is disjoint from each input or equal to it element for element).
-#[cfg(target_arch = "x86_64")]
-unsafe fn bf16_avx2_run<R>(
-    (a, b, o): (Operand, Operand, Operand),
-    n: usize,
-    out_size: usize,
-    packed: Bf16Kernel<R>,
-    every_second: Bf16Kernel<R>,
-    mut fold: impl FnMut(R),
-) {
-    if o.contiguous(out_size) {
-        if a.contiguous(2) && b.contiguous(2) {
-            fold(packed(a.at(0), b.at(0), o.at(0), n));
-            return;
-        }
-        if a.contiguous(4) && b.contiguous(4) {
-            fold(every_second(a.at(0), b.at(0), o.at(0), n));
-            return;
-        }
-    }
-    let (mut ga, mut gb) = ([0u16; BF16_CHUNK], [0u16; BF16_CHUNK]);
-    let mut out = [0u8; 2 * BF16_CHUNK];
-    let gather = |x: Operand, start: usize, buf: &mut [u16]| -> *const u8 {
-        if x.contiguous(2) {
-            return x.at(start);
-        }
-        for (k, v) in buf.iter_mut().enumerate() {
-            *v = x.read::<u16>(start + k);
-        }
-        buf.as_ptr().cast()
-    };
-    blocks(n, BF16_CHUNK, |start, len| {
-        let pa = gather(a, start, &mut ga[..len]);
-        let pb = gather(b, start, &mut gb[..len]);
-        if o.contiguous(out_size) {
-            fold(packed(pa, pb, o.at(start), len));
-        } else {
-            fold(packed(pa, pb, out.as_mut_ptr(), len));
-            o.put_bytes(start, &out[..len * out_size], out_size);
-        }
-    });
-}
-
-/// Runs a one-byte block function over `n` elements of `a`, `b` into `o`
-/// as [`bf16_chunks`] does.
-#[inline(always)]
-unsafe fn byte_chunks(
-    (a, b, o): (Operand, Operand, Operand),
-    n: usize,
-    block: usize,
-    mut f: impl FnMut(&[u8], &[u8], &mut [u8]),
-) {
-    let (mut ga, mut gb) = ([0u8; BF16_CHUNK], [0u8; BF16_CHUNK]);
-    let mut out = [0u8; BF16_CHUNK];
-    blocks(n, block.min(BF16_CHUNK), |start, len| {
-        let pa = a.bytes(start, len, 1, &mut ga);
-        let pb = b.bytes(start, len, 1, &mut gb);
-        let po = &mut out[..len];
-        f(pa, pb, po);
-        o.put_bytes(start, po, 1);
-    });
-}
-
-/// Replaces every NaN by `+NaN` (see [`Unary::NONNEGATIVE`]).
-#[inline(always)]
-fn positive_nans(xs: &mut [f32]) {
-    for v in xs {
-        if v.is_nan() {
-            *v = f32::NAN;
-        }
-    }
-}
-
-/// Loop of a [`Binary`] value function.
-unsafe extern "C" fn binary<T: Float, O: Binary>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(
-            args,
-            steps,
-            n,
-            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-            2,
-        );
-        if is_reduction(a, o, block) {
-            signal_snan::<T>(reduce::<T, O>(a, b, n, &mut buf, &mut y));
-            return;
-        }
-        if eigen_float::<T>() && O::CHEAP && !O::NONNEGATIVE {
-            #[cfg(target_arch = "x86_64")]
-            if block != 1 && O::ARITH != Arith::None && simd::bf16_avx2::available() {
-                bf16_avx2_run(
-                    (a, b, o),
-                    n,
-                    2,
-                    simd::bf16_avx2::binary::<O, 1>,
-                    simd::bf16_avx2::binary::<O, 2>,
-                    |s| snan |= s,
-                );
-                signal_snan::<T>(snan);
-                return;
-            }
-            bf16_chunks((a, b, o), n, block, simd::bf16_binary_block::<O>, |s| {
-                snan |= s
-            });
-            signal_snan::<T>(snan);
-            return;
-        }
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<T>(a, start, &mut buf, x);
-            decode::<T>(b, start, &mut buf, y);
-            let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
-            snan |= simd::binary_block::<T, O>(x, y);
-            if let Some(flags) = quiet {
-                flags.restore();
-            }
-            encode::<T>(x, o, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-/// Whether a loop call is NumPy's reduction (`np.add.reduce`): the
-/// accumulator is the first input and the output, both with step 0.
-#[inline]
-fn is_reduction(a: Operand, o: Operand, block: usize) -> bool {
-    block == 1 && a.at(0) == o.at(0) && a.at(1) == a.at(0) && o.at(1) == o.at(0)
-}
-
-/// The exact float32 value of a code of `T`, as a function cheap enough
-/// for a per-element loop: bfloat16 widens by a shift (payload and sign
-/// kept, as [`decode`]); for a loop of `n` elements worth it, a one-byte
-/// format looks its 256 codes up in a table the slice kernels decode once;
-/// anything else takes the library's scalar decode.
-#[inline(always)]
-fn widener<T: Float>(n: usize) -> impl Fn(u32) -> f32 {
-    let mut table = [0f32; 256];
-    let one_byte = size_of::<T>() == 1 && n >= 1024;
-    if one_byte {
-        let codes: [u8; 256] = std::array::from_fn(|k| k as u8 & T::FORMAT.code_mask() as u8);
-        convert(
-            &codes,
-            T::DTYPE,
-            bytemuck::cast_slice_mut(&mut table),
-            DType::Float32,
-        );
-    }
-    move |code: u32| {
-        if eigen_float::<T>() {
-            f32::from_bits(code << 16)
-        } else if one_byte {
-            table[(code & 0xff) as usize]
-        } else {
-            T::from_code(code).to_f32()
-        }
-    }
-}
-
-/// A reduction `acc = f(acc, b[k])` over `n` elements, rounding into `T`
-/// after every step as ml_dtypes' element-by-element loop does; the
-/// accumulator stays in a register, `b` is decoded in blocks. Returns
-/// whether a signalling NaN was read (bfloat16).
-unsafe fn reduce<T: Float, O: Binary>(
-    acc: Operand,
-    b: Operand,
-    n: usize,
-    buf: &mut [u8],
-    y: &mut [f32; BLOCK],
-) -> bool {
-    let mut code = load::<T>(acc, 0);
-    let mut x = T::from_code(code).to_f32();
-    let mut seen = false;
-    let quiet = (O::QUIET_UNSIGNED && !T::FORMAT.signed).then(FpFlags::save);
-    let widen = widener::<T>(n);
-    blocks(n, BLOCK, |start, len| {
-        let y = &mut y[..len];
-        decode::<T>(b, start, buf, y);
-        for &v in y.iter() {
-            seen |= eigen_float::<T>() && (is_snan(x) | is_snan(v));
-            let mut r = nan_rule::<T, O>(x, v, O::f(x, v));
-            if O::NONNEGATIVE && eigen_float::<T>() && r.is_nan() {
-                r = f32::NAN;
-            }
-            // The library's scalar rounding (bit-identical to the slice
-            // kernels; one element through the kernels costs more), then
-            // the exact widening: integer code operations, so they raise
-            // no floating-point flags of their own.
-            code = T::from_f32(r).code();
-            x = widen(code);
-        }
-    });
-    if let Some(flags) = quiet {
-        flags.restore();
-    }
-    store::<T>(acc, 0, code);
-    seen
-}
-
-/// `divmod`: `(floor_divide, remainder)` from one [`divmod_f32`].
-unsafe extern "C" fn divmod<T: Float>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(
-            args,
-            steps,
-            n,
-            &[
-                size_of::<T>(),
-                size_of::<T>(),
-                size_of::<T>(),
-                size_of::<T>(),
-            ],
-            2,
-        );
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<T>(a, start, &mut buf, x);
-            decode::<T>(b, start, &mut buf, y);
-            snan |= any_snan::<T>(x) | any_snan::<T>(y);
-            for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-                (*u, *v) = divmod_f32(*u, *v);
-            }
-            encode::<T>(x, q, start, &mut buf);
-            encode::<T>(y, m, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-/// `modf`: `(fractional part, integral part)` from C `modff`.
-unsafe extern "C" fn modf<T: Float>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let (fr, ip) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(
-            args,
-            steps,
-            n,
-            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-            1,
-        );
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<T>(a, start, &mut buf, x);
-            snan |= any_snan::<T>(x);
-            for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-                *u = libm::modff(*u, v);
-            }
-            encode::<T>(x, fr, start, &mut buf);
-            encode::<T>(y, ip, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-/// `frexp`: `(mantissa, exponent)` from C `frexpf`; the exponent is a C
-/// `int`.
-unsafe extern "C" fn frexp<T: Float>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut snan = false;
-        let mut last: c_int = 0;
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 4], 1);
-        blocks(n, block, |start, len| {
-            let x = &mut x[..len];
-            decode::<T>(a, start, &mut buf, x);
-            snan |= any_snan::<T>(x);
-            for (k, u) in x.iter_mut().enumerate() {
-                if !T::FORMAT.signed && u.is_nan() {
-                    // ml_dtypes never writes the exponent of float8_e8m0fnu's
-                    // NaN (its compiler folds `frexp` of that constant NaN and
-                    // leaves the output variable alone): the element gets the
-                    // previous element's exponent, 0 at the start of a loop.
-                    exp.write::<c_int>(start + k, last);
-                    continue;
-                }
-                let mut e: c_int = 0;
-                *u = libm::frexpf(*u, &mut e);
-                last = e;
-                exp.write::<c_int>(start + k, e);
-            }
-            encode::<T>(x, mant, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-/// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf`.
-unsafe extern "C" fn ldexp<T: Float>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let e = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[size_of::<T>(), 4, size_of::<T>()], 2);
-        blocks(n, block, |start, len| {
-            let x = &mut x[..len];
-            decode::<T>(a, start, &mut buf, x);
-            snan |= any_snan::<T>(x);
-            for (k, u) in x.iter_mut().enumerate() {
-                *u = libm::ldexpf(*u, e.read::<c_int>(start + k));
-            }
-            encode::<T>(x, o, start, &mut buf);
-        });
-        signal_snan::<T>(snan);
-    })
-}
-
-// ---------------------------------------------------------------------------
-// Comparisons and selections, by value.
-// ---------------------------------------------------------------------------
-
-/// A comparison of two values.
-trait Compare {
-    /// Whether ml_dtypes evaluates it with an ordered (signalling) C
-    /// operator when comparing as float32.
-    const ORDERED: bool;
-    /// The same predicate, for the explicit vector kernel.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    const PRED: Pred;
-    fn f(x: f32, y: f32) -> bool;
-}
-
-macro_rules! compares {
-    ($($name:ident = |$x:ident, $y:ident| $e:expr, $ordered:expr, $pred:ident;)*) => {$(
-        struct $name;
-        impl Compare for $name {
-            const ORDERED: bool = $ordered;
-            const PRED: Pred = Pred::$pred;
-            #[inline(always)]
-            fn f($x: f32, $y: f32) -> bool { $e }
-        }
-    )*};
-}
-
-compares! {
-    Equal = |x, y| x == y, false, Eq;
-    NotEqual = |x, y| x != y, false, Ne;
-    Less = |x, y| x < y, true, Lt;
-    Greater = |x, y| x > y, true, Gt;
-    LessEqual = |x, y| x <= y, true, Le;
-    GreaterEqual = |x, y| x >= y, true, Ge;
-}
-
-/// Loop of a [`Compare`]: boolean output. Comparing decoded float32 values
-/// equals ml_dtypes' sign-magnitude comparison of bit patterns (NaN
-/// unordered, `-0 == +0`).
-unsafe extern "C" fn compare<T: Float, O: Compare>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
-        let mut unordered = false;
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>(), 1], 2);
-        if eigen_float::<T>() {
-            // The compiler may vectorise with signalling compares; the flags
-            // ml_dtypes raises are set explicitly below.
-            let flags = FpFlags::save();
-            let fold = |(s, u): (bool, bool)| {
-                snan |= s;
-                unordered |= u;
-            };
-            #[cfg(target_arch = "x86_64")]
-            if block != 1 && simd::bf16_avx2::available() {
-                bf16_avx2_run(
-                    (a, b, o),
-                    n,
-                    1,
-                    simd::bf16_avx2::compare::<O, 1>,
-                    simd::bf16_avx2::compare::<O, 2>,
-                    |f| {
-                        snan |= f.0;
-                        unordered |= f.1;
-                    },
-                );
-            } else {
-                bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            bf16_chunks((a, b, o), n, block, simd::bf16_compare_block::<O>, fold);
-            flags.restore_if_changed();
-            if O::ORDERED && unordered {
-                raise_invalid();
-            }
-            signal_snan::<T>(snan);
-            return;
-        }
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            decode::<T>(a, start, &mut buf, x);
-            decode::<T>(b, start, &mut buf, y);
-            snan |= any_snan::<T>(x) | any_snan::<T>(y);
-            // The compiler may vectorise with signalling compares; the flags
-            // ml_dtypes raises are set explicitly below.
-            let flags = FpFlags::save();
-            for (k, (u, v)) in x.iter().zip(y.iter()).enumerate() {
-                unordered |= u.is_nan() | v.is_nan();
-                o.write::<u8>(start + k, O::f(*u, *v) as u8);
-            }
-            flags.restore();
-        });
-        if O::ORDERED && unordered && eigen_float::<T>() {
-            raise_invalid();
-        }
-        signal_snan::<T>(snan);
-    })
-}
-
-/// A choice between two operands.
-trait Select {
-    /// Whether the ordered part of [`Select::pick_x`] is `x > y` (else
-    /// `x < y`), for the explicit vector kernel.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    const GREATER: bool;
-    /// Whether a NaN `x` is picked (`maximum`, `minimum`: NaN propagates;
-    /// signals when only `y` is NaN), else a NaN `y` picks `x` (`fmax`,
-    /// `fmin`; signals when only `x` is NaN).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    const NAN_FROM_X: bool;
-    /// Whether the result is `x` (else `y`).
-    fn pick_x(x: f32, y: f32) -> bool;
-    /// Whether ml_dtypes evaluates an ordered float32 comparison with a NaN
-    /// operand for these arguments (when comparing as float32).
-    fn signals(x: f32, y: f32) -> bool;
-    /// [`Select::pick_x`] on the order keys of the codes
-    /// ([`mldtypes::sort::SortKey`]: value order, `-0 == +0`) and whether
-    /// each operand is NaN.
-    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool;
-}
-
-/// `maximum`: `isnan(a) || a > b ? a : b` (NaN propagates from either side;
-/// `maximum(+0, -0)` is `-0`, the second operand).
-struct Maximum;
-impl Select for Maximum {
-    const GREATER: bool = true;
-    const NAN_FROM_X: bool = true;
-    #[inline(always)]
-    fn pick_x(x: f32, y: f32) -> bool {
-        x.is_nan() | (x > y)
-    }
-    #[inline(always)]
-    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
-        nan_x | (!nan_y & (kx > ky))
-    }
-    #[inline(always)]
-    fn signals(x: f32, y: f32) -> bool {
-        !x.is_nan() & y.is_nan()
-    }
-}
-
-/// `minimum`: `isnan(a) || a < b ? a : b`.
-struct Minimum;
-impl Select for Minimum {
-    const GREATER: bool = false;
-    const NAN_FROM_X: bool = true;
-    #[inline(always)]
-    fn pick_x(x: f32, y: f32) -> bool {
-        x.is_nan() | (x < y)
-    }
-    #[inline(always)]
-    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
-        nan_x | (!nan_y & (kx < ky))
-    }
-    #[inline(always)]
-    fn signals(x: f32, y: f32) -> bool {
-        !x.is_nan() & y.is_nan()
-    }
-}
-
-/// `fmax`: `isnan(b) || a > b ? a : b` (NaN only if both are).
-struct Fmax;
-impl Select for Fmax {
-    const GREATER: bool = true;
-    const NAN_FROM_X: bool = false;
-    #[inline(always)]
-    fn pick_x(x: f32, y: f32) -> bool {
-        y.is_nan() | (x > y)
-    }
-    #[inline(always)]
-    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
-        nan_y | (!nan_x & (kx > ky))
-    }
-    #[inline(always)]
-    fn signals(x: f32, y: f32) -> bool {
-        x.is_nan() & !y.is_nan()
-    }
-}
-
-/// `fmin`: `isnan(b) || a < b ? a : b`.
-struct Fmin;
-impl Select for Fmin {
-    const GREATER: bool = false;
-    const NAN_FROM_X: bool = false;
-    #[inline(always)]
-    fn pick_x(x: f32, y: f32) -> bool {
-        y.is_nan() | (x < y)
-    }
-    #[inline(always)]
-    fn pick_key(kx: u32, ky: u32, nan_x: bool, nan_y: bool) -> bool {
-        nan_y | (!nan_x & (kx < ky))
-    }
-    #[inline(always)]
-    fn signals(x: f32, y: f32) -> bool {
-        x.is_nan() & !y.is_nan()
-    }
-}
-
-/// `out[k] = pick_x(x[k], y[k]) ? ca[k] : cb[k]` on codes of `N` bytes
-/// (little-endian, masked to the format's `code_mask`), branch-free: the
-/// picks of random data are unpredictable.
-#[inline(always)]
-fn choose_codes<O: Select, const N: usize>(
-    x: &[f32],
-    y: &[f32],
-    ca: &[u8],
-    cb: &[u8],
-    out: &mut [u8],
-    code_mask: u32,
-) {
-    let chunks = out
-        .chunks_exact_mut(N)
-        .zip(ca.chunks_exact(N).zip(cb.chunks_exact(N)));
-    for ((d, (p, q)), (u, v)) in chunks.zip(x.iter().zip(y.iter())) {
-        let code = |c: &[u8]| {
-            let mut w = [0u8; 4];
-            w[..N].copy_from_slice(c);
-            u32::from_le_bytes(w)
-        };
-        let mask = (O::pick_x(*u, *v) as u32).wrapping_neg() & code_mask;
-        let r = (code(p) & mask) | (code(q) & !mask & code_mask);
-        d.copy_from_slice(&r.to_le_bytes()[..N]);
-    }
-}
-
-/// Loop of a [`Select`]: the chosen operand's bits are copied unchanged.
-unsafe extern "C" fn select<T: Float, O: Select>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let mut buf = [0u8; BLOCK_BYTES];
-        let (mut buf_a, mut buf_b, mut buf_o) =
-            ([0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES], [0u8; BLOCK_BYTES]);
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
-        let mut signals = false;
-        let mut snan = false;
-        let n = count(dims);
-        let block = block_len(
-            args,
-            steps,
-            n,
-            &[size_of::<T>(), size_of::<T>(), size_of::<T>()],
-            2,
-        );
-        if is_reduction(a, o, block) {
-            // The accumulator is element 0 of `a` and `o`: keep it in a
-            // register, compare it with each decoded element of `b`.
-            let mut code = load::<T>(a, 0);
-            let mut acc = T::from_code(code).to_f32();
-            blocks(n, BLOCK, |start, len| {
-                let y = &mut y[..len];
-                decode::<T>(b, start, &mut buf, y);
-                snan |= any_snan::<T>(y) | (eigen_float::<T>() && is_snan(acc));
-                let flags = FpFlags::save();
-                for (k, v) in y.iter().enumerate() {
-                    signals |= O::signals(acc, *v);
-                    if !O::pick_x(acc, *v) {
-                        code = load::<T>(b, start + k);
-                        acc = *v;
-                    }
-                }
-                flags.restore();
-            });
-            store::<T>(o, 0, code);
-        } else if eigen_float::<T>() {
-            let flags = FpFlags::save();
-            let fold = |(s, g): (bool, bool)| {
-                snan |= s;
-                signals |= g;
-            };
-            #[cfg(target_arch = "x86_64")]
-            if block != 1 && simd::bf16_avx2::available() {
-                bf16_avx2_run(
-                    (a, b, o),
-                    n,
-                    2,
-                    simd::bf16_avx2::select::<O, 1>,
-                    simd::bf16_avx2::select::<O, 2>,
-                    |f| {
-                        snan |= f.0;
-                        signals |= f.1;
-                    },
-                );
-            } else {
-                bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            bf16_chunks((a, b, o), n, block, simd::bf16_select_block::<O>, fold);
-            flags.restore_if_changed();
-        } else if size_of::<T>() == 1 {
-            // float8 and smaller: ml_dtypes compares bit patterns, raising no
-            // flags, and so do the order keys.
-            let key = SortKey::new(&T::FORMAT);
-            byte_chunks((a, b, o), n, block, |pa, pb, po| {
-                simd::byte_select_block::<O>(key, pa, pb, po)
-            });
-        } else {
-            blocks(n, block, |start, len| {
-                let (x, y) = (&mut x[..len], &mut y[..len]);
-                decode::<T>(a, start, &mut buf, x);
-                decode::<T>(b, start, &mut buf, y);
-                snan |= any_snan::<T>(x) | any_snan::<T>(y);
-                let flags = FpFlags::save();
-                if eigen_float::<T>() {
-                    signals |= x
-                        .iter()
-                        .zip(y.iter())
-                        .fold(false, |acc, (u, v)| acc | O::signals(*u, *v));
-                }
-                // The operands' codes as byte slices (borrowed when
-                // contiguous), the choice written to a local block and copied
-                // out once: slice loops the compiler vectorises, and no
-                // overlap of `o` with `a` or `b` while reading.
-                let size = size_of::<T>();
-                let ca = a.bytes(start, len, size, &mut buf_a);
-                let cb = b.bytes(start, len, size, &mut buf_b);
-                let out = &mut buf_o[..len * size];
-                let code_mask = T::FORMAT.code_mask();
-                if size == 1 {
-                    choose_codes::<O, 1>(x, y, ca, cb, out, code_mask);
-                } else {
-                    choose_codes::<O, 2>(x, y, ca, cb, out, code_mask);
-                }
-                flags.restore_if_changed();
-                o.put_bytes(start, out, size);
-            });
-        }
-        if signals && eigen_float::<T>() {
-            raise_invalid();
-        }
-        signal_snan::<T>(snan);
-    })
-}
-
-// ---------------------------------------------------------------------------
-// Bit-pattern functions.
-// ---------------------------------------------------------------------------
-
-/// A function of one code.
-trait CodeUnary {
-    /// Whether ml_dtypes reads the value as float32 (an `isnan` test on a
-    /// bfloat16 signalling NaN raises the invalid flag, see
-    /// [`eigen_float`]).
-    const READS_VALUE: bool = false;
-    fn f(fmt: &Format, c: &Consts, x: u32) -> u32;
-}
-
-/// A function of two codes.
-trait CodeBinary {
-    /// See [`CodeUnary::READS_VALUE`].
-    const READS_VALUE: bool = false;
-    fn f(fmt: &Format, c: &Consts, x: u32, y: u32) -> u32;
-}
-
-/// A boolean function of one code.
-trait CodePredicate {
-    /// See [`CodeUnary::READS_VALUE`].
-    const READS_VALUE: bool = false;
-    fn f(fmt: &Format, x: u32) -> bool;
-}
-
-/// `positive` and `conjugate` (real): the operand unchanged.
-struct Identity;
-impl CodeUnary for Identity {
-    #[inline(always)]
-    fn f(_: &Format, _: &Consts, x: u32) -> u32 {
-        x
-    }
-}
-
-/// `negative`: the sign bit flipped; the fnuz zero and NaN (magnitude bits
-/// zero) are their own negation; every float8_e8m0fnu value negates to NaN
-/// (`float8.h`, `mxfloat.h` `operator-`).
-struct Negative;
-impl CodeUnary for Negative {
-    #[inline(always)]
-    fn f(fmt: &Format, _: &Consts, x: u32) -> u32 {
-        if !fmt.signed {
-            return fmt.nan_code().unwrap_or(x);
-        }
-        if fmt.nan_encoding == NanEncoding::NegativeZero && x & !fmt.sign_mask() == 0 {
-            return x;
-        }
-        x ^ fmt.sign_mask()
-    }
-}
-
-/// `absolute` / `fabs`: [`abs_code`].
-struct Absolute;
-impl CodeUnary for Absolute {
-    #[inline(always)]
-    fn f(fmt: &Format, _: &Consts, x: u32) -> u32 {
-        abs_code(fmt, x)
-    }
-}
-
-/// `sign`: NaN and zeros (magnitude bits zero) unchanged, else `T(±1)`.
-/// As in ml_dtypes, float8_e8m0fnu's code `0x00` (2^-127, not a zero)
-/// is returned unchanged, being "magnitude zero".
-struct Sign;
-impl CodeUnary for Sign {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, c: &Consts, x: u32) -> u32 {
-        if is_nan(fmt, x) || abs_code(fmt, x) == 0 {
-            x
-        } else if sign_code(fmt, x) != 0 {
-            c.minus_one
-        } else {
-            c.one
-        }
-    }
-}
-
-/// `heaviside(x, h0)`: NaN `x` unchanged, `h0` where `x`'s magnitude bits
-/// are zero, else `T(0)` for negative and `T(1)` for positive `x`.
-struct Heaviside;
-impl CodeBinary for Heaviside {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, c: &Consts, x: u32, h0: u32) -> u32 {
-        if is_nan(fmt, x) {
-            x
-        } else if abs_code(fmt, x) == 0 {
-            h0
-        } else if sign_code(fmt, x) != 0 {
-            c.zero
-        } else {
-            c.one
-        }
-    }
-}
-
-/// `copysign(a, b)`: `abs(a)`'s bits with `b`'s sign bit (ml_dtypes: no
-/// special case, so in the fnuz formats `copysign(0, -1)` is the NaN
-/// `0x80`); float8_e8m0fnu returns `a`.
-struct CopySign;
-impl CodeBinary for CopySign {
-    #[inline(always)]
-    fn f(fmt: &Format, _: &Consts, x: u32, y: u32) -> u32 {
-        if !fmt.signed {
-            x
-        } else {
-            abs_code(fmt, x) | sign_code(fmt, y)
-        }
-    }
-}
-
-/// ml_dtypes' `NextAfter` on codes: NaN if either is NaN; `to` if the bits
-/// are equal; from a magnitude-zero code, the smallest subnormal with
-/// `to`'s sign; otherwise the code stepped by one towards `to` (integer
-/// step on the bit pattern), and in formats that are not IEEE a step that
-/// lands on a NaN code gives `+0` instead.
-#[inline]
-fn next_after(fmt: &Format, from: u32, to: u32) -> u32 {
-    if is_nan(fmt, from) || is_nan(fmt, to) {
-        return quiet_nan(fmt);
-    }
-    if from == to {
-        return to;
-    }
-    let (from_sign, from_abs) = (sign_code(fmt, from), abs_code(fmt, from));
-    let (to_sign, to_abs) = (sign_code(fmt, to), abs_code(fmt, to));
-    if from_abs == 0 {
-        return if to_abs == 0 { to } else { 1 | to_sign };
-    }
-    let down = from_abs > to_abs || from_sign != to_sign;
-    let out = if down { from.wrapping_sub(1) } else { from + 1 } & fmt.code_mask();
-    // bfloat16 and the IEEE float8 formats are `is_iec559`; the others
-    // replace a NaN result (the fnuz `0x80` reached from -min) with zero.
-    if fmt.non_finite != NonFinite::Ieee && is_nan(fmt, out) {
-        return 0;
-    }
-    out
-}
-
-/// `nextafter(from, to)`: [`next_after`].
-struct NextAfter;
-impl CodeBinary for NextAfter {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, _: &Consts, x: u32, y: u32) -> u32 {
-        next_after(fmt, x, y)
-    }
-}
-
-/// `logical_not`: not [`truthy`].
-struct LogicalNot;
-impl CodePredicate for LogicalNot {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, x: u32) -> bool {
-        !truthy(fmt, x)
-    }
-}
-
-/// `isfinite`: neither NaN nor infinite.
-struct IsFinite;
-impl CodePredicate for IsFinite {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, x: u32) -> bool {
-        !is_nan(fmt, x) && !is_inf(fmt, x)
-    }
-}
-
-/// `isinf`.
-struct IsInf;
-impl CodePredicate for IsInf {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, x: u32) -> bool {
-        is_inf(fmt, x)
-    }
-}
-
-/// `isnan`.
-struct IsNan;
-impl CodePredicate for IsNan {
-    const READS_VALUE: bool = true;
-    #[inline(always)]
-    fn f(fmt: &Format, x: u32) -> bool {
-        is_nan(fmt, x)
-    }
-}
-
-/// `signbit`: the sign bit ([`sign_code`]); true for the fnuz NaN.
-struct SignBit;
-impl CodePredicate for SignBit {
-    #[inline(always)]
-    fn f(fmt: &Format, x: u32) -> bool {
-        sign_code(fmt, x) != 0
-    }
-}
-
-/// A boolean function of two truth values (`logical_and`, ...).
-trait Logical {
-    fn f(x: bool, y: bool) -> bool;
-}
-
-/// `logical_and`.
-struct And;
-impl Logical for And {
-    #[inline(always)]
-    fn f(x: bool, y: bool) -> bool {
-        x && y
-    }
-}
-
-/// `logical_or`.
-struct Or;
-impl Logical for Or {
-    #[inline(always)]
-    fn f(x: bool, y: bool) -> bool {
-        x || y
-    }
-}
-
-/// `logical_xor`.
-struct Xor;
-impl Logical for Xor {
-    #[inline(always)]
-    fn f(x: bool, y: bool) -> bool {
-        x ^ y
-    }
-}
-
-/// Loop of a [`CodeUnary`].
-unsafe extern "C" fn code_unary<T: Float, O: CodeUnary>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-        let c = Consts::of::<T>();
-        let mut snan = false;
-        for k in 0..count(dims) {
-            let x = load::<T>(a, k);
-            snan |= O::READS_VALUE && code_is_snan::<T>(x);
-            store::<T>(o, k, O::f(&T::FORMAT, &c, x));
-        }
-        signal_snan::<T>(snan);
-    })
-}
-
-/// Loop of a [`CodeBinary`].
-unsafe extern "C" fn code_binary<T: Float, O: CodeBinary>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let c = Consts::of::<T>();
-        let mut snan = false;
-        for k in 0..count(dims) {
-            let (x, y) = (load::<T>(a, k), load::<T>(b, k));
-            snan |= O::READS_VALUE && (code_is_snan::<T>(x) || code_is_snan::<T>(y));
-            store::<T>(o, k, O::f(&T::FORMAT, &c, x, y));
-        }
-        signal_snan::<T>(snan);
-    })
-}
-
-/// Loop of a [`CodePredicate`]: boolean output.
-unsafe extern "C" fn predicate<T: Float, O: CodePredicate>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-        let mut snan = false;
-        for k in 0..count(dims) {
-            let x = load::<T>(a, k);
-            snan |= O::READS_VALUE && code_is_snan::<T>(x);
-            o.write::<u8>(k, O::f(&T::FORMAT, x) as u8);
-        }
-        signal_snan::<T>(snan);
-    })
-}
-
-/// Loop of a [`Logical`] on the operands' [`truthy`] values.
-unsafe extern "C" fn logical<T: Float, O: Logical>(
-    args: *mut *mut c_char,
-    dims: *mut npy_intp,
-    steps: *mut npy_intp,
-    _data: *mut c_void,
-) {
-    crate::guard::ffi((), || unsafe {
-        let a = Operand::of(args, steps, 0);
-        let b = Operand::of(args, steps, 1);
-        let o = Operand::of(args, steps, 2);
-        let f = &T::FORMAT;
-        let mut snan = false;
-        for k in 0..count(dims) {
-            let (x, y) = (load::<T>(a, k), load::<T>(b, k));
-            snan |= code_is_snan::<T>(x) || code_is_snan::<T>(y);
-            o.write::<u8>(k, O::f(truthy(f, x), truthy(f, y)) as u8);
-        }
-        signal_snan::<T>(snan);
-    })
+        // Two entries of padding for the vector gathers.
+        Column::U16(
+            packed
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .chain([0, 0])
+                .collect(),
+        )
+    }
+}
+
+/// Every stored value decoded to float32 (the slice kernels of a named
+/// format, bfloat16's shift): the values the blocked loops computed with.
+fn all_values(d: &FloatDesc) -> Vec<f32> {
+    let codes = all_codes(d);
+    let mut x = vec![0f32; entries(d)];
+    d.decode_block(&codes, &mut x);
+    x
+}
+
+/// Rounds float32 results into a column of codes (the slice kernels).
+fn encode_column(d: &FloatDesc, vals: &[f32]) -> Column {
+    let mut out = vec![0u8; vals.len() * d.size];
+    d.encode_block(vals, &mut out);
+    code_column(d, out)
+}
+
+/// `T(f(float(a)))`: the value function `O` of every stored value, rounded
+/// once; a bfloat16 signalling NaN input raises invalid (Eigen reads it as
+/// float32), and a never-negative function's NaN results are `+NaN` in
+/// bfloat16 ([`Unary::NONNEGATIVE`]). Formats beyond float32 compute in
+/// float64.
+fn build_value1<O: Unary>(d: &FloatDesc) -> Table {
+    let n = entries(d);
+    let mut flags = Vec::with_capacity(n);
+    if d.wide {
+        let mut out = vec![0u8; n * d.size];
+        for i in 0..n {
+            let x = d.decode64(i as u32 & d.format.code_mask());
+            let (r, f) = probed(|| O::f(black_box(x)));
+            flags.push(f);
+            d.put_code(&mut out, i, d.encode64(r));
+        }
+        return table(code_column(d, out), None, &flags);
+    }
+    let mut x = all_values(d);
+    clear_flags();
+    for v in x.iter_mut() {
+        let snan = invalid_if(d.eigen() && funcs::is_snan(*v));
+        let (mut r, f) = probed(|| O::f(black_box(*v)));
+        if O::NONNEGATIVE && d.eigen() && r.is_nan() {
+            r = f32::NAN;
+        }
+        *v = r;
+        flags.push(f | snan);
+    }
+    table(encode_column(d, &x), None, &flags)
+}
+
+/// A table from its columns and per-entry flags.
+fn table(first: Column, second: Option<Column>, flags: &[u8]) -> Table {
+    Table {
+        first,
+        second,
+        flags: FlagPages::new(flags),
+    }
+}
+
+/// The bit-pattern function `O` of every code; reading a bfloat16
+/// signalling NaN's value raises invalid.
+fn build_code1<O: CodeUnary>(d: &FloatDesc) -> Table {
+    let n = entries(d);
+    let c = Consts::of(d);
+    let mut out = vec![0u8; n * d.size];
+    let mut flags = Vec::with_capacity(n);
+    for i in 0..n {
+        let x = i as u32 & d.format.code_mask();
+        flags.push(invalid_if(
+            O::READS_VALUE && d.eigen() && funcs::bf16_snan_code(x),
+        ));
+        d.put_code(&mut out, i, O::f(&d.format, &c, x));
+    }
+    table(code_column(d, out), None, &flags)
+}
+
+/// The predicate `O` of every code, as booleans.
+fn build_pred<O: CodePredicate>(d: &FloatDesc) -> Table {
+    let n = entries(d);
+    let mut out = vec![0u8; n];
+    let mut flags = Vec::with_capacity(n);
+    for (i, o) in out.iter_mut().enumerate() {
+        let x = i as u32 & d.format.code_mask();
+        flags.push(invalid_if(
+            O::READS_VALUE && d.eigen() && funcs::bf16_snan_code(x),
+        ));
+        *o = O::f(&d.format, x) as u8;
+    }
+    table(Column::U8(out.into_boxed_slice()), None, &flags)
 }
 
 /// `spacing(x)` as ml_dtypes computes it: `nextafter(x, ±away) - x` in
@@ -2527,7 +624,436 @@ unsafe extern "C" fn logical<T: Float, O: Logical>(
 /// largest finite value in formats without infinities. In those formats
 /// `±max` gives NaN with `x`'s sign (`copysign(quiet_NaN, x)`), or `+0` in
 /// the float6/float4 formats, which have no NaN.
-unsafe extern "C" fn spacing<T: Float>(
+fn build_spacing(d: &FloatDesc) -> Table {
+    let f = &d.format;
+    let n = entries(d);
+    let c = Consts::of(d);
+    let away = f.inf_code().unwrap_or(f.max_code());
+    // `abs(x) == max()` in ml_dtypes is a value comparison: only the two
+    // codes of ±max match.
+    let at_max = |x: u32| !f.has_infinity() && abs_code(f, x) == f.max_code();
+    let max_result = |x: u32| {
+        if f.has_nan() {
+            CopySign::f(f, &c, quiet_nan(f), x)
+        } else {
+            0
+        }
+    };
+    let code = |i: usize| i as u32 & f.code_mask();
+    let mut flags = Vec::with_capacity(n);
+    let mut out = vec![0u8; n * d.size];
+    if d.wide {
+        for i in 0..n {
+            let x = code(i);
+            let next = next_after(f, x, CopySign::f(f, &c, away, x));
+            let (r, fl) = probed(|| black_box(d.decode64(next)) - black_box(d.decode64(x)));
+            flags.push(fl);
+            let r = if at_max(x) {
+                max_result(x)
+            } else {
+                d.encode64(r)
+            };
+            d.put_code(&mut out, i, r);
+        }
+        return table(code_column(d, out), None, &flags);
+    }
+    let mut nexts = vec![0u8; n * d.size];
+    for i in 0..n {
+        let x = code(i);
+        d.put_code(&mut nexts, i, next_after(f, x, CopySign::f(f, &c, away, x)));
+    }
+    let x = all_values(d);
+    let mut y = vec![0f32; n];
+    d.decode_block(&nexts, &mut y);
+    clear_flags();
+    for (v, &u) in y.iter_mut().zip(&x) {
+        let (r, fl) = probed(|| black_box(*v) - black_box(u));
+        *v = r;
+        flags.push(fl);
+    }
+    d.encode_block(&y, &mut out);
+    for i in 0..n {
+        if at_max(code(i)) {
+            d.put_code(&mut out, i, max_result(code(i)));
+        }
+    }
+    table(code_column(d, out), None, &flags)
+}
+
+/// `modf`: `(fractional part, integral part)` from C `modff`.
+fn build_modf(d: &FloatDesc) -> Table {
+    let n = entries(d);
+    let mut flags = Vec::with_capacity(n);
+    if d.wide {
+        let (mut fr, mut ip) = (vec![0u8; n * d.size], vec![0u8; n * d.size]);
+        for i in 0..n {
+            let x = d.decode64(i as u32 & d.format.code_mask());
+            let ((a, b), f) = probed(|| black_box(x).c_modf());
+            flags.push(f);
+            d.put_code(&mut fr, i, d.encode64(a));
+            d.put_code(&mut ip, i, d.encode64(b));
+        }
+        return table(code_column(d, fr), Some(code_column(d, ip)), &flags);
+    }
+    let mut x = all_values(d);
+    let mut y = vec![0f32; n];
+    clear_flags();
+    for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+        let snan = invalid_if(d.eigen() && funcs::is_snan(*u));
+        let ((a, b), f) = probed(|| black_box(*u).c_modf());
+        (*u, *v) = (a, b);
+        flags.push(f | snan);
+    }
+    table(encode_column(d, &x), Some(encode_column(d, &y)), &flags)
+}
+
+/// The exponent [`build_frexp`] stores where ml_dtypes writes none.
+pub(crate) const KEEP_EXPONENT: i16 = i16::MIN;
+
+/// `frexp`: `(mantissa, exponent)` from C `frexpf`. ml_dtypes never writes
+/// the exponent of float8_e8m0fnu's NaN (its compiler folds `frexp` of that
+/// constant NaN and leaves the output variable alone): the element gets the
+/// previous element's exponent, 0 at the start of a loop; the table marks
+/// it [`KEEP_EXPONENT`].
+fn build_frexp(d: &FloatDesc) -> Table {
+    let n = entries(d);
+    let mut flags = Vec::with_capacity(n);
+    let mut exps = Vec::with_capacity(n);
+    let keep = |x_is_nan: bool| !d.format.signed && x_is_nan;
+    if d.wide {
+        let mut out = vec![0u8; n * d.size];
+        for i in 0..n {
+            let x = d.decode64(i as u32 & d.format.code_mask());
+            if keep(x.is_nan()) {
+                flags.push(0);
+                exps.push(KEEP_EXPONENT);
+                d.put_code(&mut out, i, d.encode64(x));
+                continue;
+            }
+            let ((m, e), f) = probed(|| black_box(x).c_frexp());
+            flags.push(f);
+            exps.push(e as i16);
+            d.put_code(&mut out, i, d.encode64(m));
+        }
+        return table(
+            code_column(d, out),
+            Some(Column::I16(exps.into_boxed_slice())),
+            &flags,
+        );
+    }
+    let mut x = all_values(d);
+    clear_flags();
+    for u in x.iter_mut() {
+        let snan = invalid_if(d.eigen() && funcs::is_snan(*u));
+        if keep(u.is_nan()) {
+            flags.push(snan);
+            exps.push(KEEP_EXPONENT);
+            continue;
+        }
+        let ((m, e), f) = probed(|| black_box(*u).c_frexp());
+        *u = m;
+        flags.push(f | snan);
+        exps.push(e as i16);
+    }
+    table(
+        encode_column(d, &x),
+        Some(Column::I16(exps.into_boxed_slice())),
+        &flags,
+    )
+}
+
+/// The operand pairs of a one-byte format's two-operand table: the
+/// decoded values and, for each stored pair `a << 8 | b`, the index of its
+/// masked pair (the codes' unused high bits are ignored).
+fn pair_inputs(d: &FloatDesc) -> (Vec<f32>, u32) {
+    let codes: Vec<u8> = (0..=255u32)
+        .map(|c| (c & d.format.code_mask()) as u8)
+        .collect();
+    let mut x = vec![0f32; 256];
+    d.decode_block(&codes, &mut x);
+    (x, d.format.code_mask())
+}
+
+/// Fills the entries of stored pairs with unused high bits from their
+/// masked pair's entry.
+fn replicate<V: Copy>(v: &mut [V], mask: u32) {
+    if mask == 0xff {
+        return;
+    }
+    for i in 0..1usize << 16 {
+        let j = (((i >> 8) as u32 & mask) << 8 | (i as u32 & 0xff & mask)) as usize;
+        if j != i {
+            v[i] = v[j];
+        }
+    }
+}
+
+/// `T(f(float(a), float(b)))` of every pair of one-byte codes, with the
+/// format's NaN rule; for the unsigned float8_e8m0fnu, the functions
+/// ml_dtypes evaluates without flags raise none.
+fn build_value2<O: Binary>(d: &FloatDesc) -> Table {
+    let (x, mask) = pair_inputs(d);
+    let rule = rule_of::<O>(d.semantics);
+    let quiet = O::QUIET_UNSIGNED && !d.format.signed;
+    let mut r = vec![0f32; 1 << 16];
+    let mut flags = vec![0u8; 1 << 16];
+    clear_flags();
+    for a in 0..=mask as usize {
+        for b in 0..=mask as usize {
+            let (u, v) = (x[a], x[b]);
+            let (res, f) = probed(|| {
+                let (u, v) = (black_box(u), black_box(v));
+                apply_nan_rule(rule, u, v, O::f(u, v))
+            });
+            r[a << 8 | b] = res;
+            flags[a << 8 | b] = if quiet { 0 } else { f };
+        }
+    }
+    replicate(&mut r, mask);
+    replicate(&mut flags, mask);
+    table(encode_column(d, &r), None, &flags)
+}
+
+/// The bit-pattern function `O` of every pair of one-byte codes.
+fn build_code2<O: CodeBinary>(d: &FloatDesc) -> Table {
+    let mask = d.format.code_mask();
+    let c = Consts::of(d);
+    let out: Vec<u8> = (0..1u32 << 16)
+        .map(|i| O::f(&d.format, &c, (i >> 8) & mask, i & 0xff & mask) as u8)
+        .collect();
+    table(Column::U8(out.into_boxed_slice()), None, &[0; 1 << 16])
+}
+
+/// `divmod` of every pair of one-byte codes: `(floor_divide, remainder)`
+/// from one [`funcs::divmod`].
+fn build_divmod(d: &FloatDesc) -> Table {
+    let (x, mask) = pair_inputs(d);
+    let mut q = vec![0f32; 1 << 16];
+    let mut m = vec![0f32; 1 << 16];
+    let mut flags = vec![0u8; 1 << 16];
+    clear_flags();
+    for a in 0..=mask as usize {
+        for b in 0..=mask as usize {
+            let ((dq, dm), f) = probed(|| funcs::divmod(black_box(x[a]), black_box(x[b])));
+            (q[a << 8 | b], m[a << 8 | b]) = (dq, dm);
+            flags[a << 8 | b] = f;
+        }
+    }
+    replicate(&mut q, mask);
+    replicate(&mut m, mask);
+    replicate(&mut flags, mask);
+    table(encode_column(d, &q), Some(encode_column(d, &m)), &flags)
+}
+
+// ---------------------------------------------------------------------------
+// Table loops.
+// ---------------------------------------------------------------------------
+
+/// A stored code type: `u8` or `u16`.
+trait Code: Copy {
+    fn index(self) -> usize;
+}
+impl Code for u8 {
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+impl Code for u16 {
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Runs `step(k)` (which writes element `k`'s outputs and returns its
+/// table index) for `k < n`; returns the union of the entries' flags. The
+/// flags of a block of elements come from one look-up per element in the
+/// table's per-run summary; a block that met a run of mixed flags reads
+/// its inputs again (`index(k)`: element `k`'s table index) for the
+/// per-entry flags, unless the outputs may have replaced the inputs
+/// (`alias`): then each element's flags are read as it goes.
+#[inline(always)]
+fn lut_blocks(
+    n: usize,
+    fl: &FlagPages,
+    alias: bool,
+    mut step: impl FnMut(usize) -> usize,
+    index: impl Fn(usize) -> usize,
+) -> u8 {
+    if !fl.any() {
+        for k in 0..n {
+            step(k);
+        }
+        return 0;
+    }
+    if alias {
+        return (0..n).fold(0, |f, k| f | fl.get(step(k)));
+    }
+    let mut f = 0u8;
+    super::blocks(n, 4096, |start, len| {
+        let mut g = 0u8;
+        for k in start..start + len {
+            g |= fl.summary(step(k));
+        }
+        if g & MIXED != 0 {
+            g = (start..start + len).fold(0, |g, k| g | fl.get(index(k)));
+        }
+        f |= g;
+    });
+    f
+}
+
+/// `o[k] = tab[a[k]]` for `k < n`; the union of the entries' flags (see
+/// [`lut_blocks`]). Each element is read before it is written.
+///
+/// # Safety
+///
+/// `a` and `o` are operands of a loop call of `n` elements of `I` and `V`;
+/// `tab` has an entry for every value of `I`.
+#[inline(always)]
+unsafe fn lut<I: Code, V: Copy>(a: Operand, o: Operand, n: usize, tab: &[V], fl: &FlagPages) -> u8 {
+    assert!(tab.len() >= 1 << (8 * size_of::<I>()));
+    let packed = a.contiguous(size_of::<I>()) && o.contiguous(size_of::<V>());
+    let (pa, po) = (a.at(0) as *const I, o.at(0) as *mut V);
+    let index = |k: usize| -> usize {
+        if packed {
+            pa.add(k).read_unaligned().index()
+        } else {
+            a.read::<I>(k).index()
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
+        // SAFETY: `c` < 2^(8·size_of::<I>()) <= tab.len().
+        let v = *tab.get_unchecked(c);
+        if packed {
+            po.add(k).write_unaligned(v);
+        } else {
+            o.write::<V>(k, v);
+        }
+        c
+    };
+    let alias = spans_overlap(a, size_of::<I>(), o, size_of::<V>(), n);
+    lut_blocks(n, fl, alias, step, index)
+}
+
+/// Whether the `n` elements of `a` (`sa` bytes each) and of `o` (`so`
+/// bytes) share any byte.
+#[inline]
+fn spans_overlap(a: Operand, sa: usize, o: Operand, so: usize, n: usize) -> bool {
+    if n == 0 {
+        return false;
+    }
+    let span = |x: Operand, size: usize| {
+        let (p, q) = (x.at(0) as usize, x.at(n - 1) as usize);
+        (p.min(q), p.max(q) + size)
+    };
+    let ((a0, a1), (o0, o1)) = (span(a, sa), span(o, so));
+    a0 < o1 && o0 < a1
+}
+
+use std::mem::size_of;
+
+/// The result table of a loop call's `data`.
+///
+/// # Safety
+///
+/// `data` is the [`Lazy`] the loop was registered with.
+#[inline(always)]
+unsafe fn lazy_of<'a>(data: *mut c_void) -> &'a Lazy {
+    &*(data as *const Lazy)
+}
+
+/// Loop of a one-operand ufunc through its table (one output: a code or a
+/// boolean).
+unsafe extern "C" fn lut_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let l = lazy_of(data);
+        let t = l.get();
+        let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
+        let n = count(dims);
+        let flags = match (l.desc.size, &t.first) {
+            (1, Column::U8(v)) if a.contiguous(1) && o.contiguous(1) && !overlaps(a, o, n) => {
+                let tab: &[u8; 256] = v[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                // SAFETY: `a` and `o` hold `n` packed bytes each, the same
+                // bytes or disjoint ones.
+                simd::lut8(a.at(0), o.at(0), n, tab, fl)
+            }
+            (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
+            (2, Column::U16(v)) => {
+                let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
+                    let sm = t.flags.any().then(|| t.flags.summaries());
+                    // SAFETY: packed, disjoint operands of `n` codes; the
+                    // column is padded.
+                    simd::lut16(a.at(0) as *const u16, o.at(0) as *mut u16, n, v, sm)
+                } else {
+                    None
+                };
+                match fast {
+                    // A run with mixed flags: the exact flags of every
+                    // element (the input is intact).
+                    Some(f) if f & MIXED != 0 => {
+                        (0..n).fold(0, |g, k| g | t.flags.get(a.read::<u16>(k) as usize))
+                    }
+                    Some(f) => f,
+                    None => lut::<u16, u16>(a, o, n, v, &t.flags),
+                }
+            }
+            (2, Column::U8(v)) => lut::<u16, u8>(a, o, n, v, &t.flags),
+            _ => unreachable!("a one-operand table of this format"),
+        };
+        raise_flags(flags);
+    })
+}
+
+/// Whether the `n` packed bytes at `a` and `o` overlap other than as the
+/// same bytes.
+#[inline]
+fn overlaps(a: Operand, o: Operand, n: usize) -> bool {
+    let (p, q) = (a.at(0) as usize, o.at(0) as usize);
+    p != q && p < q + n && q < p + n
+}
+
+/// Elements `start..start + buf.len()` of a two-byte operand into `buf`:
+/// every second code of a packed array (step 4, the common strided case)
+/// read as 32-bit words whose low half is the element (the last one
+/// alone, so nothing past it is read); any other step element by element.
+///
+/// # Safety
+///
+/// The elements are readable.
+#[inline]
+unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
+    let len = buf.len();
+    if x.contiguous(4) && len > 0 {
+        let p = x.at(start);
+        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
+            *v = p.add(4 * k).cast::<u32>().read_unaligned() as u16;
+        }
+        buf[len - 1] = x.read::<u16>(start + len - 1);
+        return;
+    }
+    for (k, v) in buf.iter_mut().enumerate() {
+        *v = x.read::<u16>(start + k);
+    }
+}
+
+/// Elements per chunk of the bfloat16 vector loops.
+const CHUNK: usize = 4096;
+
+/// Loop of a bfloat16 one-operand function with a vector kernel
+/// ([`simd::Bf16Op`]): chunks of the input gathered (or borrowed when
+/// packed and apart from the output), the kernel's output written straight
+/// to a packed output or through a buffer. The kernel's float32
+/// instructions raise the flags; reading a signalling NaN raises invalid.
+unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
     args: *mut *mut c_char,
     dims: *mut npy_intp,
     steps: *mut npy_intp,
@@ -2535,59 +1061,794 @@ unsafe extern "C" fn spacing<T: Float>(
 ) {
     crate::guard::ffi((), || unsafe {
         let (a, o) = (Operand::of(args, steps, 0), Operand::of(args, steps, 1));
-        let f = &T::FORMAT;
-        let size = size_of::<T>();
-        let c = Consts::of::<T>();
-        let away = f.inf_code().unwrap_or(f.max_code());
-        // `abs(x) == max()` in ml_dtypes is a value comparison: only the two
-        // codes of ±max match.
-        let at_max = |x: u32| !f.has_infinity() && abs_code(f, x) == f.max_code();
-        let max_result = |x: u32| {
-            if f.has_nan() {
-                CopySign::f(f, &c, quiet_nan(f), x)
-            } else {
-                0
-            }
-        };
-        let mut buf = [0u8; BLOCK_BYTES];
-        let mut nbuf = [0u8; BLOCK_BYTES];
-        let mut x = [0f32; BLOCK];
-        let mut y = [0f32; BLOCK];
         let n = count(dims);
-        let block = block_len(args, steps, n, &[size_of::<T>(), size_of::<T>()], 1);
-        blocks(n, block, |start, len| {
-            let (x, y) = (&mut x[..len], &mut y[..len]);
-            for k in 0..len {
-                let code = load::<T>(a, start + k);
-                let to = CopySign::f(f, &c, away, code);
-                let next = next_after(f, code, to);
-                let bytes = next.to_le_bytes();
-                nbuf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+        let osize = if O::BOOL { 1 } else { 2 };
+        // Buffers only for strided or overlapping operands.
+        let (mut inbuf, mut outbuf) = (Vec::new(), Vec::new());
+        let (ia, io) = (a.at(0) as usize, o.at(0) as usize);
+        let apart = n == 0 || ia + 2 * n <= io || io + osize * n <= ia;
+        let mut snan = false;
+        super::blocks(n, CHUNK, |start, len| {
+            let src: &[u16] =
+                if a.contiguous(2) && apart && (a.at(start) as usize).is_multiple_of(2) {
+                    std::slice::from_raw_parts(a.at(start) as *const u16, len)
+                } else {
+                    inbuf.resize(len.max(inbuf.len()), 0u16);
+                    gather_u16(a, start, &mut inbuf[..len]);
+                    &inbuf[..len]
+                };
+            if o.contiguous(osize) && apart {
+                let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
+                snan |= simd::bf16_block::<O>(src, dst);
+            } else {
+                outbuf.resize((len * osize).max(outbuf.len()), 0u8);
+                let dst = &mut outbuf[..len * osize];
+                snan |= simd::bf16_block::<O>(src, dst);
+                o.put_bytes(start, dst, osize);
             }
-            decode::<T>(a, start, &mut buf, x);
-            convert(
-                &nbuf[..len * size],
-                T::DTYPE,
-                bytemuck::cast_slice_mut(y),
-                DType::Float32,
-            );
-            for (u, v) in x.iter_mut().zip(y.iter()) {
-                *u = *v - *u;
-            }
-            convert(
-                bytemuck::cast_slice(x),
-                DType::Float32,
-                &mut buf[..len * size],
-                T::DTYPE,
-            );
-            for k in 0..len {
-                let code = load::<T>(a, start + k);
-                if at_max(code) {
-                    let bytes = max_result(code).to_le_bytes();
-                    buf[k * size..(k + 1) * size].copy_from_slice(&bytes[..size]);
+        });
+        if snan {
+            raise_invalid();
+        }
+    })
+}
+
+/// Loop of a bfloat16 two-operand bit-pattern function with a vector
+/// kernel ([`simd::Bf16Op2`]), in chunks as [`bf16_simd_loop`]; calls
+/// whose output overlaps an input other than element for element (NumPy's
+/// reductions and accumulations) run element by element.
+unsafe extern "C" fn bf16_simd2_loop<O: simd::Bf16Op2>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    _data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        let osize = if O::BOOL { 1 } else { 2 };
+        let mut snan = false;
+        if n < 64 || super::block_len(args, steps, n, &[2, 2, osize], 2) == 1 {
+            for k in 0..n {
+                let (x, y) = (a.read::<u16>(k), b.read::<u16>(k));
+                if O::READS_VALUE {
+                    snan |= funcs::bf16_snan_code(x as u32) | funcs::bf16_snan_code(y as u32);
+                }
+                let r = O::apply(x, y);
+                if O::BOOL {
+                    o.write::<u8>(k, r as u8);
+                } else {
+                    o.write::<u16>(k, r);
                 }
             }
-            o.put_bytes(start, &buf[..len * size], size);
+        } else {
+            // Operands borrowed when packed and aligned, else gathered; the
+            // output written straight when packed, else through a buffer.
+            // `block_len` is not 1: the output is apart from the inputs or
+            // equal to one element for element, and each chunk is read
+            // before it is written.
+            let (mut ga, mut gb) = (Vec::new(), Vec::new());
+            let mut out = Vec::new();
+            let view = |x: Operand, start: usize, len: usize, buf: &mut Vec<u16>| -> *const u16 {
+                if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
+                    return x.at(start) as *const u16;
+                }
+                buf.resize(len.max(buf.len()), 0);
+                gather_u16(x, start, &mut buf[..len]);
+                buf.as_ptr()
+            };
+            super::blocks(n, CHUNK, |start, len| {
+                let pa = std::slice::from_raw_parts(view(a, start, len, &mut ga), len);
+                let pb = std::slice::from_raw_parts(view(b, start, len, &mut gb), len);
+                let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
+                if o.contiguous(osize) && !inplace {
+                    let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
+                    snan |= simd::bf16_block2::<O>(pa, pb, dst);
+                } else {
+                    out.resize((len * osize).max(out.len()), 0u8);
+                    let dst = &mut out[..len * osize];
+                    snan |= simd::bf16_block2::<O>(pa, pb, dst);
+                    o.put_bytes(start, dst, osize);
+                }
+            });
+        }
+        if snan {
+            raise_invalid();
+        }
+    })
+}
+
+/// Elements `start..start + buf.len()` of a one-byte operand into `buf`
+/// (every second byte of a packed array read as 16-bit words, the last
+/// alone).
+///
+/// # Safety
+///
+/// The elements are readable.
+#[inline]
+unsafe fn gather_u8(x: Operand, start: usize, buf: &mut [u8]) {
+    let len = buf.len();
+    if x.contiguous(2) && len > 0 {
+        let p = x.at(start);
+        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
+            *v = p.add(2 * k).cast::<u16>().read_unaligned() as u8;
+        }
+        buf[len - 1] = *x.at(start + len - 1);
+        return;
+    }
+    for (k, v) in buf.iter_mut().enumerate() {
+        *v = *x.at(start + k);
+    }
+}
+
+/// The [`simd::ByteFormat`] of a one-byte format.
+fn byte_format(d: &FloatDesc) -> simd::ByteFormat {
+    let f = &d.format;
+    simd::ByteFormat {
+        mask: f.code_mask() as u8,
+        sign: if f.signed { f.sign_mask() as u8 } else { 0 },
+        fnuz: f.nan_encoding == NanEncoding::NegativeZero,
+        truthy: truthy_mask(f) as u8,
+    }
+}
+
+/// Loop of a one-byte two-operand bit function with a vector kernel
+/// ([`simd::ByteOp2`]: `copysign`, the logical functions), in chunks:
+/// operands borrowed when packed, else gathered; the output written
+/// straight when packed and apart from the inputs, else through a buffer.
+/// Calls whose output overlaps an input other than element for element
+/// (reductions, accumulations) run element by element.
+unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let f = byte_format(lazy_of(data).desc);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        if n < 64 || super::block_len(args, steps, n, &[1, 1, 1], 2) == 1 {
+            for k in 0..n {
+                let r = O::apply(f, *a.at(k), *b.at(k));
+                *o.at(k) = r;
+            }
+            return;
+        }
+        let (mut ga, mut gb, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        let view = |x: Operand, start: usize, len: usize, buf: &mut Vec<u8>| -> *const u8 {
+            if x.contiguous(1) {
+                return x.at(start);
+            }
+            buf.resize(len.max(buf.len()), 0);
+            gather_u8(x, start, &mut buf[..len]);
+            buf.as_ptr()
+        };
+        super::blocks(n, CHUNK, |start, len| {
+            let pa = std::slice::from_raw_parts(view(a, start, len, &mut ga), len);
+            let pb = std::slice::from_raw_parts(view(b, start, len, &mut gb), len);
+            let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
+            if o.contiguous(1) && !inplace {
+                simd::byte_block2::<O>(f, pa, pb, std::slice::from_raw_parts_mut(o.at(start), len));
+            } else {
+                out.resize(len.max(out.len()), 0u8);
+                simd::byte_block2::<O>(f, pa, pb, &mut out[..len]);
+                o.put_bytes(start, &out[..len], 1);
+            }
         });
+    })
+}
+
+/// Loop of `modf` through its table (two code outputs).
+unsafe extern "C" fn lut2_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let l = lazy_of(data);
+        let t = l.get();
+        let a = Operand::of(args, steps, 0);
+        let (o1, o2) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+        let n = count(dims);
+        let second = t.second.as_ref().expect("a two-output table");
+        let f = match (&t.first, second) {
+            (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
+            (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
+            _ => unreachable!("a two-output table of this format"),
+        };
+        raise_flags(f);
+    })
+}
+
+/// `o1[k] = p[a[k]]`, `o2[k] = q[a[k]]` for `k < n`, elements of `C`;
+/// the union of the entries' flags (each element's, as it goes: the
+/// outputs may replace the input).
+///
+/// # Safety
+///
+/// The operands are those of a loop call of `n` elements of `C`; the
+/// tables have an entry for every value of `C`.
+#[inline(always)]
+unsafe fn lut2<C: Code>(
+    a: Operand,
+    o1: Operand,
+    o2: Operand,
+    n: usize,
+    p: &[C],
+    q: &[C],
+    fl: &FlagPages,
+) -> u8 {
+    assert!(p.len() >= 1 << (8 * size_of::<C>()) && q.len() >= p.len());
+    let size = size_of::<C>();
+    let packed = a.contiguous(size) && o1.contiguous(size) && o2.contiguous(size);
+    let (pa, p1, p2) = (a.at(0) as *const C, o1.at(0) as *mut C, o2.at(0) as *mut C);
+    let index = |k: usize| {
+        if packed {
+            pa.add(k).read_unaligned().index()
+        } else {
+            a.read::<C>(k).index()
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
+        // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
+        let (x, y) = (*p.get_unchecked(c), *q.get_unchecked(c));
+        if packed {
+            p1.add(k).write_unaligned(x);
+            p2.add(k).write_unaligned(y);
+        } else {
+            o1.write::<C>(k, x);
+            o2.write::<C>(k, y);
+        }
+        c
+    };
+    let alias = spans_overlap(a, size, o1, size, n) || spans_overlap(a, size, o2, size, n);
+    lut_blocks(n, fl, alias, step, index)
+}
+
+/// Loop of `frexp` through its table: the mantissa's code and the C `int`
+/// exponent ([`KEEP_EXPONENT`]: the previous element's, 0 for the first).
+unsafe extern "C" fn frexp_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let l = lazy_of(data);
+        let t = l.get();
+        let a = Operand::of(args, steps, 0);
+        let (mant, exp) = (Operand::of(args, steps, 1), Operand::of(args, steps, 2));
+        let n = count(dims);
+        let exps = t.second.as_ref().expect("a two-output table").i16s();
+        let f = match &t.first {
+            Column::U8(m) => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
+            Column::U16(m) => frexp_lut::<u16>(a, mant, exp, n, m, exps, &t.flags),
+            Column::I16(_) => unreachable!("a code column"),
+        };
+        raise_flags(f);
+    })
+}
+
+/// The body of [`frexp_loop`] for codes of `C`.
+///
+/// # Safety
+///
+/// As [`lut2`]; `exps` has an entry for every value of `C`.
+#[inline(always)]
+unsafe fn frexp_lut<C: Code>(
+    a: Operand,
+    mant: Operand,
+    exp: Operand,
+    n: usize,
+    m: &[C],
+    exps: &[i16],
+    fl: &FlagPages,
+) -> u8 {
+    let codes = 1 << (8 * size_of::<C>());
+    assert!(m.len() >= codes && exps.len() >= codes);
+    let mut last: c_int = 0;
+    let size = size_of::<C>();
+    let packed = a.contiguous(size) && mant.contiguous(size) && exp.contiguous(4);
+    let (pa, pm, pe) = (
+        a.at(0) as *const C,
+        mant.at(0) as *mut C,
+        exp.at(0) as *mut c_int,
+    );
+    let index = |k: usize| {
+        if packed {
+            pa.add(k).read_unaligned().index()
+        } else {
+            a.read::<C>(k).index()
+        }
+    };
+    let step = |k: usize| -> usize {
+        let c = index(k);
+        // SAFETY: `c` < 2^(8·size_of::<C>()) <= the tables' lengths.
+        let (x, e) = (*m.get_unchecked(c), *exps.get_unchecked(c));
+        if e != KEEP_EXPONENT {
+            last = c_int::from(e);
+        }
+        if packed {
+            pm.add(k).write_unaligned(x);
+            pe.add(k).write_unaligned(last);
+        } else {
+            mant.write::<C>(k, x);
+            exp.write::<c_int>(k, last);
+        }
+        c
+    };
+    let alias = spans_overlap(a, size, mant, size, n) || spans_overlap(a, size, exp, 4, n);
+    lut_blocks(n, fl, alias, step, index)
+}
+
+/// Whether operand `b` of `n` elements of `size` bytes covers the byte at
+/// `p`.
+#[inline]
+fn covers(b: Operand, n: usize, size: usize, p: *mut u8) -> bool {
+    if n == 0 {
+        return false;
+    }
+    let (s, e) = (b.at(0) as usize, b.at(n - 1) as usize);
+    let (lo, hi) = (s.min(e), s.max(e) + size);
+    (lo..hi).contains(&(p as usize))
+}
+
+/// Loop of a two-operand ufunc of a one-byte format through its table of
+/// operand pairs. NumPy's reductions (`np.add.reduce`: the accumulator is
+/// the first input and the output, both with step 0) keep the accumulator
+/// in a register; every other call runs element by element in order, so
+/// `accumulate` and overlapping operands see the results of earlier
+/// elements, as in ml_dtypes' loops.
+unsafe extern "C" fn pair_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let t = lazy_of(data).get();
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        let tab: &[u8; 1 << 16] = t.first.u8s().try_into().expect("a pair table");
+        let fl = &t.flags;
+        let mut f = 0u8;
+        if a.at(0) == o.at(0)
+            && a.at(1) == a.at(0)
+            && o.at(1) == o.at(0)
+            && !covers(b, n, 1, o.at(0))
+        {
+            let mut acc = a.read::<u8>(0) as usize;
+            for k in 0..n {
+                let i = acc << 8 | b.read::<u8>(k) as usize;
+                acc = tab[i] as usize;
+                f |= fl.get(i);
+            }
+            if n > 0 {
+                o.write::<u8>(0, acc as u8);
+            }
+        } else if fl.any() {
+            for k in 0..n {
+                let i = (a.read::<u8>(k) as usize) << 8 | b.read::<u8>(k) as usize;
+                o.write::<u8>(k, tab[i]);
+                f |= fl.get(i);
+            }
+        } else {
+            for k in 0..n {
+                let i = (a.read::<u8>(k) as usize) << 8 | b.read::<u8>(k) as usize;
+                o.write::<u8>(k, tab[i]);
+            }
+        }
+        raise_flags(f);
+    })
+}
+
+/// Loop of `divmod` of a one-byte format through its table of operand
+/// pairs (two outputs).
+unsafe extern "C" fn pair2_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let t = lazy_of(data).get();
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
+        let tq = t.first.u8s();
+        let tm = t.second.as_ref().expect("a two-output table").u8s();
+        let mut f = 0u8;
+        for k in 0..count(dims) {
+            let i = (a.read::<u8>(k) as usize) << 8 | b.read::<u8>(k) as usize;
+            q.write::<u8>(k, tq[i]);
+            m.write::<u8>(k, tm[i]);
+            f |= t.flags.get(i);
+        }
+        raise_flags(f);
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Loops driven by the descriptor, element by element.
+// ---------------------------------------------------------------------------
+
+/// The descriptor of a loop call's `data`.
+///
+/// # Safety
+///
+/// `data` is the [`FloatDesc`] the loop was registered with.
+#[inline(always)]
+unsafe fn desc_of<'a>(data: *mut c_void) -> &'a FloatDesc {
+    &*(data as *const FloatDesc)
+}
+
+/// Reads the code of element `k` of `d`'s format (unused high bits
+/// ignored).
+#[inline(always)]
+unsafe fn load(d: &FloatDesc, o: Operand, k: usize) -> u32 {
+    let raw = if d.size == 1 {
+        o.read::<u8>(k) as u32
+    } else {
+        o.read::<u16>(k) as u32
+    };
+    raw & d.format.code_mask()
+}
+
+/// Writes `code` as element `k`.
+#[inline(always)]
+unsafe fn store(d: &FloatDesc, o: Operand, k: usize, code: u32) {
+    if d.size == 1 {
+        o.write::<u8>(k, code as u8)
+    } else {
+        o.write::<u16>(k, code as u16)
+    }
+}
+
+/// `T(f(float(a), float(b)))` of two codes (float64 for wide formats).
+#[inline]
+fn value2<O: Binary>(d: &FloatDesc, x: u32, y: u32) -> u32 {
+    let rule = rule_of::<O>(d.semantics);
+    let quiet = (O::QUIET_UNSIGNED && !d.format.signed).then(FpFlags::save);
+    let r = if d.wide {
+        let (u, v) = (d.decode64(x), d.decode64(y));
+        d.encode64(apply_nan_rule(rule, u, v, O::f(u, v)))
+    } else {
+        let (u, v) = (d.decode(x), d.decode(y));
+        d.encode(apply_nan_rule(rule, u, v, O::f(u, v)))
+    };
+    if let Some(flags) = quiet {
+        flags.restore();
+    }
+    r
+}
+
+/// Loop of a [`Binary`] value function of a two-byte format registered at
+/// run time, element by element.
+unsafe extern "C" fn value2_loop<O: Binary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        for k in 0..count(dims) {
+            let r = value2::<O>(d, load(d, a, k), load(d, b, k));
+            store(d, o, k, r);
+        }
+    })
+}
+
+/// Loop of `divmod` of a two-byte format registered at run time.
+unsafe extern "C" fn divmod_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let (q, m) = (Operand::of(args, steps, 2), Operand::of(args, steps, 3));
+        for k in 0..count(dims) {
+            let (x, y) = (load(d, a, k), load(d, b, k));
+            let (cq, cm) = if d.wide {
+                let (dq, dm) = funcs::divmod(d.decode64(x), d.decode64(y));
+                (d.encode64(dq), d.encode64(dm))
+            } else {
+                let (dq, dm) = funcs::divmod(d.decode(x), d.decode(y));
+                (d.encode(dq), d.encode(dm))
+            };
+            store(d, q, k, cq);
+            store(d, m, k, cm);
+        }
+    })
+}
+
+/// Loop of a [`CodeBinary`] (two-byte formats; the one-byte ones read a
+/// table): reading a bfloat16 signalling NaN's value raises invalid.
+unsafe extern "C" fn code2_loop<O: CodeBinary>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let c = Consts::of(d);
+        let mut snan = false;
+        for k in 0..count(dims) {
+            let (x, y) = (load(d, a, k), load(d, b, k));
+            snan |= O::READS_VALUE
+                && d.eigen()
+                && (funcs::bf16_snan_code(x) || funcs::bf16_snan_code(y));
+            store(d, o, k, O::f(&d.format, &c, x, y));
+        }
+        if snan {
+            raise_invalid();
+        }
+    })
+}
+
+/// [`funcs::truthy`] as a mask test: a code is true when it has a bit of
+/// the mask set, or always when the mask is 0.
+#[inline]
+fn truthy_mask(f: &Format) -> u32 {
+    if !f.signed {
+        0
+    } else if f.nan_encoding == NanEncoding::NegativeZero {
+        f.code_mask()
+    } else {
+        f.code_mask() & !f.sign_mask()
+    }
+}
+
+/// `code` is true under [`truthy_mask`]'s mask `m`.
+#[inline(always)]
+fn truthy_by(m: u32, code: u32) -> bool {
+    m == 0 || code & m != 0
+}
+
+/// Loop of a [`Logical`] on the operands' [`funcs::truthy`] values; reading
+/// a bfloat16 signalling NaN raises invalid.
+unsafe extern "C" fn logical_loop<O: Logical>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let m = truthy_mask(&d.format);
+        let n = count(dims);
+        let mut snan = false;
+        if d.size == 1 {
+            for k in 0..n {
+                let (x, y) = (a.read::<u8>(k) as u32, b.read::<u8>(k) as u32);
+                o.write::<u8>(k, O::f(truthy_by(m, x), truthy_by(m, y)) as u8);
+            }
+        } else {
+            for k in 0..n {
+                let (x, y) = (a.read::<u16>(k) as u32, b.read::<u16>(k) as u32);
+                if d.eigen() {
+                    snan |= funcs::bf16_snan_code(x) | funcs::bf16_snan_code(y);
+                }
+                o.write::<u8>(k, O::f(truthy_by(m, x), truthy_by(m, y)) as u8);
+            }
+        }
+        if snan {
+            raise_invalid();
+        }
+    })
+}
+
+/// `o[k] = f(a[k], b[k])` by the order keys of the codes (NaN unordered,
+/// `-0 == +0`): the value comparison of the float32 values, raising no
+/// flags (ml_dtypes compares the bit patterns of these formats).
+#[inline(always)]
+fn compare_keys<O: Compare>(key: SortKey, x: u32, y: u32) -> bool {
+    let nan = key.code_mask();
+    let (kx, ky) = (key.key(x), key.key(y));
+    let ordered = (kx != nan) & (ky != nan);
+    match O::PRED {
+        Pred::Eq => ordered & (kx == ky),
+        Pred::Ne => !(ordered & (kx == ky)),
+        Pred::Lt => ordered & (kx < ky),
+        Pred::Gt => ordered & (kx > ky),
+        Pred::Le => ordered & (kx <= ky),
+        Pred::Ge => ordered & (kx >= ky),
+    }
+}
+
+/// [`compare_keys`] over packed one-byte codes.
+#[inline(always)]
+fn byte_compare<O: Compare>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+    for ((d, &p), &q) in o.iter_mut().zip(a).zip(b) {
+        *d = compare_keys::<O>(key, p as u32, q as u32) as u8;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn byte_compare_avx512<O: Compare>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_compare::<O>(key, a, b, o)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn byte_compare_avx2<O: Compare>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_compare::<O>(key, a, b, o)
+}
+
+/// [`byte_compare`] on the best instruction set.
+#[inline]
+fn byte_compare_block<O: Compare>(key: SortKey, a: &[u8], b: &[u8], o: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { byte_compare_avx512::<O>(key, a, b, o) },
+            Path::Avx2 => return unsafe { byte_compare_avx2::<O>(key, a, b, o) },
+            _ => {}
+        }
+    }
+    byte_compare::<O>(key, a, b, o)
+}
+
+/// Loop of a [`Compare`] of a format other than bfloat16: by order keys,
+/// no flags.
+unsafe extern "C" fn compare_loop<O: Compare>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        if d.size == 1 {
+            bf16::byte_chunks(
+                (a, b, o),
+                n,
+                block_of(args, steps, n, &[1, 1, 1]),
+                |pa, pb, po| byte_compare_block::<O>(d.key, pa, pb, po),
+            );
+        } else {
+            for k in 0..n {
+                let r = compare_keys::<O>(d.key, load(d, a, k), load(d, b, k));
+                o.write::<u8>(k, r as u8);
+            }
+        }
+    })
+}
+
+/// The block length of a loop call (see [`super::block_len`]).
+#[inline]
+unsafe fn block_of(
+    args: *mut *mut c_char,
+    steps: *mut npy_intp,
+    n: usize,
+    sizes: &[usize],
+) -> usize {
+    super::block_len(args, steps, n, sizes, 2)
+}
+
+/// Loop of a [`Select`] of a format other than bfloat16: the chosen
+/// operand's code (masked to the format's bits), by order keys, no flags.
+unsafe extern "C" fn select_loop<O: Select>(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let b = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        let key = d.key;
+        let nan = key.code_mask();
+        let block = block_of(args, steps, n, &[d.size, d.size, d.size]);
+        if block == 1 && a.at(0) == o.at(0) && a.at(1) == a.at(0) && o.at(1) == o.at(0) {
+            // A reduction: the accumulator is element 0 of `a` and `o`.
+            let mut code = load(d, a, 0);
+            let mut ka = key.key(code);
+            for k in 0..n {
+                let c = load(d, b, k);
+                let kc = key.key(c);
+                if !O::pick_key(ka, kc, ka == nan, kc == nan) {
+                    (code, ka) = (c, kc);
+                }
+            }
+            if n > 0 {
+                store(d, o, 0, code);
+            }
+        } else if d.size == 1 && block != 1 {
+            bf16::byte_chunks((a, b, o), n, block, |pa, pb, po| {
+                bf16::simd::byte_select_block::<O>(key, pa, pb, po)
+            });
+        } else {
+            for k in 0..n {
+                let (x, y) = (load(d, a, k), load(d, b, k));
+                let (kx, ky) = (key.key(x), key.key(y));
+                let r = if O::pick_key(kx, ky, kx == nan, ky == nan) {
+                    x
+                } else {
+                    y
+                };
+                store(d, o, k, r);
+            }
+        }
+    })
+}
+
+/// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf` (`ldexp` in
+/// float64 for wide formats): decoded and encoded in blocks through the
+/// slice kernels of named formats.
+unsafe extern "C" fn ldexp_loop(
+    args: *mut *mut c_char,
+    dims: *mut npy_intp,
+    steps: *mut npy_intp,
+    data: *mut c_void,
+) {
+    crate::guard::ffi((), || unsafe {
+        let d = desc_of(data);
+        let a = Operand::of(args, steps, 0);
+        let e = Operand::of(args, steps, 1);
+        let o = Operand::of(args, steps, 2);
+        let n = count(dims);
+        if d.wide {
+            for k in 0..n {
+                let x = d.decode64(load(d, a, k));
+                store(d, o, k, d.encode64(x.c_ldexp(e.read::<c_int>(k))));
+            }
+            return;
+        }
+        let block = super::block_len(args, steps, n, &[d.size, 4, d.size], 2);
+        let mut buf = [0u8; 2 * super::BLOCK];
+        let mut x = [0f32; super::BLOCK];
+        let mut snan = false;
+        super::blocks(n, block, |start, len| {
+            let x = &mut x[..len];
+            let bytes = a.bytes(start, len, d.size, &mut buf);
+            d.decode_block(bytes, x);
+            if d.eigen() {
+                snan |= x.iter().fold(false, |acc, &v| acc | funcs::is_snan(v));
+            }
+            for (k, u) in x.iter_mut().enumerate() {
+                *u = funcs::ldexp_f32(*u, e.read::<c_int>(start + k));
+            }
+            let out = &mut buf[..len * d.size];
+            d.encode_block(x, out);
+            o.put_bytes(start, out, d.size);
+        });
+        if snan {
+            raise_invalid();
+        }
     })
 }

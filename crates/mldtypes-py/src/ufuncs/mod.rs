@@ -36,9 +36,15 @@ use pyo3::prelude::*;
 
 use crate::dtypes::registry;
 
+mod bf16;
+mod check;
 pub(crate) mod complex;
+mod desc;
 pub(crate) mod float;
+mod funcs;
 pub(crate) mod int;
+mod simd;
+mod table;
 
 /// Elements per block in the blocked loops: 4096 float32 (16 KiB) per
 /// operand live on the stack and stay in the L1/L2 caches, and amortise the
@@ -61,13 +67,37 @@ pub(crate) type LoopFn =
 /// NumPy raised while registering a loop (an `AttributeError` if the NumPy in
 /// use has no ufunc of that name).
 pub(crate) fn register(py: Python<'_>) -> PyResult<()> {
-    let mut r = Registrar {
-        numpy: py.import("numpy")?,
-        count: 0,
-    };
+    let mut r = Registrar::new(py)?;
     float::register(&mut r)?;
     int::register(&mut r)?;
     complex::register(&mut r)?;
+    Ok(())
+}
+
+/// Loops registered with NumPy, and the distinct loop functions among them
+/// (addresses), over every registration of the process.
+static STATS: std::sync::Mutex<(usize, Vec<usize>)> = std::sync::Mutex::new((0, Vec::new()));
+
+/// `(loops registered, distinct loop functions)` so far.
+pub(crate) fn loop_stats() -> (usize, usize) {
+    let stats = STATS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut f = stats.1.clone();
+    f.sort_unstable();
+    f.dedup();
+    (stats.0, f.len())
+}
+
+/// Adds the module's private ufunc functions (checks and statistics for
+/// the test suite and the benchmarks) to the module `m`.
+///
+/// # Errors
+///
+/// The error of adding a function to the module.
+pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check::_ufunc_check, m)?)?;
+    m.add_function(wrap_pyfunction!(check::_ufunc_table_info, m)?)?;
+    m.add_function(wrap_pyfunction!(check::_ufunc_loop_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(check::_ufunc_selfcheck, m)?)?;
     Ok(())
 }
 
@@ -78,6 +108,8 @@ pub(crate) enum Arg {
     Ours(DType),
     /// A NumPy builtin type.
     Npy(NPY_TYPES),
+    /// A dtype by its NumPy type number (a format registered at run time).
+    Num(c_int),
 }
 
 /// NumPy `bool` operand.
@@ -90,18 +122,63 @@ pub(crate) struct Registrar<'py> {
     numpy: Bound<'py, PyModule>,
     /// Loops registered so far.
     count: usize,
+    /// The loop functions registered (addresses; repeats included).
+    functions: Vec<usize>,
+}
+
+impl<'py> Registrar<'py> {
+    /// A registrar adding loops to the ufuncs of `numpy`.
+    ///
+    /// # Errors
+    ///
+    /// `ImportError` if NumPy cannot be imported.
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(Registrar {
+            numpy: py.import("numpy")?,
+            count: 0,
+            functions: Vec::new(),
+        })
+    }
+
+    /// Loops registered through this registrar.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+}
+
+impl Drop for Registrar<'_> {
+    /// Adds this registrar's loops to the process's [`loop_stats`].
+    fn drop(&mut self) {
+        let mut stats = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        stats.0 += self.count;
+        stats.1.append(&mut self.functions);
+    }
 }
 
 impl Registrar<'_> {
     /// Registers `f` as the loop of `numpy.<name>` for the signature `sig`
     /// (inputs then outputs), owned by the user dtype `owner`.
     pub(crate) fn add(&mut self, name: &str, owner: DType, sig: &[Arg], f: LoopFn) -> PyResult<()> {
+        self.add_with_data(name, typenum(owner)?, sig, f, std::ptr::null_mut())
+    }
+
+    /// Registers `f` as the loop of `numpy.<name>` for the signature `sig`,
+    /// owned by the user dtype of type number `owner`; NumPy passes `data`
+    /// to every call of the loop (its last argument).
+    pub(crate) fn add_with_data(
+        &mut self,
+        name: &str,
+        owner: c_int,
+        sig: &[Arg],
+        f: LoopFn,
+        data: *mut c_void,
+    ) -> PyResult<()> {
         let py = self.numpy.py();
         let ufunc = self.numpy.getattr(name)?;
         let nargs: usize = ufunc.getattr("nargs")?.extract()?;
         if nargs != sig.len() {
             return Err(PyRuntimeError::new_err(format!(
-                "numpy.{name} takes {nargs} operands, the {owner} loop has {}",
+                "numpy.{name} takes {nargs} operands, the loop of NumPy type {owner} has {}",
                 sig.len()
             )));
         }
@@ -110,25 +187,27 @@ impl Registrar<'_> {
             .map(|a| match *a {
                 Arg::Ours(dt) => typenum(dt),
                 Arg::Npy(t) => Ok(t as c_int),
+                Arg::Num(n) => Ok(n),
             })
             .collect::<PyResult<Vec<c_int>>>()?;
-        let usertype = typenum(owner)?;
         // SAFETY: `ufunc` is a live `numpy.ufunc` (it has `nargs`, checked
-        // against the signature length); NumPy copies `types`.
+        // against the signature length); NumPy copies `types` and keeps
+        // `data`, which outlives the process (leaked or static).
         let rc = unsafe {
             PY_UFUNC_API.PyUFunc_RegisterLoopForType(
                 py,
                 ufunc.as_ptr().cast::<PyUFuncObject>(),
-                usertype,
+                owner,
                 Some(f),
                 types.as_mut_ptr(),
-                std::ptr::null_mut(),
+                data,
             )
         };
         if rc < 0 {
             return Err(PyErr::fetch(py));
         }
         self.count += 1;
+        self.functions.push(f as usize);
         Ok(())
     }
 }
@@ -185,8 +264,22 @@ impl Operand {
             return std::slice::from_raw_parts(self.at(start), n * size);
         }
         let buf = &mut buf[..n * size];
-        for (k, chunk) in buf.chunks_exact_mut(size).enumerate() {
-            std::ptr::copy_nonoverlapping(self.at(start + k), chunk.as_mut_ptr(), size);
+        match size {
+            1 => {
+                for (k, b) in buf.iter_mut().enumerate() {
+                    *b = *self.at(start + k);
+                }
+            }
+            2 => {
+                for (k, chunk) in buf.chunks_exact_mut(2).enumerate() {
+                    chunk.copy_from_slice(&self.read::<[u8; 2]>(start + k));
+                }
+            }
+            _ => {
+                for (k, chunk) in buf.chunks_exact_mut(size).enumerate() {
+                    std::ptr::copy_nonoverlapping(self.at(start + k), chunk.as_mut_ptr(), size);
+                }
+            }
         }
         buf
     }
@@ -203,8 +296,22 @@ impl Operand {
             std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(start), src.len());
             return;
         }
-        for (k, chunk) in src.chunks_exact(size).enumerate() {
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.at(start + k), size);
+        match size {
+            1 => {
+                for (k, &b) in src.iter().enumerate() {
+                    *self.at(start + k) = b;
+                }
+            }
+            2 => {
+                for (k, chunk) in src.chunks_exact(2).enumerate() {
+                    self.write::<[u8; 2]>(start + k, [chunk[0], chunk[1]]);
+                }
+            }
+            _ => {
+                for (k, chunk) in src.chunks_exact(size).enumerate() {
+                    std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.at(start + k), size);
+                }
+            }
         }
     }
 
@@ -332,6 +439,12 @@ mod fenv {
     pub(super) const FE_DIVBYZERO: c_int = 0x04;
     #[cfg(target_arch = "aarch64")]
     pub(super) const FE_DIVBYZERO: c_int = 0x02;
+    /// The four flags NumPy reports (`FE_INVALID | FE_DIVBYZERO |
+    /// FE_OVERFLOW | FE_UNDERFLOW`; not `FE_INEXACT`).
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const FE_REPORTED: c_int = 0x1d;
+    #[cfg(target_arch = "aarch64")]
+    pub(super) const FE_REPORTED: c_int = 0x0f;
 
     unsafe extern "C" {
         // `fexcept_t` is at most 4 bytes on these platforms; callers pass an
@@ -339,6 +452,10 @@ mod fenv {
         pub(super) fn fegetexceptflag(flagp: *mut u64, excepts: c_int) -> c_int;
         pub(super) fn fesetexceptflag(flagp: *const u64, excepts: c_int) -> c_int;
         pub(super) fn feraiseexcept(excepts: c_int) -> c_int;
+        #[cfg(target_arch = "aarch64")]
+        pub(super) fn feclearexcept(excepts: c_int) -> c_int;
+        #[cfg(target_arch = "aarch64")]
+        pub(super) fn fetestexcept(excepts: c_int) -> c_int;
     }
 }
 
@@ -376,6 +493,78 @@ impl FpFlags {
     }
 }
 
+/// The floating-point exception flags NumPy reports (invalid, divide by
+/// zero, overflow, underflow) that are raised now, as `FE_*` bits of this
+/// platform (0 on platforms without `fenv.h` bindings). On x86-64: the x87
+/// status word and MXCSR read directly, as glibc's `fetestexcept` reads
+/// them (their exception bits are the `FE_*` bits).
+#[inline]
+pub(crate) fn reported_flags() -> u8 {
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    {
+        let sw: u16;
+        let mut csr: u32 = 0;
+        // SAFETY: `fnstsw` stores the x87 status word in `ax`; `stmxcsr`
+        // stores MXCSR in `csr`. Neither changes any state.
+        unsafe {
+            std::arch::asm!("fnstsw ax", out("ax") sw, options(nomem, nostack, preserves_flags));
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack, preserves_flags));
+        }
+        ((u32::from(sw) | csr) as c_int & fenv::FE_REPORTED) as u8
+    }
+    #[cfg(all(unix, target_arch = "aarch64"))]
+    // SAFETY: plain libm call.
+    unsafe {
+        fenv::fetestexcept(fenv::FE_REPORTED) as u8
+    }
+    #[cfg(not(all(unix, any(target_arch = "x86_64", target_arch = "aarch64"))))]
+    0
+}
+
+/// Clears every floating-point exception flag. On x86-64: `fnclex` for the
+/// x87 unit and MXCSR's exception bits rewritten (what glibc's
+/// `feclearexcept` does, without saving and reloading the x87
+/// environment).
+#[inline]
+pub(crate) fn clear_flags() {
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    // SAFETY: `fnclex` clears the x87 exception flags; MXCSR is read and
+    // written back with only its six exception bits cleared.
+    unsafe {
+        let mut csr: u32 = 0;
+        std::arch::asm!("fnclex", options(nomem, nostack, preserves_flags));
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack, preserves_flags));
+        csr &= !0x3f;
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack, preserves_flags));
+    }
+    #[cfg(all(unix, target_arch = "aarch64"))]
+    // SAFETY: plain libm call.
+    unsafe {
+        fenv::feclearexcept(fenv::FE_ALL_EXCEPT);
+    }
+}
+
+/// Raises the flags `flags` (`FE_*` bits as [`reported_flags`] gives them),
+/// as the operations that set them would.
+#[inline]
+pub(crate) fn raise_flags(flags: u8) {
+    #[cfg(all(unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
+    if flags != 0 {
+        // SAFETY: plain libm call; traps are masked in NumPy processes.
+        unsafe {
+            fenv::feraiseexcept(c_int::from(flags) & fenv::FE_REPORTED);
+        }
+    }
+    #[cfg(not(all(unix, any(target_arch = "x86_64", target_arch = "aarch64"))))]
+    let _ = flags;
+}
+
+/// The invalid-operation flag as [`reported_flags`] gives it.
+#[cfg(all(unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub(crate) const FLAG_INVALID: u8 = fenv::FE_INVALID as u8;
+#[cfg(not(all(unix, any(target_arch = "x86_64", target_arch = "aarch64"))))]
+pub(crate) const FLAG_INVALID: u8 = 0;
+
 /// Raises the invalid-operation flag, as an ordered C comparison (`<`)
 /// involving a NaN does.
 #[inline]
@@ -390,7 +579,8 @@ pub(crate) fn raise_invalid() {
 /// The C library's float32 functions: the ones ml_dtypes calls through
 /// `std::` in C++, so results agree to the bit with ml_dtypes on the same
 /// machine (Rust's own `asinh`, `acosh`, `atanh` are different algorithms;
-/// these bind the C symbols directly).
+/// these bind the C symbols directly). The float64 ones serve formats whose
+/// values float32 cannot hold.
 pub(crate) mod libm {
     use std::os::raw::c_int;
 
@@ -423,6 +613,35 @@ pub(crate) mod libm {
         pub(crate) safe fn ldexpf(x: f32, e: c_int) -> f32;
         pub(crate) fn frexpf(x: f32, e: *mut c_int) -> f32;
         pub(crate) fn modff(x: f32, ip: *mut f32) -> f32;
+
+        pub(crate) safe fn sin(x: f64) -> f64;
+        pub(crate) safe fn cos(x: f64) -> f64;
+        pub(crate) safe fn tan(x: f64) -> f64;
+        pub(crate) safe fn asin(x: f64) -> f64;
+        pub(crate) safe fn acos(x: f64) -> f64;
+        pub(crate) safe fn atan(x: f64) -> f64;
+        pub(crate) safe fn atan2(y: f64, x: f64) -> f64;
+        pub(crate) safe fn hypot(x: f64, y: f64) -> f64;
+        pub(crate) safe fn sinh(x: f64) -> f64;
+        pub(crate) safe fn cosh(x: f64) -> f64;
+        pub(crate) safe fn tanh(x: f64) -> f64;
+        pub(crate) safe fn asinh(x: f64) -> f64;
+        pub(crate) safe fn acosh(x: f64) -> f64;
+        pub(crate) safe fn atanh(x: f64) -> f64;
+        pub(crate) safe fn exp(x: f64) -> f64;
+        pub(crate) safe fn exp2(x: f64) -> f64;
+        pub(crate) safe fn expm1(x: f64) -> f64;
+        pub(crate) safe fn log(x: f64) -> f64;
+        pub(crate) safe fn log2(x: f64) -> f64;
+        pub(crate) safe fn log10(x: f64) -> f64;
+        pub(crate) safe fn log1p(x: f64) -> f64;
+        pub(crate) safe fn cbrt(x: f64) -> f64;
+        pub(crate) safe fn pow(x: f64, y: f64) -> f64;
+        pub(crate) safe fn fmod(x: f64, y: f64) -> f64;
+        pub(crate) safe fn rint(x: f64) -> f64;
+        pub(crate) safe fn ldexp(x: f64, e: c_int) -> f64;
+        pub(crate) fn frexp(x: f64, e: *mut c_int) -> f64;
+        pub(crate) fn modf(x: f64, ip: *mut f64) -> f64;
     }
 }
 

@@ -8,7 +8,9 @@
 //! - [`pack`]: packed sub-byte storage (two float4/int4 per byte, four int2
 //!   per byte, four float6 in three bytes) in the safetensors bit order.
 //! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
-//!   rounding once at the end.
+//!   rounding once at the end; `argmax` / `argmin` of codes.
+//! - [`matmul`]: matrix products accumulated in float32 through a GEMM
+//!   kernel, rounded once.
 //! - [`Codec`]: a run-time codec for any format descriptor (the IEEE P3109
 //!   members among them): scalar and slice conversions to and from float32,
 //!   float64 and other formats' codes.
@@ -70,6 +72,7 @@ pub(crate) mod kernels;
 mod round;
 mod scalar;
 
+pub mod matmul;
 pub mod pack;
 pub mod reduce;
 pub mod slice;
