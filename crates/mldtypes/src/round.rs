@@ -797,7 +797,7 @@ pub(crate) fn fill_seeded(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) 
     let key = [seed as u32, (seed >> 32) as u32];
     let mut i = 0;
     // Leading elements up to a block boundary.
-    while i < dst.len() && (first.wrapping_add(i as u64)) % 4 != 0 {
+    while i < dst.len() && !first.wrapping_add(i as u64).is_multiple_of(4) {
         dst[i] = seeded_bits(seed, first.wrapping_add(i as u64), sr_bits);
         i += 1;
     }

@@ -1122,7 +1122,7 @@ impl Codec {
         let f = &self.plan.fmt;
         r.mode == RoundMode::NearestEven
             && matches!(r.random, Random::None)
-            && !(f.man_bits == 0 && !f.has_zero)
+            && (f.man_bits != 0 || f.has_zero)
     }
 
     /// Converts the codes of `src` (this codec's format) to the codes of

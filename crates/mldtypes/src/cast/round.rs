@@ -219,7 +219,7 @@ fn is_astype(r: &Rounding, to: &Target) -> bool {
         && matches!(r.random, Random::None)
         && match to {
             Target::F32 => !r.saturate,
-            Target::Code(f, _, _) => !(f.man_bits == 0 && !f.has_zero),
+            Target::Code(f, _, _) => f.man_bits != 0 || f.has_zero,
         }
 }
 
@@ -290,16 +290,16 @@ impl Job<'_> {
         let mut buf = [0u32; CHUNK];
         let rnd = self.numbers(start, n, &mut buf);
         match self.from {
-            Source::F32 => with_src::<f32, _>(src, |x| self.from_f32(x, rnd, dst)),
-            Source::F64 => with_src::<f64, _>(src, |x| self.from_f64(x, rnd, dst)),
-            Source::Code(f, 1) => self.from_codes::<u8>(&f, src, rnd, dst),
+            Source::F32 => with_src::<f32, _>(src, |x| self.round_f32s(x, rnd, dst)),
+            Source::F64 => with_src::<f64, _>(src, |x| self.round_f64s(x, rnd, dst)),
+            Source::Code(f, 1) => self.round_codes_of::<u8>(&f, src, rnd, dst),
             Source::Code(f, _) => {
-                with_src::<u16, _>(src, |x| self.from_codes::<u16>(&f, x, rnd, dst))
+                with_src::<u16, _>(src, |x| self.round_codes_of::<u16>(&f, x, rnd, dst))
             }
         }
     }
 
-    fn from_f32(&self, x: &[f32], rnd: &[u32], dst: &mut [u8]) {
+    fn round_f32s(&self, x: &[f32], rnd: &[u32], dst: &mut [u8]) {
         match self.to {
             Target::F32 => with_dst::<f32>(dst, |d| {
                 if self.sat {
@@ -314,7 +314,7 @@ impl Job<'_> {
         }
     }
 
-    fn from_f64(&self, x: &[f64], rnd: &[u32], dst: &mut [u8]) {
+    fn round_f64s(&self, x: &[f64], rnd: &[u32], dst: &mut [u8]) {
         match self.to {
             Target::F32 => with_dst::<u32>(dst, |d| self.enc_f64_to_f32(x, rnd, d)),
             Target::Code(f, p, 1) => self.enc64::<u8>(&f, &p, x, rnd, dst, 53),
@@ -326,7 +326,7 @@ impl Job<'_> {
     /// with their sign: payloads are not carried between formats), then
     /// rounded as float64; formats beyond float64 one at a time from their
     /// exact values.
-    fn from_codes<C: Code>(&self, f: &Format, x: &[C], rnd: &[u32], dst: &mut [u8]) {
+    fn round_codes_of<C: Code>(&self, f: &Format, x: &[C], rnd: &[u32], dst: &mut [u8]) {
         if !f.fits_f64() {
             let per = |code: u32, i: usize, to: &Format| {
                 core::round_code_step(f, to, code, self.step(rnd, i), self.ov)
@@ -373,7 +373,7 @@ impl Job<'_> {
                 *y = f64::from_bits((y.to_bits() & (1 << 63)) | 0x7ff8_0000_0000_0000);
             }
         }
-        self.from_f64(t, rnd, dst)
+        self.round_f64s(t, rnd, dst)
     }
 
     /// Whether the kernels of the float32 → `f` conversion exist for this
