@@ -1436,10 +1436,11 @@ unsafe extern "C" fn pair_loop(
                 o.write::<u8>(0, acc as u8);
             }
         } else if fl.any() {
+            let dense = fl.dense();
             for k in 0..n {
                 let i = (a.read::<u8>(k) as usize) << 8 | b.read::<u8>(k) as usize;
                 o.write::<u8>(k, tab[i]);
-                f |= fl.get(i);
+                f |= dense[i];
             }
         } else {
             for k in 0..n {
@@ -1467,11 +1468,12 @@ unsafe extern "C" fn pair2_loop(
         let tq = t.first.u8s();
         let tm = t.second.as_ref().expect("a two-output table").u8s();
         let mut f = 0u8;
+        let dense = t.flags.dense();
         for k in 0..count(dims) {
             let i = (a.read::<u8>(k) as usize) << 8 | b.read::<u8>(k) as usize;
             q.write::<u8>(k, tq[i]);
             m.write::<u8>(k, tm[i]);
-            f |= t.flags.get(i);
+            f |= dense[i];
         }
         raise_flags(f);
     })

@@ -42,6 +42,10 @@ pub(crate) struct FlagPages {
     pages: Box<[[u8; 256]]>,
     /// Whether any entry raises a flag.
     any: bool,
+    /// The flags of every entry, one byte each, built on first use by
+    /// [`FlagPages::dense`] (the pair tables' loops: one look-up per element
+    /// independent of the result's).
+    dense: OnceLock<Box<[u8]>>,
 }
 
 impl FlagPages {
@@ -78,7 +82,21 @@ impl FlagPages {
             page_of,
             summary,
             pages: pages.into_boxed_slice(),
+            dense: OnceLock::new(),
         }
+    }
+
+    /// The flags of all 65,536 entries, one byte each (64 KiB, built on the
+    /// first call; entries past the table's end raise nothing).
+    pub(crate) fn dense(&self) -> &[u8; 1 << 16] {
+        let d = self.dense.get_or_init(|| {
+            let mut d = vec![0u8; 1 << 16];
+            for (run, chunk) in d.chunks_exact_mut(256).enumerate() {
+                chunk.copy_from_slice(self.page(run));
+            }
+            d.into_boxed_slice()
+        });
+        (&**d).try_into().expect("65,536 entries")
     }
 
     /// The flags of entry `i` (below 65,536).
@@ -114,7 +132,10 @@ impl FlagPages {
 
     /// Bytes held.
     pub(crate) fn bytes(&self) -> usize {
-        self.page_of.len() + self.summary.len() + 256 * self.pages.len()
+        self.page_of.len()
+            + self.summary.len()
+            + 256 * self.pages.len()
+            + self.dense.get().map_or(0, |d| d.len())
     }
 }
 
