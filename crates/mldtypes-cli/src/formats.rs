@@ -5,6 +5,7 @@ use std::io::BufRead;
 use clap::{Args, ValueEnum};
 use mldtypes::dtype::DType;
 use mldtypes::format::{Format, Overflow};
+use mldtypes::round::{RoundMode, Rounding};
 use serde_json::{json, Map, Value};
 
 use crate::backend::{self, InfoValue};
@@ -152,11 +153,28 @@ pub struct CastArgs {
     /// Parse inputs as this type first.
     #[arg(long, value_enum, default_value = "f64")]
     from: FromType,
-    /// Saturate: clamp values beyond the largest finite number, infinities
-    /// included, to ±max instead of ml_dtypes' overflow to inf / NaN (NaN
-    /// stays NaN).
+    /// Saturate: every finite value beyond the largest finite number
+    /// becomes ±max, and so do +inf and -inf (gfloat's `sat=True`); NaN
+    /// stays NaN. Without it an overflow gives ±inf, or NaN in formats
+    /// without infinities (ml_dtypes' astype), and ±inf stay ±inf (NaN where
+    /// the format has no infinities); the directed --rounding modes never
+    /// round a finite value past ±max. float4/float6 formats always saturate.
     #[arg(long)]
     saturate: bool,
+    /// Rounding mode (gfloat 0.5.2's RoundMode): nearest_even (ml_dtypes'
+    /// astype), nearest_away, toward_zero, toward_negative, toward_positive,
+    /// stochastic, stochastic_odd, stochastic_fast, stochastic_fastest. The
+    /// stochastic modes need --seed.
+    #[arg(long, value_name = "MODE", default_value = "nearest_even", value_parser = parse_mode)]
+    rounding: RoundMode,
+    /// Random bits per value for the stochastic modes, 1 to 32 (default 32).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    sr_bits: Option<u32>,
+    /// Seed of the stochastic modes' random bits: Philox4x32-10 keyed by the
+    /// seed, value i (its position in the input, from 0) taking word i mod 4
+    /// of block i / 4 (the library's `mldtypes::round::seeded_bits`).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
     /// Print a JSON array with one `{"input", "bits", "value", "error"}` object per value.
     #[arg(long)]
     json: bool,
@@ -170,6 +188,11 @@ pub struct CastArgs {
         allow_negative_numbers = true
     )]
     values: Vec<String>,
+}
+
+/// Parses a rounding mode name; the error lists the modes.
+fn parse_mode(s: &str) -> std::result::Result<RoundMode, String> {
+    s.parse::<RoundMode>().map_err(|e| e.to_string())
 }
 
 /// Parses decimal or hex-float text (`0x1.cp+8`), `inf`, `-inf`, `nan` as
@@ -251,6 +274,81 @@ fn convert_one(
     }
 }
 
+/// The values rounded by `--rounding` (with `--saturate`, `--seed`,
+/// `--sr-bits`) through the library's `mldtypes::cast::round_bytes`, or
+/// `None` for the default rounding (nearest even without a seed: the codec
+/// of `astype`).
+#[allow(clippy::type_complexity)]
+fn round_all(
+    a: &CastArgs,
+    to: DType,
+    parsed: &[f64],
+) -> Result<Option<Vec<(u64, f64, Option<String>)>>> {
+    if a.sr_bits.is_some() && a.seed.is_none() {
+        return Err(usage!(
+            "--sr-bits needs --seed (the stochastic modes' random bits)"
+        ));
+    }
+    if a.rounding == RoundMode::NearestEven && a.seed.is_none() {
+        return Ok(None);
+    }
+    let mut r = Rounding::new(a.rounding).saturating(a.saturate);
+    if let Some(seed) = a.seed {
+        r = r.with_seed(seed, a.sr_bits.unwrap_or(32));
+    }
+    r.validate(parsed.len()).map_err(|e| {
+        usage!(
+            "{e}{}",
+            if a.rounding.is_stochastic() {
+                " (--seed S)"
+            } else {
+                ""
+            }
+        )
+    })?;
+    if to == DType::Float64 {
+        return Err(usage!(
+            "--rounding {} needs a narrower target than float64 (it holds every input)",
+            a.rounding
+        ));
+    }
+    let (src, from): (Vec<u8>, DType) = match a.from {
+        FromType::F32 => (
+            parsed
+                .iter()
+                .flat_map(|x| (*x as f32).to_le_bytes())
+                .collect(),
+            DType::Float32,
+        ),
+        FromType::F64 => (
+            parsed.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            DType::Float64,
+        ),
+    };
+    let w = to.itemsize();
+    let mut dst = vec![0u8; parsed.len() * w];
+    mldtypes::cast::round_bytes(&src, from, &mut dst, to, &r)
+        .map_err(|e| usage!("cast --to {to}: {e}"))?;
+    let fmt = backend::small_float_format(to);
+    Ok(Some(
+        dst.chunks(w)
+            .map(|c| {
+                let mut b = [0u8; 4];
+                b[..w].copy_from_slice(c);
+                let code = u32::from_le_bytes(b);
+                match &fmt {
+                    Some(f) => (
+                        code as u64,
+                        backend::decode_f64(f, code),
+                        backend::exact_text(f, code),
+                    ),
+                    None => (code as u64, f32::from_bits(code) as f64, None),
+                }
+            })
+            .collect(),
+    ))
+}
+
 /// `mldtypes cast`.
 pub fn cast(a: CastArgs) -> Result<()> {
     let to = backend::parse_dtype(&a.to)?;
@@ -275,9 +373,13 @@ pub fn cast(a: CastArgs) -> Result<()> {
         .iter()
         .map(|s| parse_value(s, a.from))
         .collect::<Result<_>>()?;
+    let rounded = round_all(&a, to, &parsed)?;
     let mut rows = Vec::new();
-    for (s, &x) in inputs.iter().zip(&parsed) {
-        let (bits, value, exact) = convert_one(to, x, a.from, ov)?;
+    for (i, (s, &x)) in inputs.iter().zip(&parsed).enumerate() {
+        let (bits, value, exact) = match &rounded {
+            Some(r) => r[i].clone(),
+            None => convert_one(to, x, a.from, ov)?,
+        };
         let err = if value == x || (value.is_nan() && x.is_nan()) {
             0.0
         } else {

@@ -1842,3 +1842,142 @@ fn p3109_formats_in_values_info_cast_and_dtypes() {
     // float16 is listed and reads as IEEE binary16.
     assert_eq!(json_of(&["info", "float16", "--json"])["max"], 65504.0);
 }
+
+// ---------------------------------------------------------------------------
+// cast --rounding
+// ---------------------------------------------------------------------------
+
+#[test]
+fn cast_rounds_by_every_mode() {
+    let bits = |args: &[&str]| -> Vec<u64> {
+        let mut v = vec!["cast", "--to", "float8_e4m3fn", "--json"];
+        v.extend_from_slice(args);
+        json_of(&v)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["bits"].as_u64().unwrap())
+            .collect()
+    };
+    // 1.0625 is halfway between 1 (0x38) and 1.125 (0x39).
+    let x = ["--", "1.0625", "-1.0625", "500", "-500"];
+    let with = |mode: &str| {
+        let mut v = vec!["--rounding", mode];
+        v.extend_from_slice(&x);
+        bits(&v)
+    };
+    assert_eq!(with("nearest_even"), [0x38, 0xb8, 0x7f, 0xff]);
+    assert_eq!(with("nearest_away"), [0x39, 0xb9, 0x7f, 0xff]);
+    assert_eq!(with("toward_zero"), [0x38, 0xb8, 0x7e, 0xfe]);
+    assert_eq!(with("toward_positive"), [0x39, 0xb8, 0x7f, 0xfe]);
+    assert_eq!(with("toward_negative"), [0x38, 0xb9, 0x7e, 0xff]);
+    // gfloat's names are accepted too.
+    assert_eq!(with("TowardZero"), [0x38, 0xb8, 0x7e, 0xfe]);
+    let mut v = vec!["--rounding", "nearest_away", "--saturate"];
+    v.extend_from_slice(&x);
+    assert_eq!(bits(&v), [0x39, 0xb9, 0x7e, 0xfe]);
+}
+
+#[test]
+fn cast_stochastic_rounding_from_a_seed() {
+    // 1 + 2^-5 is a quarter of the way from 1 to 1.125.
+    let args = |seed: &'static str, sr: &'static str| {
+        let mut v = vec![
+            "cast",
+            "--to",
+            "float8_e4m3fn",
+            "--rounding",
+            "stochastic",
+            "--seed",
+            seed,
+            "--sr-bits",
+            sr,
+            "--json",
+        ];
+        v.extend(std::iter::repeat_n("1.03125", 400));
+        v
+    };
+    let ups = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["bits"] == 0x39)
+            .count()
+    };
+    let a = json_of(&args("7", "16"));
+    assert_eq!(a, json_of(&args("7", "16")), "same seed, same bits");
+    assert_ne!(a, json_of(&args("8", "16")));
+    let n = ups(&a);
+    assert!(
+        (60..=140).contains(&n),
+        "{n} of 400 rounded up, expected about 100"
+    );
+    // Each value's number is the library's seeded_bits(seed, index, sr_bits).
+    let v = a.as_array().unwrap();
+    for (i, r) in v.iter().enumerate().take(50) {
+        let rnd = mldtypes::round::seeded_bits(7, i as u64, 16);
+        let up = (1u32 << 14) + rnd >= 1 << 16; // δ = 1/4 on 16 bits
+        assert_eq!(r["bits"], if up { 0x39 } else { 0x38 }, "element {i}");
+    }
+}
+
+#[test]
+fn cast_rounding_errors_are_usage_errors() {
+    for (args, needle) in [
+        (
+            &["cast", "--to", "float8_e4m3fn", "--rounding", "up", "1"][..],
+            "nearest_even, nearest_away, toward_zero",
+        ),
+        (
+            &[
+                "cast",
+                "--to",
+                "float8_e4m3fn",
+                "--rounding",
+                "stochastic",
+                "1",
+            ],
+            "--seed",
+        ),
+        (
+            &["cast", "--to", "float8_e4m3fn", "--sr-bits", "8", "1"],
+            "--sr-bits needs --seed",
+        ),
+        (
+            &[
+                "cast",
+                "--to",
+                "float8_e4m3fn",
+                "--rounding",
+                "toward_zero",
+                "--seed",
+                "1",
+                "1",
+            ],
+            "deterministic",
+        ),
+        (
+            &[
+                "cast",
+                "--to",
+                "float8_e4m3fn",
+                "--rounding",
+                "stochastic",
+                "--seed",
+                "1",
+                "--sr-bits",
+                "33",
+                "1",
+            ],
+            "33",
+        ),
+        (
+            &["cast", "--to", "float64", "--rounding", "toward_zero", "1"],
+            "float64",
+        ),
+    ] {
+        let (code, _, err) = run_of(args, "");
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

@@ -16,6 +16,7 @@ mod npapi;
 mod pack;
 mod promotion;
 mod reduce;
+mod round;
 mod ufuncs;
 
 use dtypes::{arrfuncs, casts, info, registry};
@@ -128,6 +129,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::sum, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::mean, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::dot, m)?)?;
+    m.add_function(wrap_pyfunction!(round::cast, m)?)?;
     m.add_function(wrap_pyfunction!(pack::pack, m)?)?;
     m.add_function(wrap_pyfunction!(pack::unpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;

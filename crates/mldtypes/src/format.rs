@@ -425,6 +425,24 @@ pub enum Overflow {
     Saturating,
 }
 
+impl Overflow {
+    /// [`Overflow::Saturating`] if `saturate`, else [`Overflow::NonSaturating`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::Overflow;
+    /// assert_eq!(Overflow::of(true), Overflow::Saturating);
+    /// ```
+    pub const fn of(saturate: bool) -> Overflow {
+        if saturate {
+            Overflow::Saturating
+        } else {
+            Overflow::NonSaturating
+        }
+    }
+}
+
 /// `2^k` as an `f64` in a `const` context: exact for `-1074 <= k <= 1023`,
 /// +infinity above, zero below.
 const fn pow2(k: i32) -> f64 {

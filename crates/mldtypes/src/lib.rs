@@ -70,6 +70,7 @@ pub mod info;
 pub mod int;
 pub mod mx;
 pub mod promote;
+pub mod round;
 pub mod sort;
 
 pub use float::complex::{bcomplex32, complex32};

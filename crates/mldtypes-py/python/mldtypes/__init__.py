@@ -13,8 +13,10 @@ Integers: ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` (one
 value per byte, in the low bits). Complex: ``complex32`` (two float16),
 ``bcomplex32`` (two bfloat16).
 
-Beyond ml_dtypes: ``sum``, ``mean``, ``dot`` and ``matmul`` accumulate in
-float32 and round once; ``pack``/``unpack`` store sub-byte values packed in the bit
+Beyond ml_dtypes: ``cast`` converts into any float format under any of
+the nine rounding modes of gfloat 0.5.2 (directed, stochastic with explicit
+bits or a seed), saturating or not; ``sum``, ``mean``, ``dot`` and ``matmul``
+accumulate in float32 and round once; ``pack``/``unpack`` store sub-byte values packed in the bit
 layout of safetensors' F4/F6 tags; ``save``/``load``/``savez`` write and read
 ``.npy``/``.npz`` files that keep the dtypes (and that plain NumPy reads as
 raw bytes); ``mldtypes.safetensors`` saves and loads safetensors files of
@@ -27,7 +29,7 @@ libraries such as jax that import ml_dtypes by name.
 """
 
 from mldtypes import _core
-from mldtypes._core import dot, matmul, mean, pack, sum, unpack
+from mldtypes._core import cast, dot, matmul, mean, pack, sum, unpack
 
 # The scalar types registered at import, named by the library's registry.
 for _name, _ in _core._registry():
@@ -45,6 +47,7 @@ P3109_K8 = _core._p3109_names(8)
 
 __all__ = [
     "__version__",
+    "cast",
     "dot",
     "matmul",
     "mean",

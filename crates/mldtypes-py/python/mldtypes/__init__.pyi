@@ -404,6 +404,15 @@ def mean(a: npt.ArrayLike, axis: None | SupportsIndex | tuple[SupportsIndex, ...
 def dot(x: npt.ArrayLike, y: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
         threads: int | None = None) -> Any:
     """1-D/2-D dot product accumulated in float32, rounded once (ValueError, TypeError)."""
+def cast(x: npt.ArrayLike, dtype: npt.DTypeLike, *,
+         rounding: Literal["nearest_even", "nearest_away", "toward_zero", "toward_negative",
+                           "toward_positive", "stochastic", "stochastic_odd", "stochastic_fast",
+                           "stochastic_fastest"] = "nearest_even",
+         saturate: bool = False, random_bits: npt.ArrayLike | None = None,
+         sr_bits: SupportsIndex | None = None, seed: SupportsIndex | None = None,
+         out: npt.NDArray[Any] | None = None) -> Any:
+    """x converted into a float format under a gfloat rounding mode, saturating or not, with
+    explicit random bits or a Philox4x32-10 seed for the stochastic modes (ValueError, TypeError)."""
 def matmul(a: npt.ArrayLike, b: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
            threads: int | None = None) -> Any:
     """Matrix product (``@`` semantics, batched) accumulated in float32 by a GEMM, rounded once

@@ -52,6 +52,7 @@ use super::kernels::{self, Code, NearestEven, Params};
 use super::{CastError, Overflow};
 use crate::float::core;
 use crate::format::{self, Format, FormatError, NanEncoding, NonFinite};
+use crate::round::{Random, RoundMode, Rounding};
 
 /// Which implementation converts a [`Codec`]'s slices. Every strategy
 /// gives the same bits (the tests compare every path and strategy with the
@@ -970,6 +971,158 @@ impl Codec {
         }
         self.plan.decode_f64(path, src, dst);
         Ok(())
+    }
+
+    /// Rounds every float32 of `src` into `dst` under `r` (any mode of
+    /// [`crate::round`], saturation, explicit or seeded random numbers), on
+    /// the calling thread and the current [`Path`]. The stochastic "fast"
+    /// modes compare in float64 precision, as gfloat's `round_ndarray` does
+    /// on float32 arrays. `RoundMode::NearestEven` without saturation or
+    /// random numbers gives [`Codec::encode_f32_slice`]'s bits (for
+    /// float8_e8m0fnu see [`crate::round`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Codec::encode_f32_slice`], and [`CastError::Rounding`] for a
+    /// rounding [`Rounding::validate`] refuses; nothing is written then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::Codec;
+    /// use mldtypes::format::Format;
+    /// use mldtypes::round::{RoundMode, Rounding};
+    /// let c = Codec::new(&Format::p3109(8, 3, true, true).unwrap()).unwrap();
+    /// let mut y = [0u8; 3];
+    /// let r = Rounding::new(RoundMode::TowardZero);
+    /// c.round_f32_slice(&[1.2, -1.2, 1e9], &mut y, &r).unwrap();
+    /// assert_eq!(y, [0x40, 0xc0, 0x7e]); // 1, −1, the largest value (no rounding past it)
+    /// ```
+    pub fn round_f32_slice<C: CodeWord>(
+        &self,
+        src: &[f32],
+        dst: &mut [C],
+        r: &Rounding<'_>,
+    ) -> Result<(), CastError> {
+        self.round_f32_slice_on(dispatch::path(), src, dst, r)
+    }
+
+    /// [`Codec::round_f32_slice`] on a given [`Path`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Codec::round_f32_slice`], and [`CastError::PathUnavailable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::{Codec, Path};
+    /// use mldtypes::round::{RoundMode, Rounding};
+    /// let c = Codec::new(&mldtypes::format::FLOAT8_E8M0FNU).unwrap();
+    /// let mut y = [0u8; 2];
+    /// // 3 · 2^-1 is a tie between 1 (0x7f, odd) and 2 (0x80, even).
+    /// c.round_f32_slice_on(Path::Scalar, &[1.5, 3.0], &mut y, &Rounding::NEAREST_EVEN).unwrap();
+    /// assert_eq!(y, [0x80, 0x80]);
+    /// ```
+    pub fn round_f32_slice_on<C: CodeWord>(
+        &self,
+        path: Path,
+        src: &[f32],
+        dst: &mut [C],
+        r: &Rounding<'_>,
+    ) -> Result<(), CastError> {
+        self.check(path, src.len(), dst.len())?;
+        self.check_word::<C>()?;
+        if self.rounds_as_astype(r) {
+            r.validate(src.len()).map_err(CastError::Rounding)?;
+            return self.encode_f32_slice_on(path, src, dst, Overflow::of(r.saturate));
+        }
+        super::round::round_codes(
+            bytemuck::cast_slice(src),
+            super::round::Source::F32,
+            dst,
+            &self.plan.fmt,
+            r,
+            path,
+        )
+    }
+
+    /// [`Codec::round_f32_slice`] for float64 sources, each rounded once
+    /// (never through float32); the stochastic "fast" modes compare in
+    /// float64 precision.
+    ///
+    /// # Errors
+    ///
+    /// As [`Codec::round_f32_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::Codec;
+    /// use mldtypes::round::{RandomBits, RoundMode, Rounding};
+    /// let c = Codec::new(&mldtypes::format::FLOAT4_E2M1FN).unwrap();
+    /// let mut y = [0u8; 2];
+    /// // 1.25 lies halfway between 1 and 1.5.
+    /// let r = Rounding::new(RoundMode::StochasticFastest).with_bits(RandomBits::U8(&[3, 4]), 3);
+    /// c.round_f64_slice(&[1.25, 1.25], &mut y, &r).unwrap();
+    /// assert_eq!(y, [0x2, 0x3]); // up once 1/2 + r/8 reaches 1
+    /// ```
+    pub fn round_f64_slice<C: CodeWord>(
+        &self,
+        src: &[f64],
+        dst: &mut [C],
+        r: &Rounding<'_>,
+    ) -> Result<(), CastError> {
+        self.round_f64_slice_on(dispatch::path(), src, dst, r)
+    }
+
+    /// [`Codec::round_f64_slice`] on a given [`Path`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Codec::round_f32_slice_on`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::{Codec, Path};
+    /// use mldtypes::format::Format;
+    /// use mldtypes::round::{RoundMode, Rounding};
+    /// let c = Codec::new(&Format::p3109(16, 1, true, true).unwrap()).unwrap();
+    /// let mut y = [0u16; 1];
+    /// c.round_f64_slice_on(Path::Portable, &[1.5], &mut y, &Rounding::new(RoundMode::TowardPositive)).unwrap();
+    /// assert_eq!(y, [0x4001]); // 2
+    /// ```
+    pub fn round_f64_slice_on<C: CodeWord>(
+        &self,
+        path: Path,
+        src: &[f64],
+        dst: &mut [C],
+        r: &Rounding<'_>,
+    ) -> Result<(), CastError> {
+        self.check(path, src.len(), dst.len())?;
+        self.check_word::<C>()?;
+        if self.rounds_as_astype(r) {
+            r.validate(src.len()).map_err(CastError::Rounding)?;
+            return self.encode_f64_slice_on(path, src, dst, Overflow::of(r.saturate));
+        }
+        super::round::round_codes(
+            bytemuck::cast_slice(src),
+            super::round::Source::F64,
+            dst,
+            &self.plan.fmt,
+            r,
+            path,
+        )
+    }
+
+    /// Whether `r` rounds as the plain conversions do: nearest even without
+    /// random numbers, for a format other than float8_e8m0fnu's structure.
+    fn rounds_as_astype(&self, r: &Rounding<'_>) -> bool {
+        let f = &self.plan.fmt;
+        r.mode == RoundMode::NearestEven
+            && matches!(r.random, Random::None)
+            && (f.man_bits != 0 || f.has_zero)
     }
 
     /// Converts the codes of `src` (this codec's format) to the codes of

@@ -13,13 +13,13 @@ use super::scalar::{self, with_marker};
 use super::CastError;
 
 /// Elements per inner chunk (bounce buffers live on the stack).
-const CHUNK: usize = 2048;
+pub(crate) const CHUNK: usize = 2048;
 /// Inputs at least this long are split across threads (feature `rayon`).
 #[cfg(feature = "rayon")]
 pub(crate) const PAR_THRESHOLD: usize = 1 << 18;
 /// Elements per parallel task.
 #[cfg(feature = "rayon")]
-const PAR_CHUNK: usize = 1 << 16;
+pub(crate) const PAR_CHUNK: usize = 1 << 16;
 /// Conversions that move at least this many bytes (input and output
 /// together: more than the last-level cache of most machines holds) between
 /// element types within a factor of two of each other in size (float32 ↔
@@ -30,7 +30,7 @@ const PAR_CHUNK: usize = 1 << 16;
 /// bfloat16, a third of bfloat16 → float32. Measured (`tools/bench_vs_torch.py`,
 /// 1M–16M elements) slower below this size, where the data stays in the
 /// last-level cache, and no faster between 1-byte formats and float32.
-const STREAM_THRESHOLD: usize = 40 << 20;
+pub(crate) const STREAM_THRESHOLD: usize = 40 << 20;
 /// Output bytes converted into a cache-resident buffer before being
 /// streamed out.
 const STREAM_BLOCK: usize = 8 << 10;
@@ -110,7 +110,7 @@ fn sat(ov: Overflow) -> bool {
 // ---------------------------------------------------------------------------
 // Typed views over byte slices, bouncing through aligned buffers if needed.
 
-fn with_src<T: Pod, R>(b: &[u8], f: impl FnOnce(&[T]) -> R) -> R {
+pub(crate) fn with_src<T: Pod, R>(b: &[u8], f: impl FnOnce(&[T]) -> R) -> R {
     match bytemuck::try_cast_slice::<u8, T>(b) {
         Ok(s) => f(s),
         Err(_) => {
@@ -122,7 +122,7 @@ fn with_src<T: Pod, R>(b: &[u8], f: impl FnOnce(&[T]) -> R) -> R {
     }
 }
 
-fn with_dst<T: Pod>(b: &mut [u8], f: impl FnOnce(&mut [T])) {
+pub(crate) fn with_dst<T: Pod>(b: &mut [u8], f: impl FnOnce(&mut [T])) {
     match bytemuck::try_cast_slice_mut::<u8, T>(b) {
         Ok(s) => f(s),
         Err(_) => {
@@ -652,7 +652,7 @@ struct StreamBlock([u8; STREAM_BLOCK]);
 /// without vector stores, or a destination whose elements cannot be
 /// aligned to 64 bytes.
 #[cfg(target_arch = "x86_64")]
-fn convert_streaming(
+pub(crate) fn convert_streaming(
     path: Path,
     sa: usize,
     sb: usize,
@@ -691,7 +691,7 @@ fn convert_streaming(
 
 /// Streaming stores exist only on the x86-64 vector paths.
 #[cfg(not(target_arch = "x86_64"))]
-fn convert_streaming(
+pub(crate) fn convert_streaming(
     _: Path,
     _: usize,
     _: usize,

@@ -8,9 +8,9 @@
 //! here under their former paths.
 
 pub(crate) use crate::float::kernels::{
-    dec32, dec64, dec_f32, enc32, enc64, enc64_wide, enc_bf16, enc_f32, enc_f64, Fmt, Kind,
-    NearestEven, Params, RoundStep, BF16, E3M4, E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ, E5M2,
-    E5M2FNUZ, E8M0FNU, F16, F4E2M1, F6E2M3, F6E3M2,
+    dec32, dec64, dec_f32, enc32, enc32_m, enc64, enc64_m, enc64_wide, enc64_wide_m, enc_bf16,
+    enc_f32, enc_f64, Fmt, Kind, Mode, ModeParams, NearestEven, Params, RoundStep, BF16, E3M4,
+    E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0FNU, F16, F4E2M1, F6E2M3, F6E3M2,
 };
 
 /// Storage word of a code: `u8` for 8-bit and narrower formats, `u16` for
@@ -41,6 +41,17 @@ impl Code for u16 {
     #[inline(always)]
     fn to_u32(self) -> u32 {
         self as u32
+    }
+}
+impl Code for u32 {
+    const BYTES: usize = 4;
+    #[inline(always)]
+    fn from_u32(x: u32) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self
     }
 }
 
@@ -156,6 +167,87 @@ fn rt_dec32_via64_body<Q: Kind, C: Code>(p: &Params, src: &[C], dst: &mut [f32])
     let p = *p;
     for (d, s) in dst.iter_mut().zip(src) {
         *d = f64::from_bits(dec64::<Q>(&p, s.to_u32())) as f32;
+    }
+}
+
+// Rounding modes (`crate::round`): the element conversions of
+// `float::kernels` under a mode `M`, with one random number per element
+// for the stochastic modes (`rnd` is ignored by the deterministic ones).
+
+#[inline(always)]
+fn rm_enc32_body<Q: Kind, M: Mode, C: Code>(
+    p: &Params,
+    mp: &ModeParams,
+    src: &[f32],
+    rnd: &[u32],
+    dst: &mut [C],
+) {
+    let (p, mp) = (*p, *mp);
+    if M::RANDOM {
+        for ((d, s), r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = C::from_u32(enc32_m::<Q, M>(&p, &mp, s.to_bits(), *r));
+        }
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = C::from_u32(enc32_m::<Q, M>(&p, &mp, s.to_bits(), 0));
+        }
+    }
+}
+
+#[inline(always)]
+fn rm_enc64_body<Q: Kind, M: Mode, C: Code>(
+    p: &Params,
+    mp: &ModeParams,
+    src: &[f64],
+    rnd: &[u32],
+    dst: &mut [C],
+) {
+    let (p, mp) = (*p, *mp);
+    if M::RANDOM {
+        for ((d, s), r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = C::from_u32(enc64_m::<Q, M>(&p, &mp, s.to_bits(), *r));
+        }
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = C::from_u32(enc64_m::<Q, M>(&p, &mp, s.to_bits(), 0));
+        }
+    }
+}
+
+#[inline(always)]
+fn rm_enc64_wide_body<Q: Kind, M: Mode, C: Code>(
+    p: &Params,
+    mp: &ModeParams,
+    src: &[f64],
+    rnd: &[u32],
+    dst: &mut [C],
+) {
+    let (p, mp) = (*p, *mp);
+    if M::RANDOM {
+        for ((d, s), r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = C::from_u32(enc64_wide_m::<Q, M>(&p, &mp, s.to_bits(), *r));
+        }
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = C::from_u32(enc64_wide_m::<Q, M>(&p, &mp, s.to_bits(), 0));
+        }
+    }
+}
+
+/// The random numbers of elements `first`, `first + 1`, … from a seed
+/// (see `crate::round::fill_seeded`).
+#[inline(always)]
+fn philox_fill_body(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+    crate::round::fill_seeded(seed, first, sr_bits, dst)
+}
+
+/// float32 → float32 or float64 → float64 under saturation: ±inf become
+/// ±max, everything else is kept (NaN payloads too).
+#[inline(always)]
+fn saturate_f32_body(src: &[f32], dst: &mut [f32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        let inf = s.to_bits() & 0x7fff_ffff == 0x7f80_0000;
+        *d = if inf { f32::MAX.copysign(*s) } else { *s };
     }
 }
 
@@ -311,6 +403,26 @@ macro_rules! instantiate {
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn rt_dec64<Q: Kind, C: Code>(p: &Params, src: &[C], dst: &mut [f64]) {
                 rt_dec64_body::<Q, C>(p, src, dst)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn rm_enc32<Q: Kind, M: Mode, C: Code>(p: &Params, mp: &ModeParams, src: &[f32], rnd: &[u32], dst: &mut [C]) {
+                rm_enc32_body::<Q, M, C>(p, mp, src, rnd, dst)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn rm_enc64<Q: Kind, M: Mode, C: Code>(p: &Params, mp: &ModeParams, src: &[f64], rnd: &[u32], dst: &mut [C]) {
+                rm_enc64_body::<Q, M, C>(p, mp, src, rnd, dst)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn rm_enc64_wide<Q: Kind, M: Mode, C: Code>(p: &Params, mp: &ModeParams, src: &[f64], rnd: &[u32], dst: &mut [C]) {
+                rm_enc64_wide_body::<Q, M, C>(p, mp, src, rnd, dst)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn philox_fill(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+                philox_fill_body(seed, first, sr_bits, dst)
+            }
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn saturate_f32(src: &[f32], dst: &mut [f32]) {
+                saturate_f32_body(src, dst)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn table_enc32(table: &[u8; 1 << 16], src: &[f32], dst: &mut [u8]) {

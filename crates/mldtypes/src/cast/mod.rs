@@ -69,6 +69,7 @@ mod engine;
 #[cfg(target_arch = "x86_64")]
 mod hw;
 pub(crate) mod kernels;
+mod round;
 mod scalar;
 
 pub mod matmul;
@@ -81,6 +82,7 @@ pub use dispatch::{available_paths, path, set_path, Path};
 
 use crate::dtype::DType;
 pub use crate::format::Overflow;
+use crate::round::{Rounding, RoundingError};
 
 /// Why a conversion was refused. Nothing is written to the destination when
 /// an error is returned.
@@ -124,6 +126,8 @@ pub enum CastError {
         /// The width of the word given.
         word_bits: u32,
     },
+    /// The [`Rounding`] of a rounding conversion was refused.
+    Rounding(RoundingError),
 }
 
 impl std::fmt::Display for CastError {
@@ -152,6 +156,7 @@ impl std::fmt::Display for CastError {
                 f,
                 "{format} codes have {bits} bits and do not fit {word_bits}-bit words; use u16"
             ),
+            CastError::Rounding(e) => e.fmt(f),
         }
     }
 }
@@ -423,4 +428,188 @@ pub fn cast_bytes_on(
 /// ```
 pub fn is_supported(from: DType, to: DType) -> bool {
     engine::check_pair(from, to).is_ok()
+}
+
+/// Rounds `src` into `dst` under `r` (any mode of [`crate::round`],
+/// saturation, explicit or seeded random numbers), on the calling thread.
+///
+/// Sources: `f32` and `f64` (the stochastic "fast" modes compare in the
+/// float64 precision, as gfloat does), and every other float type through
+/// its exact value, as a float64 would round. Targets: every float type of
+/// the crate, `half::f16` / `half::bf16`, and `f32` (from `f64`; from `f32`
+/// only saturation changes anything). `f64` and integer types are no
+/// targets. [`Codec::round_f32_slice`] rounds into any format descriptor
+/// (the IEEE P3109 family).
+///
+/// `RoundMode::NearestEven` without saturation or random numbers gives the
+/// bits of [`convert_slice`] (for float8_e8m0fnu see [`crate::round`]).
+///
+/// # Errors
+///
+/// [`CastError::LengthMismatch`] if the lengths differ,
+/// [`CastError::UnsupportedPair`] for other types,
+/// [`CastError::Rounding`] for a rounding [`Rounding::validate`] refuses
+/// (stochastic without random numbers, numbers not one per element or not
+/// below `2^sr_bits`, …). Nothing is written then.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::round_slice;
+/// use mldtypes::round::{RandomBits, RoundMode, Rounding};
+/// use mldtypes::bfloat16;
+/// let x = [1.0f32 + 2f32.powi(-9); 4]; // a quarter of a bfloat16 ulp above 1
+/// let mut y = [bfloat16::ZERO; 4];
+/// round_slice(&x, &mut y, &Rounding::new(RoundMode::TowardPositive)).unwrap();
+/// assert_eq!(y[0].to_bits(), 0x3f81);
+/// // Stochastic: up when the 8-bit number is at least 3/4 of 256.
+/// let bits = [0u8, 191, 192, 255];
+/// let r = Rounding::new(RoundMode::Stochastic).with_bits(RandomBits::U8(&bits), 8);
+/// round_slice(&x, &mut y, &r).unwrap();
+/// assert_eq!(y.map(|v| v.to_bits()), [0x3f80, 0x3f80, 0x3f81, 0x3f81]);
+/// ```
+pub fn round_slice<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    round_slice_on(path(), src, dst, r)
+}
+
+/// [`round_slice`] on a given [`Path`], on the calling thread.
+///
+/// # Errors
+///
+/// As [`round_slice`], and [`CastError::PathUnavailable`] if the CPU cannot
+/// run `path`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{round_slice_on, Path};
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let mut y = [0f32];
+/// round_slice_on(Path::Scalar, &[1e300f64], &mut y, &Rounding::new(RoundMode::TowardZero)).unwrap();
+/// assert_eq!(y[0], f32::MAX);
+/// ```
+pub fn round_slice_on<A: Element, B: Element>(
+    path: Path,
+    src: &[A],
+    dst: &mut [B],
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    check_lengths(src.len(), dst.len())?;
+    round::round_bytes(
+        bytemuck::cast_slice(src),
+        A::DTYPE,
+        bytemuck::cast_slice_mut(dst),
+        B::DTYPE,
+        r,
+        path,
+        false,
+    )
+}
+
+/// [`round_slice`] split across rayon's thread pool (inputs of at least
+/// 262,144 elements, in chunks of 65,536): bit-identical to [`round_slice`],
+/// seeded random numbers included (each element's number depends on its
+/// index only).
+///
+/// # Errors
+///
+/// As [`round_slice`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{round_slice, round_slice_par};
+/// use mldtypes::round::{RoundMode, Rounding};
+/// use mldtypes::float8_e5m2;
+/// let x: Vec<f32> = (0..300_000).map(|i| (i as f32).sin()).collect();
+/// let r = Rounding::new(RoundMode::Stochastic).with_seed(3, 16);
+/// let mut a = vec![float8_e5m2::ZERO; x.len()];
+/// let mut b = a.clone();
+/// round_slice(&x, &mut a, &r).unwrap();
+/// round_slice_par(&x, &mut b, &r).unwrap();
+/// assert_eq!(a, b);
+/// ```
+#[cfg(feature = "rayon")]
+pub fn round_slice_par<A: Element, B: Element>(
+    src: &[A],
+    dst: &mut [B],
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    check_lengths(src.len(), dst.len())?;
+    round::round_bytes(
+        bytemuck::cast_slice(src),
+        A::DTYPE,
+        bytemuck::cast_slice_mut(dst),
+        B::DTYPE,
+        r,
+        path(),
+        true,
+    )
+}
+
+/// [`round_slice`] over unpacked little-endian bytes described by
+/// [`DType`]s (as [`cast_bytes`]): `from` any float dtype (the IEEE P3109
+/// members included), `to` float32 or any float format. Large inputs are
+/// split across rayon's pool when the feature is on (same bits).
+///
+/// # Errors
+///
+/// [`CastError::PartialElement`] if a length is not a multiple of the
+/// itemsize, [`CastError::LengthMismatch`], [`CastError::UnsupportedPair`]
+/// (float64, integer and complex targets; integer and complex sources),
+/// [`CastError::Rounding`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::round_bytes;
+/// use mldtypes::dtype::DType;
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let src: Vec<u8> = [500.0f32, -500.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+/// let mut dst = [0u8; 2];
+/// let r = Rounding::new(RoundMode::TowardNegative);
+/// round_bytes(&src, DType::Float32, &mut dst, DType::Float8E4M3FN, &r).unwrap();
+/// assert_eq!(dst, [0x7e, 0xff]); // 448, and NaN (−500 rounds down, past −448)
+/// ```
+pub fn round_bytes(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    round::round_bytes(src, from, dst, to, r, path(), true)
+}
+
+/// [`round_bytes`] on a given [`Path`], on the calling thread only.
+///
+/// # Errors
+///
+/// As [`round_bytes`], and [`CastError::PathUnavailable`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::{round_bytes_on, Path};
+/// use mldtypes::dtype::DType;
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let src = 1.4f64.to_le_bytes();
+/// let mut dst = [0u8; 1];
+/// let r = Rounding::new(RoundMode::NearestEven).saturating(true);
+/// round_bytes_on(Path::Portable, &src, DType::Float64, &mut dst, DType::Float4E2M1FN, &r).unwrap();
+/// assert_eq!(dst, [0x3]); // 1.5
+/// ```
+pub fn round_bytes_on(
+    path: Path,
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    round::round_bytes(src, from, dst, to, r, path, false)
 }

@@ -40,6 +40,7 @@
 
 use super::kernels::{self, Fmt};
 use crate::format::{self, Format, NanEncoding, NonFinite, Overflow, FLOAT16};
+use crate::round::{RoundMode, RoundingError};
 
 /// Whether two descriptors state the same format (every field but the name).
 #[inline(always)]
@@ -123,24 +124,97 @@ fn encode_by_table<M: Fmt>(b: u32) -> u32 {
     table[i as usize] as u32
 }
 
-/// How the magnitude of an inexact value is rounded.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Round {
-    /// Nearest, ties to even.
-    TiesEven,
-    /// Nearest, ties away from zero.
-    TiesAway,
+/// How the magnitude of an inexact value is rounded: a mode of
+/// [`crate::round`], with the element's random number, the number of
+/// random bits (the stochastic "fast" modes compare in float64 precision
+/// for every source, as gfloat's `round_ndarray` does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) mode: RoundMode,
+    pub(crate) random: u32,
+    pub(crate) sr_bits: u32,
 }
 
-/// The round-to-nearest rule of a format: ties away from zero for
-/// float8_e8m0fnu (no mantissa bits and no zero), as ml_dtypes does; ties
-/// to the even code otherwise (for the IEEE P3109 formats without mantissa
-/// bits that is the even biased exponent, as gfloat rounds them).
-const fn nearest_rule(fmt: &Format) -> Round {
+impl Step {
+    /// Round to nearest, ties to even.
+    pub(crate) const TIES_EVEN: Step = Step::new(RoundMode::NearestEven);
+
+    /// `mode` without random bits, float64 precision.
+    pub(crate) const fn new(mode: RoundMode) -> Step {
+        Step {
+            mode,
+            random: 0,
+            sr_bits: 0,
+        }
+    }
+
+    /// Whether the magnitude moves up to the next multiple of the quantum:
+    /// `rem` holds the bits dropped below it (`shift` of them, `shift >= 1`;
+    /// all of the significand when `shift >= 64`), `odd` tells the parity of
+    /// the code below, `neg` the sign of the value.
+    fn up(&self, neg: bool, odd: bool, rem: u64, shift: i32) -> bool {
+        // Half a quantum, `None` when it is beyond every `rem`.
+        let half = if shift - 1 < 64 {
+            Some(1u64 << (shift - 1))
+        } else {
+            None
+        };
+        match self.mode {
+            RoundMode::TowardZero => false,
+            RoundMode::TowardPositive => !neg && rem != 0,
+            RoundMode::TowardNegative => neg && rem != 0,
+            RoundMode::NearestAway => half.is_some_and(|h| rem >= h),
+            RoundMode::NearestEven => half.is_some_and(|h| rem > h || (rem == h && odd)),
+            RoundMode::Stochastic | RoundMode::StochasticOdd => {
+                // The dropped fraction rounded to `n` bits (ties to even or
+                // to odd), then compared with the random number.
+                let n = self.sr_bits as i32;
+                let d: u128 = if shift <= n {
+                    (rem as u128) << (n - shift)
+                } else {
+                    let k = shift - n;
+                    if k > 64 {
+                        0
+                    } else {
+                        let (q, low) = if k == 64 {
+                            (0, rem)
+                        } else {
+                            (rem >> k, rem & ((1u64 << k) - 1))
+                        };
+                        let h = 1u64 << (k - 1);
+                        let tie_up = (q & 1 == 1) == (self.mode == RoundMode::Stochastic);
+                        (q + (low > h || (low == h && tie_up)) as u64) as u128
+                    }
+                };
+                d + self.random as u128 >= 1u128 << n
+            }
+            RoundMode::StochasticFast | RoundMode::StochasticFastest => {
+                // gfloat's arithmetic: the fraction plus the scaled random
+                // number, rounded to float64 (gfloat computes in float64
+                // for float32 arrays too), against 1.
+                let n = self.sr_bits as i32;
+                let delta = scale_f64(rem, -shift);
+                let fast = self.mode == RoundMode::StochasticFast;
+                let (num, den) = if fast {
+                    ((2 * self.random as u64 + 1) as f64, n + 1)
+                } else {
+                    (self.random as f64, n)
+                };
+                delta + num * pow2(-den) >= 1.0
+            }
+        }
+    }
+}
+
+/// The round-to-nearest rule of ml_dtypes' conversions: ties away from zero
+/// for float8_e8m0fnu (no mantissa bits and no zero), as ml_dtypes does;
+/// ties to the even code otherwise (for the IEEE P3109 formats without
+/// mantissa bits that is the even biased exponent, as gfloat rounds them).
+const fn nearest_rule(fmt: &Format) -> Step {
     if fmt.man_bits == 0 && !fmt.has_zero {
-        Round::TiesAway
+        Step::new(RoundMode::NearestAway)
     } else {
-        Round::TiesEven
+        Step::TIES_EVEN
     }
 }
 
@@ -266,7 +340,7 @@ fn zero_result(fmt: &Format, neg: bool) -> u32 {
 /// is NaN; with one (the IEEE P3109 `u` formats) a negative value whose
 /// magnitude rounds to zero gives +0 and any other gives NaN.
 #[inline]
-fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Overflow) -> u32 {
+fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, step: Step, ov: Overflow) -> u32 {
     debug_assert!(sig != 0);
     if neg && !fmt.signed && !fmt.has_zero {
         return nan_result(fmt, neg);
@@ -279,15 +353,11 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
     let mut m = if shift <= 0 {
         sig << (-shift)
     } else {
-        let (m, rem, half) = if shift >= 64 {
-            // sig < 2^64 <= 2^(shift-1) ... so the value is below half an ulp.
-            (0, sig, u64::MAX)
+        let (m, rem) = if shift >= 64 {
+            // sig < 2^64 <= 2^(shift-1): every bit is dropped.
+            (0, sig)
         } else {
-            (
-                sig >> shift,
-                sig & ((1u64 << shift) - 1),
-                1u64 << (shift - 1),
-            )
+            (sig >> shift, sig & ((1u64 << shift) - 1))
         };
         // The parity of the code `m` stands for: its last mantissa bit, or
         // without mantissa bits its biased exponent (0 is the even zero).
@@ -296,11 +366,7 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
         } else {
             m == 1 && (q + fmt.bias) & 1 == 1
         };
-        let up = match mode {
-            Round::TiesEven => rem > half || (rem == half && odd),
-            Round::TiesAway => rem >= half,
-        };
-        m + up as u64
+        m + step.up(neg, odd, rem, shift) as u64
     };
     if m >> (man_bits + 1) != 0 {
         m >>= 1;
@@ -326,6 +392,12 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
         m
     };
     if code > fmt.max_code() as u64 {
+        // The directed modes never round a finite value past ±max.
+        let ov = if step.mode.clamps(neg) {
+            Overflow::Saturating
+        } else {
+            ov
+        };
         return overflow_result(fmt, neg, ov);
     }
     code as u32 | sign_bit(fmt, neg)
@@ -397,6 +469,16 @@ pub fn encode_f32(fmt: &Format, x: f32, ov: Overflow) -> u32 {
 #[inline(never)]
 pub(crate) fn encode_f32_generic(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     let b = x.to_bits();
+    if fmt.man_bits == 0 && !fmt.has_zero && b & 0x7f80_0000 == 0 && b & 0x7f_ffff > 0x40_0000 {
+        // ml_dtypes 0.6.0 and PyTorch: above 2^-127, 2^-126 (see above).
+        return round_finite(fmt, b >> 31 != 0, 1, -126, nearest_rule(fmt), ov);
+    }
+    round_f32_step(fmt, x, nearest_rule(fmt), ov)
+}
+
+/// `x` rounded into `fmt` by `step` (no ml_dtypes float8_e8m0fnu rule).
+pub(crate) fn round_f32_step(fmt: &Format, x: f32, step: Step, ov: Overflow) -> u32 {
+    let b = x.to_bits();
     let neg = b >> 31 != 0;
     let e = (b >> 23) & 0xff;
     let m = b & 0x7f_ffff;
@@ -413,20 +495,9 @@ pub(crate) fn encode_f32_generic(fmt: &Format, x: f32, ov: Overflow) -> u32 {
         if m == 0 {
             return zero_result(fmt, neg);
         }
-        if fmt.man_bits == 0 && !fmt.has_zero && m > 0x40_0000 {
-            // ml_dtypes 0.6.0 and PyTorch: above 2^-127, 2^-126 (see above).
-            return round_finite(fmt, neg, 1, -126, nearest_rule(fmt), ov);
-        }
-        return round_finite(fmt, neg, m as u64, -149, nearest_rule(fmt), ov);
+        return round_finite(fmt, neg, m as u64, -149, step, ov);
     }
-    round_finite(
-        fmt,
-        neg,
-        (m | 0x80_0000) as u64,
-        e as i32 - 150,
-        nearest_rule(fmt),
-        ov,
-    )
+    round_finite(fmt, neg, (m | 0x80_0000) as u64, e as i32 - 150, step, ov)
 }
 
 /// Encodes an `f64` into `fmt`, correctly rounded in one step from the
@@ -473,6 +544,11 @@ pub fn encode_f64(fmt: &Format, x: f64, ov: Overflow) -> u32 {
 /// [`encode_f32_generic`]).
 #[inline(never)]
 pub(crate) fn encode_f64_generic(fmt: &Format, x: f64, ov: Overflow) -> u32 {
+    round_f64_step(fmt, x, nearest_rule(fmt), ov)
+}
+
+/// `x` rounded into `fmt` by `step`.
+pub(crate) fn round_f64_step(fmt: &Format, x: f64, step: Step, ov: Overflow) -> u32 {
     let b = x.to_bits();
     let neg = b >> 63 != 0;
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -490,9 +566,235 @@ pub(crate) fn encode_f64_generic(fmt: &Format, x: f64, ov: Overflow) -> u32 {
         if m == 0 {
             return zero_result(fmt, neg);
         }
-        return round_finite(fmt, neg, m, -1074, nearest_rule(fmt), ov);
+        return round_finite(fmt, neg, m, -1074, step, ov);
     }
-    round_finite(fmt, neg, m | (1u64 << 52), e - 1075, nearest_rule(fmt), ov)
+    round_finite(fmt, neg, m | (1u64 << 52), e - 1075, step, ov)
+}
+
+/// The step of one element of a conversion with `mode`, checked: a
+/// stochastic mode needs `sr_bits` from 1 to 32 and `random < 2^sr_bits`
+/// (deterministic modes ignore both).
+pub(crate) fn checked_step(
+    mode: RoundMode,
+    random: u32,
+    sr_bits: u32,
+) -> Result<Step, RoundingError> {
+    if mode.is_stochastic() {
+        if !(1..=32).contains(&sr_bits) {
+            return Err(RoundingError::SrBits(sr_bits));
+        }
+        if random as u64 >= 1u64 << sr_bits {
+            return Err(RoundingError::BitsTooLarge {
+                index: 0,
+                value: random,
+                sr_bits,
+            });
+        }
+    }
+    Ok(Step {
+        mode,
+        random,
+        sr_bits,
+    })
+}
+
+/// The overflow rule of `saturate`.
+pub(crate) const fn overflow_of(saturate: bool) -> Overflow {
+    if saturate {
+        Overflow::Saturating
+    } else {
+        Overflow::NonSaturating
+    }
+}
+
+/// Rounds an `f32` into `fmt` by `mode` (any of [`crate::round`]'s modes,
+/// defined there), saturating or not; `random` (below `2^sr_bits`,
+/// `sr_bits` from 1 to 32) is the element's random number for the
+/// stochastic modes, which compare in float64 precision as gfloat's
+/// `round_ndarray` does on float32 arrays too (deterministic modes ignore both).
+/// Returns the code in the low [`Format::bits`] bits.
+///
+/// `RoundMode::NearestEven` without saturation equals [`encode_f32`] for
+/// every format but float8_e8m0fnu (ties to the even code, no float32
+/// subnormal rule; see [`crate::round`]).
+///
+/// # Errors
+///
+/// [`RoundingError::SrBits`] or [`RoundingError::BitsTooLarge`] (index 0)
+/// for a stochastic mode's bad `sr_bits` or `random`.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::round_f32;
+/// use mldtypes::format::FLOAT8_E4M3FN;
+/// use mldtypes::round::RoundMode::*;
+/// let f = &FLOAT8_E4M3FN;
+/// assert_eq!(round_f32(f, 1.0625, TowardZero, false, 0, 0), Ok(0x38)); // 1.0
+/// assert_eq!(round_f32(f, 1.0625, NearestAway, false, 0, 0), Ok(0x39)); // 1.125
+/// assert_eq!(round_f32(f, -1e6, TowardPositive, false, 0, 0), Ok(0xfe)); // −448
+/// assert_eq!(round_f32(f, 1e6, TowardPositive, false, 0, 0), Ok(0x7f)); // NaN
+/// // A quarter of the way from 1 to 1.125: up when r >= 3/4 of 2^sr_bits.
+/// assert_eq!(round_f32(f, 1.03125, Stochastic, false, 191, 8), Ok(0x38));
+/// assert_eq!(round_f32(f, 1.03125, Stochastic, false, 192, 8), Ok(0x39));
+/// assert!(round_f32(f, 1.0, Stochastic, false, 256, 8).is_err());
+/// ```
+pub fn round_f32(
+    fmt: &Format,
+    x: f32,
+    mode: RoundMode,
+    saturate: bool,
+    random: u32,
+    sr_bits: u32,
+) -> Result<u32, RoundingError> {
+    let step = checked_step(mode, random, sr_bits)?;
+    Ok(round_f32_step(fmt, x, step, overflow_of(saturate)))
+}
+
+/// [`round_f32`] for an `f64`, rounded once from its exact value; the
+/// stochastic modes compare in float64 precision.
+///
+/// # Errors
+///
+/// As [`round_f32`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::round_f64;
+/// use mldtypes::format::{Format, BFLOAT16};
+/// use mldtypes::round::RoundMode::*;
+/// assert_eq!(round_f64(&BFLOAT16, 1.0 + 1e-9, TowardPositive, false, 0, 0), Ok(0x3f81));
+/// assert_eq!(round_f64(&BFLOAT16, -1.0 - 1e-9, TowardPositive, false, 0, 0), Ok(0xbf80));
+/// let p = Format::p3109(8, 3, true, true).unwrap();
+/// assert_eq!(round_f64(&p, f64::INFINITY, NearestEven, true, 0, 0), Ok(0x7e)); // saturated
+/// ```
+pub fn round_f64(
+    fmt: &Format,
+    x: f64,
+    mode: RoundMode,
+    saturate: bool,
+    random: u32,
+    sr_bits: u32,
+) -> Result<u32, RoundingError> {
+    let step = checked_step(mode, random, sr_bits)?;
+    Ok(round_f64_step(fmt, x, step, overflow_of(saturate)))
+}
+
+/// Rounds `code` of `from` into `to` from its exact value (also where that
+/// value is beyond float64, in the IEEE P3109 formats with 12 or more
+/// exponent bits), as [`round_f64`] rounds a float64: the stochastic modes
+/// compare in float64 precision. NaN gives `to`'s NaN with the sign the
+/// source NaN has as a float32 (payloads are not carried between formats).
+///
+/// # Errors
+///
+/// As [`round_f32`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::round_code;
+/// use mldtypes::format::{Format, FLOAT8_E5M2};
+/// use mldtypes::round::RoundMode::TowardZero;
+/// let wide = Format::p3109(16, 1, true, true).unwrap();
+/// // 2^16000 is far beyond float64; toward zero it becomes float8_e5m2's largest value.
+/// assert_eq!(round_code(&wide, &FLOAT8_E5M2, 0x4000 + 16000, TowardZero, false, 0, 0), Ok(0x7b));
+/// ```
+pub fn round_code(
+    from: &Format,
+    to: &Format,
+    code: u32,
+    mode: RoundMode,
+    saturate: bool,
+    random: u32,
+    sr_bits: u32,
+) -> Result<u32, RoundingError> {
+    let step = checked_step(mode, random, sr_bits)?;
+    Ok(round_code_step(from, to, code, step, overflow_of(saturate)))
+}
+
+/// [`round_code`] with a checked step.
+pub(crate) fn round_code_step(
+    from: &Format,
+    to: &Format,
+    code: u32,
+    step: Step,
+    ov: Overflow,
+) -> u32 {
+    let code = code & from.code_mask();
+    match value_parts(from, code) {
+        CodeValue::Nan => nan_result(to, nan_bits_f32(from, code) >> 31 != 0),
+        CodeValue::Infinity { negative } => inf_result(to, negative, ov),
+        CodeValue::Finite {
+            negative,
+            significand: 0,
+            ..
+        } => zero_result(to, negative),
+        CodeValue::Finite {
+            negative,
+            significand,
+            exponent,
+        } => round_finite(to, negative, significand, exponent, step, ov),
+    }
+}
+
+/// IEEE binary32 as a descriptor, for rounding float64 values to float32
+/// through [`round_finite`] (which uses none of the methods a 32-bit code
+/// would overflow; not a valid [`Format`] otherwise).
+pub(crate) const BINARY32: Format = Format {
+    name: "float32",
+    exp_bits: 8,
+    man_bits: 23,
+    bias: 127,
+    non_finite: NonFinite::Ieee,
+    nan_encoding: NanEncoding::Ieee,
+    signed: true,
+    has_zero: true,
+};
+
+/// `x` rounded to float32 by `step` (bit pattern); NaN as the hardware
+/// narrows it (sign and top payload bits kept, quiet bit set), as NumPy's
+/// `astype(float32)`.
+pub(crate) fn round_f64_to_f32_step(x: f64, step: Step, ov: Overflow) -> u32 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 32) as u32 & 0x8000_0000) | 0x7fc0_0000 | ((b >> 29) as u32 & 0x7f_ffff);
+    }
+    round_f64_step(&BINARY32, x, step, ov)
+}
+
+/// [`round_f64`] with float32 as the target: `RoundMode::NearestEven`
+/// without saturation is `x as f32`.
+///
+/// # Errors
+///
+/// As [`round_f32`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::round_f64_to_f32;
+/// use mldtypes::round::RoundMode::*;
+/// let x = 1.0 + 2f64.powi(-30);
+/// assert_eq!(round_f64_to_f32(x, NearestEven, false, 0, 0), Ok(1.0));
+/// assert_eq!(round_f64_to_f32(x, TowardPositive, false, 0, 0), Ok(1.0 + f32::EPSILON));
+/// assert_eq!(round_f64_to_f32(1e300, TowardZero, false, 0, 0), Ok(f32::MAX));
+/// assert_eq!(round_f64_to_f32(f64::NEG_INFINITY, NearestEven, true, 0, 0), Ok(f32::MIN));
+/// ```
+pub fn round_f64_to_f32(
+    x: f64,
+    mode: RoundMode,
+    saturate: bool,
+    random: u32,
+    sr_bits: u32,
+) -> Result<f32, RoundingError> {
+    let step = checked_step(mode, random, sr_bits)?;
+    Ok(f32::from_bits(round_f64_to_f32_step(
+        x,
+        step,
+        overflow_of(saturate),
+    )))
 }
 
 /// The `f32` NaN bit pattern ml_dtypes produces for a NaN code.

@@ -23,6 +23,7 @@
 //! round-to-nearest-even mode.
 
 use crate::format::{self, Format, NanEncoding, NonFinite};
+use crate::round::RoundMode;
 
 /// The structure of a format that the kernels branch on at compile time.
 pub(crate) trait Kind: 'static {
@@ -42,6 +43,10 @@ pub(crate) trait Kind: 'static {
     /// The format is bfloat16, whose exponent is float32's: a shorter
     /// rounding suffices (compile-time formats only).
     const BF16: bool = false;
+    /// NaN inputs keep their sign and top payload bits with the quiet bit
+    /// set, as hardware narrows float64 to float32 (the float32 target of
+    /// the rounding kernels).
+    const HW_NAN: bool = false;
 }
 
 /// A compile-time format: the descriptor as an associated constant, so that
@@ -316,7 +321,12 @@ impl Params {
         let covers_f64 = f.min_exp() <= -1074 && f.max_exp() >= 1024;
         Params {
             man_bits: m,
-            code_mask: f.code_mask(),
+            // 32-bit codes: float32 as the target of the rounding kernels.
+            code_mask: if f.bits() >= 32 {
+                u32::MAX
+            } else {
+                f.code_mask()
+            },
             sign_mask: f.sign_mask(),
             sign_shift: f.exp_bits + f.man_bits,
             exp_mask: f.exp_mask(),
@@ -370,6 +380,375 @@ impl Params {
             min_exp: emin,
         }
     }
+}
+
+/// IEEE binary16 with NumPy's NaN payload rule, as a run-time kind (the
+/// rounding kernels' float16).
+pub(crate) struct KF16;
+
+impl Kind for KF16 {
+    const NON_FINITE: NonFinite = NonFinite::Ieee;
+    const NAN: NanEncoding = NanEncoding::Ieee;
+    const SIGNED: bool = true;
+    const HAS_ZERO: bool = true;
+    const KEEP_PAYLOAD: bool = true;
+}
+
+/// IEEE binary32 as the target of the rounding kernels (from float64),
+/// NaNs narrowed as hardware does.
+pub(crate) struct B32;
+
+impl Kind for B32 {
+    const NON_FINITE: NonFinite = NonFinite::Ieee;
+    const NAN: NanEncoding = NanEncoding::Ieee;
+    const SIGNED: bool = true;
+    const HAS_ZERO: bool = true;
+    const HW_NAN: bool = true;
+}
+
+/// The kernels' parameters of float32 as a target (see `core::BINARY32`).
+pub(crate) const BINARY32_PARAMS: Params = Params::of(&crate::float::core::BINARY32);
+
+/// Loop-invariant parameters of a rounding mode of [`crate::round`] in the
+/// element kernels ([`enc32_m`], [`enc64_m`], [`enc64_wide_m`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ModeParams {
+    /// [`Det`]: 1 where non-zero dropped bits round a positive / negative
+    /// magnitude up (toward +inf / −inf).
+    up_pos: u32,
+    up_neg: u32,
+    /// [`Det`]: 1 for the round-to-nearest modes.
+    near: u32,
+    /// [`Det`]: 1 for ties away from zero (added instead of the parity).
+    tie_away: u32,
+    /// A finite overflow of a positive / negative value gives ±max (the
+    /// directed modes).
+    clamp_pos: bool,
+    clamp_neg: bool,
+    /// Saturation.
+    sat: bool,
+    /// Stochastic modes: the number of random bits.
+    n: u32,
+    /// [`StochRn`]: 1 for ties to odd.
+    odd: u64,
+    /// [`StochFast`]: the comparison's precision plus one (54), and the
+    /// amount added before dropping `p1 − n` bits.
+    p1: u32,
+    fast_add: u64,
+}
+
+impl ModeParams {
+    /// The parameters of `mode` (`sr_bits` from 1 to 32 for the stochastic
+    /// modes), for a source of precision `prec` (24 or 53 bits).
+    pub(crate) const fn of(mode: RoundMode, saturate: bool, sr_bits: u32, prec: u32) -> ModeParams {
+        let p1 = prec + 1;
+        let k = p1.saturating_sub(sr_bits);
+        ModeParams {
+            up_pos: matches!(mode, RoundMode::TowardPositive) as u32,
+            up_neg: matches!(mode, RoundMode::TowardNegative) as u32,
+            near: matches!(mode, RoundMode::NearestEven | RoundMode::NearestAway) as u32,
+            tie_away: matches!(mode, RoundMode::NearestAway) as u32,
+            clamp_pos: mode.clamps(false),
+            clamp_neg: mode.clamps(true),
+            sat: saturate,
+            n: sr_bits,
+            odd: matches!(mode, RoundMode::StochasticOdd) as u64,
+            p1,
+            fast_add: if k == 0 {
+                0
+            } else if matches!(mode, RoundMode::StochasticFast) {
+                1 + (1u64 << (k - 1))
+            } else {
+                1
+            },
+        }
+    }
+
+    /// Whether a finite overflow of a value of sign `neg` clamps to ±max.
+    #[inline(always)]
+    fn clamps(&self, neg: u32) -> bool {
+        if neg != 0 {
+            self.clamp_neg
+        } else {
+            self.clamp_pos
+        }
+    }
+}
+
+/// How a rounding kernel decides to round a magnitude up ("away" from
+/// zero): `d` holds the `s` dropped bits (`d < 2^s`; all of the significand
+/// when `s` exceeds its width), `lsb` the parity of the code below, `neg`
+/// the sign, `r` the element's random number.
+pub(crate) trait Mode: 'static {
+    /// Whether the mode reads random numbers.
+    const RANDOM: bool;
+    /// float32 sources (`d < 2^24`, `1 <= s <= 63`).
+    fn away32(d: u32, s: u32, lsb: u32, neg: u32, r: u32, mp: &ModeParams) -> u32;
+    /// float64 sources (`d < 2^53`, `1 <= s <= 127`).
+    fn away64(d: u64, s: u32, lsb: u64, neg: u32, r: u32, mp: &ModeParams) -> u64;
+}
+
+/// The five deterministic modes, chosen by [`ModeParams`]' masks.
+pub(crate) struct Det;
+
+impl Mode for Det {
+    const RANDOM: bool = false;
+    #[inline(always)]
+    fn away32(d: u32, s: u32, lsb: u32, neg: u32, _r: u32, mp: &ModeParams) -> u32 {
+        let up = if neg != 0 { mp.up_neg } else { mp.up_pos };
+        // Half the quantum; with `d < 2^24` no `s` above 31 changes the result.
+        let h = 1u32 << (s.min(31) - 1);
+        ((d != 0) as u32 & up) | (((d + (lsb | mp.tie_away)) > h) as u32 & mp.near)
+    }
+    #[inline(always)]
+    fn away64(d: u64, s: u32, lsb: u64, neg: u32, _r: u32, mp: &ModeParams) -> u64 {
+        let up = if neg != 0 { mp.up_neg } else { mp.up_pos } as u64;
+        let h = 1u64 << (s.min(63) - 1);
+        ((d != 0) as u64 & up) | (((d + (lsb | mp.tie_away as u64)) > h) as u64 & mp.near as u64)
+    }
+}
+
+/// `stochastic` and `stochastic_odd`: the dropped fraction rounded to `n`
+/// bits (ties to even or odd), plus the random number, carries out.
+pub(crate) struct StochRn;
+
+impl StochRn {
+    #[inline(always)]
+    fn away(d: u64, s: u32, r: u32, mp: &ModeParams) -> u64 {
+        let n = mp.n;
+        // s <= n: the fraction is exactly d · 2^(n − s).
+        let exact = d << n.saturating_sub(s);
+        // s > n: round off k = s − n bits (k above 63 leaves 0: d < 2^53).
+        let k = s.saturating_sub(n).clamp(1, 63);
+        let q = d >> k;
+        let tie = (q & 1) ^ mp.odd;
+        let rounded = (d + (1u64 << (k - 1)) - 1 + tie) >> k;
+        let dn = if s <= n { exact } else { rounded };
+        (dn + r as u64 >= 1u64 << n) as u64
+    }
+}
+
+impl Mode for StochRn {
+    const RANDOM: bool = true;
+    #[inline(always)]
+    fn away32(d: u32, s: u32, _lsb: u32, _neg: u32, r: u32, mp: &ModeParams) -> u32 {
+        StochRn::away(d as u64, s, r, mp) as u32
+    }
+    #[inline(always)]
+    fn away64(d: u64, s: u32, _lsb: u64, _neg: u32, r: u32, mp: &ModeParams) -> u64 {
+        StochRn::away(d, s, r, mp)
+    }
+}
+
+/// `stochastic_fast` and `stochastic_fastest`: gfloat's floating-point sum
+/// `fl(δ + c) ≥ 1` as an integer comparison at the source's precision
+/// (`p1 − 1` bits): with `D = ⌊δ · 2^p1⌋` it is
+/// `⌊(D + fast_add) / 2^(p1 − n)⌋ + r ≥ 2^n` (exact for `n ≤ p1 − 2`).
+pub(crate) struct StochFast;
+
+impl StochFast {
+    #[inline(always)]
+    fn away(d: u64, s: u32, r: u32, mp: &ModeParams) -> u64 {
+        let (p1, n) = (mp.p1, mp.n);
+        let dq = if s <= p1 {
+            d << (p1 - s)
+        } else {
+            d >> (s - p1).min(63)
+        };
+        let dn = (dq + mp.fast_add) >> (p1 - n);
+        (dn + r as u64 >= 1u64 << n) as u64
+    }
+}
+
+impl Mode for StochFast {
+    const RANDOM: bool = true;
+    #[inline(always)]
+    fn away32(d: u32, s: u32, _lsb: u32, _neg: u32, r: u32, mp: &ModeParams) -> u32 {
+        StochFast::away(d as u64, s, r, mp) as u32
+    }
+    #[inline(always)]
+    fn away64(d: u64, s: u32, _lsb: u64, _neg: u32, r: u32, mp: &ModeParams) -> u64 {
+        StochFast::away(d, s, r, mp)
+    }
+}
+
+/// Assembles the code of a rounded magnitude `mag` (may exceed the largest
+/// code) under a rounding mode: [`finish`] with the mode's overflow rules
+/// (saturation and the directed modes' clamp at run time), float8_e8m0fnu's
+/// missing zero, and the float32 target's NaNs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn finish_m<Q: Kind>(
+    p: &Params,
+    mp: &ModeParams,
+    mag: u32,
+    neg: u32,
+    is_nan: bool,
+    is_inf: bool,
+    is_zero: bool,
+    nan_payload: u32,
+) -> u32 {
+    let over = mag > p.max_code;
+    // Saturation, or a directed mode's finite overflow.
+    let clamp = mp.sat | (!is_inf & mp.clamps(neg));
+    let ov = if clamp {
+        p.max_code
+    } else {
+        overflow_mag::<Q, false>(p)
+    };
+    if !Q::HAS_ZERO {
+        // float8_e8m0fnu: no zero, unsigned; zero, negative values and NaN
+        // give the NaN, non-saturated overflow too.
+        let m = if over { ov } else { mag };
+        return if is_nan | (neg != 0) | is_zero {
+            p.nan_code
+        } else {
+            m
+        };
+    }
+    if !Q::SIGNED {
+        let m = if over { ov } else { mag };
+        let to_nan = is_nan || (neg != 0 && m != 0);
+        return if to_nan { p.nan_code } else { m };
+    }
+    let sign = neg << p.sign_shift;
+    if matches!(Q::NAN, NanEncoding::NegativeZero) {
+        let inf = matches!(Q::NON_FINITE, NonFinite::InfAtMax);
+        let m = if over && (clamp || inf) { ov } else { mag };
+        let r = m | (sign & 0u32.wrapping_sub((m != 0) as u32));
+        let to_nan = is_nan || (over && !clamp && !inf);
+        return if to_nan { p.sign_mask } else { r };
+    }
+    let code = if over { ov } else { mag } | sign;
+    let nan = if Q::HW_NAN {
+        sign | p.exp_mask | (1 << (p.man_bits - 1)) | nan_payload
+    } else if Q::KEEP_PAYLOAD {
+        sign | p.exp_mask | nan_payload.max(1)
+    } else {
+        nan_result::<Q>(p, neg)
+    };
+    if is_nan {
+        nan
+    } else {
+        code
+    }
+}
+
+/// float32 bits → code of a format whose values are float32s, rounded by
+/// the mode `M` with parameters `mp`; `r` is the element's random number
+/// (ignored by [`Det`]). Every range rounds by integer shifts (no FPU).
+#[inline(always)]
+pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: u32) -> u32 {
+    let neg = u >> 31;
+    let a = u & 0x7fff_ffff;
+    let sub = a < p.sub32;
+    // Normal target: the kept bits rebiased, the dropped ones.
+    let sn = p.s32;
+    let kept_n = (a >> sn).wrapping_sub(p.rebias32);
+    let d_n = a & ((1u32 << sn) - 1);
+    // Subnormal target: the significand over the quantum (garbage for
+    // normal targets, which the select below drops).
+    let e = (a >> 23).max(1);
+    let sig = (a & 0x7f_ffff) | ((((a >> 23) != 0) as u32) << 23);
+    let sh = p.sub_shift32.wrapping_sub(e).clamp(1, 63);
+    let kept_s = sig >> sh.min(31);
+    let d_s = (sig as u64 & ((1u64 << sh) - 1)) as u32;
+    let (kept, d, s) = if sub {
+        (kept_s, d_s, sh)
+    } else {
+        (kept_n, d_n, sn)
+    };
+    // float8_e8m0fnu's codes below 2^-126 are one less than the multiple
+    // of the quantum 2^-127 (and none is below 2^-127).
+    let e8 = (!Q::HAS_ZERO && sub) as u32;
+    let mag = kept + M::away32(d, s, (kept ^ e8) & 1, neg, r, mp);
+    let mag = if e8 != 0 { mag.max(1) - 1 } else { mag };
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7f80_0000,
+        a == 0x7f80_0000,
+        a == 0,
+        (a & 0x7f_ffff) >> sn,
+    )
+}
+
+/// float64 bits → code of a format whose values are float64s
+/// ([`Params::fits_f64`]; float32 as well, see [`B32`]), rounded once by
+/// the mode `M`.
+#[inline(always)]
+pub(crate) fn enc64_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u64, r: u32) -> u32 {
+    let neg = (u >> 63) as u32;
+    let a = u & 0x7fff_ffff_ffff_ffff;
+    let sub = a < p.sub64;
+    let sn = p.s64;
+    let kept_n = (a >> sn).wrapping_sub(p.rebias64);
+    let d_n = a & ((1u64 << sn) - 1);
+    let e = (a >> 52).max(1);
+    let sig = (a & ((1u64 << 52) - 1)) | (((a >> 52) != 0) as u64) << 52;
+    let sh = (p.sub_shift64 as u64).wrapping_sub(e).clamp(1, 127) as u32;
+    let kept_s = sig >> sh.min(63);
+    let d_s = sig & ((1u64 << sh.min(63)) - 1);
+    let (kept, d, s) = if sub {
+        (kept_s, d_s, sh)
+    } else {
+        (kept_n, d_n, sn)
+    };
+    let e8 = (!Q::HAS_ZERO && sub) as u64;
+    let mag = kept + M::away64(d, s, (kept ^ e8) & 1, neg, r, mp);
+    let mag = if e8 != 0 { mag.max(1) - 1 } else { mag };
+    // Saturate the 64-bit magnitude into 32 bits while keeping "> max_code".
+    let mag = mag.min(0xffff_ffff) as u32;
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7ff0_0000_0000_0000,
+        a == 0x7ff0_0000_0000_0000,
+        a == 0,
+        ((a & ((1u64 << 52) - 1)) >> sn) as u32,
+    )
+}
+
+/// float64 bits → code of a format that covers float64
+/// ([`Params::covers_f64`]), rounded by the mode `M`: every finite value
+/// rounds in the normal range, float64 subnormals after normalization.
+#[inline(always)]
+pub(crate) fn enc64_wide_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u64, r: u32) -> u32 {
+    let neg = (u >> 63) as u32;
+    let a = u & 0x7fff_ffff_ffff_ffff;
+    let sub = a < 0x0010_0000_0000_0000;
+    let an = if sub {
+        (f64::from_bits(a | 0x4330_0000_0000_0000) - 4503599627370496.0).to_bits()
+    } else {
+        a
+    };
+    let rebias = if sub { p.wide_rebias64 } else { p.rebias64 };
+    let sn = p.s64;
+    let kept = (an >> sn).wrapping_sub(rebias);
+    let d = an & ((1u64 << sn) - 1);
+    let mag = kept + M::away64(d, sn, kept & 1, neg, r, mp);
+    let is_inf = a == 0x7ff0_0000_0000_0000;
+    let mag = if a == 0 {
+        0
+    } else if is_inf {
+        u32::MAX
+    } else {
+        mag.min(0xffff_ffff) as u32
+    };
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7ff0_0000_0000_0000,
+        is_inf,
+        a == 0,
+        0,
+    )
 }
 
 /// Code of a NaN result for a NaN input of sign `neg` (0/1), before payload.

@@ -1,0 +1,630 @@
+//! Slice conversions under a [`Rounding`] (any mode of [`crate::round`],
+//! saturation, random numbers explicit or from a seed): the routing of a
+//! source and a target to the rounding kernels, the random numbers of each
+//! chunk, threads.
+//!
+//! `nearest_even` without saturation of float32 / float64 targets and
+//! without random numbers takes the conversion engine of `astype` itself
+//! (bit-identical and as fast); float8_e8m0fnu always takes the rounding
+//! kernels (it ties to the even code here, see [`crate::round`]).
+
+use super::codec::Plan;
+use super::dispatch::Path;
+use super::engine::{self, with_dst, with_src, Cat, CHUNK};
+use super::kernels::{self, Code, ModeParams, Params};
+use super::CastError;
+use crate::dtype::DType;
+use crate::float::core::{self, Step};
+use crate::float::kernels::{Det, StochFast, StochRn, B32, BINARY32_PARAMS, K, KF16};
+use crate::format::{Format, NanEncoding, NonFinite, Overflow, FLOAT16};
+use crate::round::{Random, RandomBits, RoundMode, Rounding};
+
+/// The kernel family of a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// The five deterministic modes.
+    Det,
+    /// `stochastic`, `stochastic_odd`.
+    Rn,
+    /// `stochastic_fast`, `stochastic_fastest`.
+    Fast,
+}
+
+fn family(m: RoundMode) -> Family {
+    match m {
+        RoundMode::Stochastic | RoundMode::StochasticOdd => Family::Rn,
+        RoundMode::StochasticFast | RoundMode::StochasticFastest => Family::Fast,
+        _ => Family::Det,
+    }
+}
+
+/// Evaluates `$body` with `$Q` the run-time kind of `$f`'s structure, or
+/// `$other` for structures the rounding kernels do not cover.
+macro_rules! with_round_kind {
+    ($f:expr, |$Q:ident| $body:expr, $other:expr) => {{
+        let f: &Format = $f;
+        match (f.non_finite, f.nan_encoding, f.signed, f.has_zero) {
+            (NonFinite::Ieee, NanEncoding::Ieee, true, true) => {
+                if f.exp_bits == FLOAT16.exp_bits
+                    && f.man_bits == FLOAT16.man_bits
+                    && f.bias == FLOAT16.bias
+                {
+                    type $Q = KF16;
+                    $body
+                } else {
+                    type $Q = K<0, 0, true, true>;
+                    $body
+                }
+            }
+            (NonFinite::NanOnly, NanEncoding::AllOnes, true, true) => {
+                type $Q = K<1, 1, true, true>;
+                $body
+            }
+            (NonFinite::NanOnly, NanEncoding::NegativeZero, true, true) => {
+                type $Q = K<1, 2, true, true>;
+                $body
+            }
+            (NonFinite::FiniteOnly, NanEncoding::None, true, true) => {
+                type $Q = K<2, 3, true, true>;
+                $body
+            }
+            (NonFinite::NanOnly, NanEncoding::AllOnes, false, false) if f.man_bits == 0 => {
+                type $Q = K<1, 1, false, false>;
+                $body
+            }
+            (NonFinite::InfAtMax, NanEncoding::NegativeZero, true, true) => {
+                type $Q = K<3, 2, true, true>;
+                $body
+            }
+            (NonFinite::InfAtMax, NanEncoding::AllOnes, false, true) => {
+                type $Q = K<3, 1, false, true>;
+                $body
+            }
+            (NonFinite::NanOnly, NanEncoding::AllOnes, false, true) => {
+                type $Q = K<1, 1, false, true>;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
+
+/// [`with_round_kind`] for the formats that cover float64 (only IEEE
+/// P3109 structures reach 12 exponent bits).
+macro_rules! with_wide_kind {
+    ($f:expr, |$Q:ident| $body:expr, $other:expr) => {{
+        let f: &Format = $f;
+        match (f.non_finite, f.nan_encoding, f.signed, f.has_zero) {
+            (NonFinite::InfAtMax, NanEncoding::NegativeZero, true, true) => {
+                type $Q = K<3, 2, true, true>;
+                $body
+            }
+            (NonFinite::NanOnly, NanEncoding::NegativeZero, true, true) => {
+                type $Q = K<1, 2, true, true>;
+                $body
+            }
+            (NonFinite::InfAtMax, NanEncoding::AllOnes, false, true) => {
+                type $Q = K<3, 1, false, true>;
+                $body
+            }
+            (NonFinite::NanOnly, NanEncoding::AllOnes, false, true) => {
+                type $Q = K<1, 1, false, true>;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
+
+/// Evaluates `$body` with `$M` the mode type of `$family`.
+macro_rules! with_family {
+    ($family:expr, |$M:ident| $body:expr) => {
+        match $family {
+            Family::Det => {
+                type $M = Det;
+                $body
+            }
+            Family::Rn => {
+                type $M = StochRn;
+                $body
+            }
+            Family::Fast => {
+                type $M = StochFast;
+                $body
+            }
+        }
+    };
+}
+
+/// Picks the kernel module for `path` (portable for the scalar path).
+macro_rules! on_path {
+    ($path:expr, |$m:ident| $e:expr) => {
+        match $path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => {
+                use kernels::avx2 as $m;
+                $e
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => {
+                use kernels::avx512 as $m;
+                $e
+            }
+            _ => {
+                use kernels::portable as $m;
+                $e
+            }
+        }
+    };
+}
+
+/// Where the values come from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Source {
+    F32,
+    F64,
+    /// A float format's codes (1 or 2 bytes each), through the exact value.
+    Code(Format, usize),
+}
+
+/// Where the values go (float64 is no target: it holds every float32 and
+/// float64 source as it is).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Target {
+    F32,
+    /// A float format's codes: the format, its kernel parameters, 1 or 2 bytes.
+    Code(Format, Params, usize),
+}
+
+/// A validated conversion under a rounding.
+struct Job<'a> {
+    path: Path,
+    mode: RoundMode,
+    family: Family,
+    ov: Overflow,
+    sat: bool,
+    sr_bits: u32,
+    random: Random<'a>,
+    /// Mode parameters for float32 sources and float64 ones (both compare
+    /// in float64 precision, as gfloat does).
+    mp32: ModeParams,
+    mp64: ModeParams,
+    from: Source,
+    to: Target,
+}
+
+fn source_of(d: DType) -> Option<Source> {
+    Some(match engine::category(d)? {
+        Cat::F32 => Source::F32,
+        Cat::F64 => Source::F64,
+        Cat::Code8(f) => Source::Code(f, 1),
+        Cat::Code16(f) => Source::Code(f, 2),
+        Cat::Int(_) => return None,
+    })
+}
+
+fn target_of(d: DType) -> Option<Target> {
+    Some(match engine::category(d)? {
+        Cat::F32 => Target::F32,
+        Cat::Code8(f) => Target::Code(f, Params::of(&f), 1),
+        Cat::Code16(f) => Target::Code(f, Params::of(&f), 2),
+        Cat::F64 | Cat::Int(_) => return None,
+    })
+}
+
+/// Whether a rounding is ml_dtypes' `astype` for this target (see the
+/// module documentation).
+fn is_astype(r: &Rounding, to: &Target) -> bool {
+    r.mode == RoundMode::NearestEven
+        && matches!(r.random, Random::None)
+        && match to {
+            Target::F32 => !r.saturate,
+            Target::Code(f, _, _) => f.man_bits != 0 || f.has_zero,
+        }
+}
+
+impl Job<'_> {
+    /// The step of element `i` of this chunk for the scalar core.
+    #[inline]
+    fn step(&self, rnd: &[u32], i: usize) -> Step {
+        Step {
+            mode: self.mode,
+            random: rnd.get(i).copied().unwrap_or(0),
+            sr_bits: self.sr_bits,
+        }
+    }
+
+    /// The random numbers of elements `start .. start + n` (empty for the
+    /// deterministic modes), in `buf` unless they can be borrowed.
+    fn numbers<'b>(&'b self, start: usize, n: usize, buf: &'b mut [u32; CHUNK]) -> &'b [u32] {
+        match self.random {
+            Random::None => &[],
+            Random::Bits {
+                bits: RandomBits::U32(b),
+                ..
+            } => &b[start..start + n],
+            Random::Bits {
+                bits: RandomBits::U16(b),
+                ..
+            } => {
+                for (d, s) in buf.iter_mut().zip(&b[start..start + n]) {
+                    *d = *s as u32;
+                }
+                &buf[..n]
+            }
+            Random::Bits {
+                bits: RandomBits::U8(b),
+                ..
+            } => {
+                for (d, s) in buf.iter_mut().zip(&b[start..start + n]) {
+                    *d = *s as u32;
+                }
+                &buf[..n]
+            }
+            Random::Seed {
+                seed,
+                offset,
+                sr_bits,
+            } => {
+                let first = offset.wrapping_add(start as u64);
+                let out = &mut buf[..n];
+                // SAFETY: the kernels of `path`, which was confirmed available
+                // before the conversion started.
+                on_path!(self.path, |m| unsafe {
+                    m::philox_fill(seed, first, sr_bits, out)
+                });
+                &buf[..n]
+            }
+        }
+    }
+
+    /// Converts elements `start ..` (at most [`CHUNK`] of them unless the
+    /// rounding is deterministic and the buffers aligned) of the byte
+    /// slices.
+    fn chunk(&self, start: usize, src: &[u8], dst: &mut [u8]) {
+        let n = match self.from {
+            Source::F32 => src.len() / 4,
+            Source::F64 => src.len() / 8,
+            Source::Code(_, b) => src.len() / b,
+        };
+        let mut buf = [0u32; CHUNK];
+        let rnd = self.numbers(start, n, &mut buf);
+        match self.from {
+            Source::F32 => with_src::<f32, _>(src, |x| self.round_f32s(x, rnd, dst)),
+            Source::F64 => with_src::<f64, _>(src, |x| self.round_f64s(x, rnd, dst)),
+            Source::Code(f, 1) => self.round_codes_of::<u8>(&f, src, rnd, dst),
+            Source::Code(f, _) => {
+                with_src::<u16, _>(src, |x| self.round_codes_of::<u16>(&f, x, rnd, dst))
+            }
+        }
+    }
+
+    fn round_f32s(&self, x: &[f32], rnd: &[u32], dst: &mut [u8]) {
+        match self.to {
+            Target::F32 => with_dst::<f32>(dst, |d| {
+                if self.sat {
+                    // SAFETY: the path was confirmed available.
+                    on_path!(self.path, |m| unsafe { m::saturate_f32(x, d) })
+                } else {
+                    d.copy_from_slice(x)
+                }
+            }),
+            Target::Code(f, p, 1) => self.enc32::<u8>(&f, &p, x, rnd, dst),
+            Target::Code(f, p, _) => with_dst::<u16>(dst, |d| self.enc32(&f, &p, x, rnd, d)),
+        }
+    }
+
+    fn round_f64s(&self, x: &[f64], rnd: &[u32], dst: &mut [u8]) {
+        match self.to {
+            Target::F32 => with_dst::<u32>(dst, |d| self.enc_f64_to_f32(x, rnd, d)),
+            Target::Code(f, p, 1) => self.enc64::<u8>(&f, &p, x, rnd, dst, 53),
+            Target::Code(f, p, _) => with_dst::<u16>(dst, |d| self.enc64(&f, &p, x, rnd, d, 53)),
+        }
+    }
+
+    /// Codes of `f` → their exact values as float64 (NaNs as the quiet NaN
+    /// with their sign: payloads are not carried between formats), then
+    /// rounded as float64; formats beyond float64 one at a time from their
+    /// exact values.
+    fn round_codes_of<C: Code>(&self, f: &Format, x: &[C], rnd: &[u32], dst: &mut [u8]) {
+        if !f.fits_f64() {
+            let per = |code: u32, i: usize, to: &Format| {
+                core::round_code_step(f, to, code, self.step(rnd, i), self.ov)
+            };
+            match self.to {
+                Target::Code(g, _, 1) => {
+                    for (i, (d, c)) in dst.iter_mut().zip(x).enumerate() {
+                        *d = per(c.to_u32(), i, &g) as u8;
+                    }
+                }
+                Target::Code(g, _, _) => with_dst::<u16>(dst, |d| {
+                    for (i, (y, c)) in d.iter_mut().zip(x).enumerate() {
+                        *y = per(c.to_u32(), i, &g) as u16;
+                    }
+                }),
+                Target::F32 => with_dst::<u32>(dst, |d| {
+                    for (i, (y, c)) in d.iter_mut().zip(x).enumerate() {
+                        *y = per(c.to_u32(), i, &core::BINARY32);
+                    }
+                }),
+            }
+            return;
+        }
+        let mut tmp = [0f64; CHUNK];
+        let t = &mut tmp[..x.len()];
+        if self.path == Path::Scalar {
+            for (y, c) in t.iter_mut().zip(x) {
+                *y = core::decode_f64(f, c.to_u32());
+            }
+        } else if f.fits_f32() {
+            let mut t32 = [0f32; CHUNK];
+            let t32 = &mut t32[..x.len()];
+            Plan::new(f).decode_f32(self.path, x, t32);
+            for (y, v) in t.iter_mut().zip(t32.iter()) {
+                *y = *v as f64;
+            }
+        } else if !Plan::new(f).decode_f64(self.path, x, t) {
+            for (y, c) in t.iter_mut().zip(x) {
+                *y = core::decode_f64(f, c.to_u32());
+            }
+        }
+        for y in t.iter_mut() {
+            if y.is_nan() {
+                *y = f64::from_bits((y.to_bits() & (1 << 63)) | 0x7ff8_0000_0000_0000);
+            }
+        }
+        self.round_f64s(t, rnd, dst)
+    }
+
+    /// Whether the kernels of the float32 → `f` conversion exist for this
+    /// path and format.
+    fn kernel_f32(&self, f: &Format) -> bool {
+        self.path != Path::Scalar && with_round_kind!(f, |_Q| true, false)
+    }
+
+    fn enc32<C: Code>(&self, f: &Format, p: &Params, x: &[f32], rnd: &[u32], d: &mut [C]) {
+        if !self.kernel_f32(f) {
+            for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
+                *y = C::from_u32(core::round_f32_step(f, *v, self.step(rnd, i), self.ov));
+            }
+            return;
+        }
+        if !p.fits_f32 {
+            // Widened exactly; float32 precision for the comparisons.
+            let mut tmp = [0f64; CHUNK];
+            let t = &mut tmp[..x.len()];
+            for (y, v) in t.iter_mut().zip(x) {
+                *y = *v as f64;
+            }
+            return self.enc64(f, p, t, rnd, d, 24);
+        }
+        let mp = &self.mp32;
+        with_round_kind!(
+            f,
+            |Q| with_family!(self.family, |M| on_path!(self.path, |m| unsafe {
+                // SAFETY: the path was confirmed available.
+                m::rm_enc32::<Q, M, C>(p, mp, x, rnd, d)
+            })),
+            unreachable!("checked by kernel_f32")
+        )
+    }
+
+    /// float64 values → codes of `f`, the stochastic comparisons at
+    /// precision `prec` (24: widened float32 sources).
+    fn enc64<C: Code>(
+        &self,
+        f: &Format,
+        p: &Params,
+        x: &[f64],
+        rnd: &[u32],
+        d: &mut [C],
+        prec: u32,
+    ) {
+        let mp = if prec == 24 { &self.mp32 } else { &self.mp64 };
+        let scalar = |d: &mut [C]| {
+            for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
+                // Exact: a float32 source widened (prec 24) is a float32.
+                let c = if prec == 24 {
+                    core::round_f32_step(f, *v as f32, self.step(rnd, i), self.ov)
+                } else {
+                    core::round_f64_step(f, *v, self.step(rnd, i), self.ov)
+                };
+                *y = C::from_u32(c);
+            }
+        };
+        if self.path == Path::Scalar {
+            return scalar(d);
+        }
+        if p.fits_f64 {
+            with_round_kind!(
+                f,
+                |Q| with_family!(self.family, |M| on_path!(self.path, |m| unsafe {
+                    // SAFETY: the path was confirmed available.
+                    m::rm_enc64::<Q, M, C>(p, mp, x, rnd, d)
+                })),
+                scalar(d)
+            )
+        } else if p.covers_f64 {
+            with_wide_kind!(
+                f,
+                |Q| with_family!(self.family, |M| on_path!(self.path, |m| unsafe {
+                    // SAFETY: the path was confirmed available.
+                    m::rm_enc64_wide::<Q, M, C>(p, mp, x, rnd, d)
+                })),
+                scalar(d)
+            )
+        } else {
+            scalar(d)
+        }
+    }
+
+    fn enc_f64_to_f32(&self, x: &[f64], rnd: &[u32], d: &mut [u32]) {
+        if self.path == Path::Scalar {
+            for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
+                *y = core::round_f64_to_f32_step(*v, self.step(rnd, i), self.ov);
+            }
+            return;
+        }
+        let (p, mp) = (&BINARY32_PARAMS, &self.mp64);
+        with_family!(self.family, |M| on_path!(self.path, |m| unsafe {
+            // SAFETY: the path was confirmed available.
+            m::rm_enc64::<B32, M, u32>(p, mp, x, rnd, d)
+        }))
+    }
+
+    /// Whether the whole of `src` → `dst` can be one kernel call: a
+    /// deterministic mode between a float32 / float64 source and a target
+    /// on the same kernel, over aligned buffers.
+    fn single_pass(&self, src: &[u8], dst: &[u8]) -> bool {
+        if self.family != Family::Det || self.path == Path::Scalar {
+            return false;
+        }
+        let (sa, one) = match (self.from, self.to) {
+            (Source::F32, Target::Code(f, p, _)) => (4, p.fits_f32 && self.kernel_f32(&f)),
+            (Source::F64, Target::Code(_, p, _)) => (8, p.fits_f64 || p.covers_f64),
+            (Source::F64, Target::F32) => (8, true),
+            _ => (0, false),
+        };
+        let sb = match self.to {
+            Target::F32 => 4,
+            Target::Code(_, _, b) => b,
+        };
+        one && (src.as_ptr() as usize).is_multiple_of(sa)
+            && (dst.as_ptr() as usize).is_multiple_of(sb)
+    }
+
+    /// Converts `src` into `dst`, elements `start ..` of the whole.
+    fn run(&self, start: usize, src: &[u8], dst: &mut [u8], sa: usize, sb: usize) {
+        if self.single_pass(src, dst) {
+            return self.chunk(start, src, dst);
+        }
+        for (k, (s, d)) in src
+            .chunks(CHUNK * sa)
+            .zip(dst.chunks_mut(CHUNK * sb))
+            .enumerate()
+        {
+            self.chunk(start + k * CHUNK, s, d);
+        }
+    }
+}
+
+/// Rounds unpacked little-endian elements of `from` (float32, float64, or
+/// any float format through its exact value) into `to` (float32 or a float
+/// format) under `r`; `parallel` splits long inputs across rayon's pool.
+pub(crate) fn round_bytes(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding,
+    path: Path,
+    parallel: bool,
+) -> Result<(), CastError> {
+    let unsupported = || CastError::UnsupportedPair { from, to };
+    let source = source_of(from).ok_or_else(unsupported)?;
+    let target = target_of(to).ok_or_else(unsupported)?;
+    if !path.is_available() {
+        return Err(CastError::PathUnavailable(path));
+    }
+    let (sa, sb) = (from.itemsize(), to.itemsize());
+    if !src.len().is_multiple_of(sa) {
+        return Err(CastError::PartialElement {
+            dtype: from,
+            len: src.len(),
+        });
+    }
+    if !dst.len().is_multiple_of(sb) {
+        return Err(CastError::PartialElement {
+            dtype: to,
+            len: dst.len(),
+        });
+    }
+    let n = src.len() / sa;
+    if dst.len() / sb != n {
+        return Err(CastError::LengthMismatch {
+            src: n,
+            dst: dst.len() / sb,
+        });
+    }
+    r.validate(n).map_err(CastError::Rounding)?;
+    if is_astype(r, &target) {
+        let ov = core::overflow_of(r.saturate);
+        return engine::convert_bytes(src, from, dst, to, ov, path, parallel);
+    }
+    run(src, source, sa, dst, target, sb, r, path, parallel);
+    Ok(())
+}
+
+/// Rounds float32 / float64 values (`C` of them, as bytes) into the codes
+/// of `fmt` (`C::BYTES` each) under `r`, on the calling thread: a
+/// [`super::Codec`]'s conversions. The caller checked lengths, the path
+/// and the word.
+pub(crate) fn round_codes<C: Code>(
+    src: &[u8],
+    source: Source,
+    dst: &mut [C],
+    fmt: &Format,
+    r: &Rounding,
+    path: Path,
+) -> Result<(), CastError> {
+    let (sa, n) = match source {
+        Source::F32 => (4, src.len() / 4),
+        Source::F64 => (8, src.len() / 8),
+        Source::Code(_, b) => (b, src.len() / b),
+    };
+    r.validate(n).map_err(CastError::Rounding)?;
+    let target = Target::Code(*fmt, Params::of(fmt), C::BYTES);
+    let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+    run(src, source, sa, dst, target, C::BYTES, r, path, false);
+    Ok(())
+}
+
+/// Runs a validated rounding.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    src: &[u8],
+    from: Source,
+    sa: usize,
+    dst: &mut [u8],
+    to: Target,
+    sb: usize,
+    r: &Rounding,
+    path: Path,
+    parallel: bool,
+) {
+    let sr_bits = r.random.sr_bits().unwrap_or(0);
+    let job = Job {
+        path,
+        mode: r.mode,
+        family: family(r.mode),
+        ov: core::overflow_of(r.saturate),
+        sat: r.saturate,
+        sr_bits,
+        random: r.random,
+        mp32: ModeParams::of(r.mode, r.saturate, sr_bits, 53),
+        mp64: ModeParams::of(r.mode, r.saturate, sr_bits, 53),
+        from,
+        to,
+    };
+    let stream = job.family == Family::Det
+        && src.len() + dst.len() >= engine::STREAM_THRESHOLD
+        && 2 * sb >= sa
+        && sb <= 2 * sa;
+    let go = |start: usize, s: &[u8], d: &mut [u8]| {
+        let plain = |s: &[u8], d: &mut [u8]| job.run(start, s, d, sa, sb);
+        if !(stream && engine::convert_streaming(path, sa, sb, s, d, &plain)) {
+            job.run(start, s, d, sa, sb)
+        }
+    };
+    #[cfg(feature = "rayon")]
+    if parallel && src.len() / sa >= engine::PAR_THRESHOLD {
+        use rayon::prelude::*;
+        src.par_chunks(engine::PAR_CHUNK * sa)
+            .zip(dst.par_chunks_mut(engine::PAR_CHUNK * sb))
+            .enumerate()
+            .for_each(|(k, (s, d))| go(k * engine::PAR_CHUNK, s, d));
+        return;
+    }
+    let _ = parallel;
+    go(0, src, dst);
+}
