@@ -367,7 +367,7 @@ def summary(rows, types):
     def cell(r):
         return "–" if r is None else f"{r:.1f}×"
 
-    head = " | ".join(f"{t}: vs ml_dtypes, strided, vs float32" for t in types)
+    head = " | ".join(f"{t} vs ml_dtypes | {t} strided | {t} vs float32" for t in types)
     out = [f"| ufunc | {head} |", "|---|" + "---:|" * (3 * len(types))]
     for uname in UNARY + BINARY:
         cells = []
