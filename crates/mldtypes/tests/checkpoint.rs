@@ -171,9 +171,17 @@ fn nvfp4_empty_tensors_and_unselected_modules() {
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
     assert_eq!(
-        config["quantization_config"]["exclude_modules"],
+        config["quantization_config"]["ignore"],
         serde_json::json!(["b"])
     );
+    let hf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("hf_quant_config.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        hf["quantization"]["exclude_modules"],
+        serde_json::json!(["b"])
+    );
+    assert_eq!(hf["quantization"]["quant_algo"], "W4A16_NVFP4");
 }
 
 /// Writes a safetensors file with `__metadata__` entries in the given order

@@ -511,18 +511,25 @@ fn check_nvfp4(x: &[f32]) {
             .iter()
             .map(|v| Q::of(*v as f64).abs())
             .fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
-        let bs = round_float(&bamax.div(&Q::int(6).mul(&s2q)), 4, -6, &Q::int(448));
+        // e4m3(amax / (6·s2)), at least 2^-9; 1 for an all-zero block
+        // (ModelOpt's conventions).
+        let bs = if bamax.is_zero() {
+            Q::int(1)
+        } else {
+            let r = round_float(&bamax.div(&Q::int(6).mul(&s2q)), 4, -6, &Q::int(448));
+            if r.cmp(&Q::pow2(-9)).is_lt() {
+                Q::pow2(-9)
+            } else {
+                r
+            }
+        };
         assert!(
             e4m3_value(s[b]).cmp(&bs).is_eq(),
             "block scale {b} of {block:?}"
         );
         for (i, v) in block.iter().enumerate() {
             let code = unpack(&p, 4, b * 16 + i);
-            let want = if bs.is_zero() {
-                Q::int(0)
-            } else {
-                round_float(&Q::of(*v as f64).abs().div(&bs.mul(&s2q)), 2, 0, &Q::int(6))
-            };
+            let want = round_float(&Q::of(*v as f64).abs().div(&bs.mul(&s2q)), 2, 0, &Q::int(6));
             assert!(
                 e2m1_value(code).abs().cmp(&want).is_eq(),
                 "element {i} = {v} of block {b}"
@@ -555,6 +562,12 @@ fn nvfp4_matches_the_exact_reference() {
     check_nvfp4(&h);
     let s: Vec<f32> = (0..16).map(|i| f32::from_bits(3 + i * 101)).collect();
     check_nvfp4(&s);
+    // A block far below the tensor's largest: its scale would round to zero
+    // and is held at 2^-9, its elements quantized with it.
+    let mut tiny = [1e-7f32; 32];
+    tiny[0] = 1000.0;
+    tiny[17] = -3e-7;
+    check_nvfp4(&tiny);
     let t: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) * 0.25).collect();
     check_nvfp4(&t);
     // Ties at every e2m1 boundary and their float32 neighbours: with amax

@@ -259,6 +259,7 @@ fn first_beyond(thr: f64, tie: bool) -> f32 {
 /// The largest magnitude of the finite values of `x` (0 if none): the
 /// largest magnitude pattern below infinity's, in eight lanes.
 #[inline(always)]
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 fn finite_amax_body(x: &[f32]) -> f32 {
     let mut m = [0u32; LANES];
     let mut lane = |l: usize, v: f32| {
@@ -843,7 +844,13 @@ fn nvfp4_blocks<T: Nv>(src: &[T], table: &NvTable, packed: &mut [u8], scales: &m
             out.fill(0);
             continue;
         }
-        let sc = table.scale_code(T::mag_f64(amax));
+        // At least code 1 (2^-9); an all-zero block gets 1.0 (ModelOpt's
+        // conventions: no block reads back as zero through its scale).
+        let sc = if amax == 0 {
+            super::NVFP4_ZERO_BLOCK_SCALE as usize
+        } else {
+            table.scale_code(T::mag_f64(amax)).max(1)
+        };
         *scale = sc as u8;
         // Only a block whose largest magnitude is beyond the clipping
         // boundary has elements to count there.
@@ -1014,6 +1021,80 @@ impl ExactAcc {
     }
 }
 
+/// FP8 quantization of float32 with a scale per segment of `seg` elements
+/// (see `mx::fp8_quantize`): each quotient in float64, rounded once by the
+/// saturating float8_e4m3fn conversion of the cast kernels; with `STATS`,
+/// the error statistics of each element against its dequantized value
+/// (`e4m3 · s`, exact in float64) go to `acc`, a part of 512 elements at a
+/// time (element `i` in lane `i % 8`).
+#[inline(always)]
+fn fp8_body<const STATS: bool>(
+    src: &[f32],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+    finite_stats: impl Fn(&[f32], &[f64], &mut ErrLanes),
+) -> u64 {
+    const PART: usize = 512;
+    let mut clipped = 0u64;
+    let mut ys = [0f64; PART];
+    let mut i0 = 0;
+    while i0 < src.len() {
+        let i1 = (i0 + PART).min(src.len());
+        let mut finite = true;
+        let mut a = i0;
+        while a < i1 {
+            let j = a / seg;
+            let b = ((j + 1) * seg).min(i1);
+            let (c, f) = fp8_run(
+                &src[a..b],
+                scales[j],
+                &mut out[a..b],
+                &mut ys[a - i0..b - i0],
+            );
+            clipped += c as u64;
+            finite &= f;
+            a = b;
+        }
+        if STATS {
+            let (x, y) = (&src[i0..i1], &ys[..i1 - i0]);
+            let n8 = x.len() / LANES * LANES;
+            if finite {
+                finite_stats(&x[..n8], &y[..n8], acc);
+            } else {
+                for i in 0..n8 {
+                    acc.exact(i % LANES, x[i] as f64, y[i]);
+                }
+            }
+            for i in n8..x.len() {
+                acc.exact(i % LANES, x[i] as f64, y[i]);
+            }
+        }
+        i0 = i1;
+    }
+    clipped
+}
+
+/// One run of elements sharing the scale `s`: codes to `out`, dequantized
+/// values to `ys`; returns the clipped count and whether every element was
+/// finite.
+#[inline(always)]
+fn fp8_run(x: &[f32], s: f64, out: &mut [u8], ys: &mut [f64]) -> (u32, bool) {
+    let mut clip = 0u32;
+    let mut all = true;
+    for ((v, o), y) in x.iter().zip(out.iter_mut()).zip(ys.iter_mut()) {
+        let q = *v as f64 / s;
+        let c = ck::enc_f64::<ck::E4M3FN, true>(q.to_bits());
+        let finite = v.abs() < f32::INFINITY;
+        clip += (finite & (q.abs() > 464.0)) as u32;
+        all &= finite;
+        *o = c as u8;
+        *y = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(c)) as f64 * s;
+    }
+    (clip, all)
+}
+
 /// The NVFP4 block values of a kernel path: AVX2's for the paths with AVX2,
 /// [`nvfp4_values`] for the portable one.
 macro_rules! values {
@@ -1085,9 +1166,23 @@ macro_rules! instantiate {
                 acc.cast_slices(xs, ys, thr, tie)
             }
             $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn fp8_f32<const STATS: bool>(
+                src: &[f32],
+                seg: usize,
+                scales: &[f64],
+                out: &mut [u8],
+                acc: &mut ErrLanes,
+            ) -> u64 {
+                // SAFETY: `finite_stats` needs the features of this function.
+                let stats = |x: &[f32], y: &[f64], a: &mut ErrLanes| unsafe { finite_stats(x, y, a) };
+                fp8_body::<STATS>(src, seg, scales, out, acc, stats)
+            }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+            $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn finite_amax(x: &[f32]) -> f32 {
                 finite_amax_body(x)
             }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
                 acc.exact_slices(xs, ys)
