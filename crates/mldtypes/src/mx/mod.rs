@@ -1617,6 +1617,37 @@ mod tests {
     }
 
     #[test]
+    fn block_maxima_agree_on_every_path() {
+        let x = values(32 * 77, 9, true);
+        for b in [16usize, 32] {
+            let n = x.len() / b;
+            let mut want = vec![0u32; n];
+            kernels::block_amax_on::<0>(b, &x, &mut want);
+            for (i, w) in want.iter().enumerate() {
+                let m = x[i * b..(i + 1) * b]
+                    .iter()
+                    .map(|v| v.to_bits() & 0x7fff_ffff)
+                    .max()
+                    .unwrap();
+                assert_eq!(*w, m);
+            }
+            #[cfg(target_arch = "x86_64")]
+            for (level, path) in [(1u8, Path::Avx2), (2, Path::Avx512)] {
+                if !path.is_available() {
+                    continue;
+                }
+                let mut got = vec![0u32; n];
+                if level == 1 {
+                    kernels::block_amax_on::<1>(b, &x, &mut got);
+                } else {
+                    kernels::block_amax_on::<2>(b, &x, &mut got);
+                }
+                assert_eq!(got, want, "{path} blocks of {b}");
+            }
+        }
+    }
+
+    #[test]
     fn fused_mx_statistics_match_the_dequantized_reference() {
         let x = values(32 * 700, 1, true);
         let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
