@@ -366,7 +366,7 @@ def explain_fp8(x, ca, cb, sa, sb):
             twice = round_float(q32, 4, -6, 448)
             # A bfloat16 weight over a 0-d float32 scale divides in bfloat16
             # (PyTorch's type promotion): x/s rounded to bfloat16 first.
-            q16 = (torch.tensor(float(x[i]), dtype=torch.bfloat16) /
+            q16 = (torch.tensor([float(x[i])], dtype=torch.bfloat16) /
                    torch.tensor(float(sa[i]), dtype=torch.float32)).float().item()
             thrice = round_float(abs(F(q16)), 4, -6, 448)
             if F(abs(E4M3[ca[i]])) == exact and F(abs(E4M3[cb[i]])) == twice:

@@ -523,7 +523,9 @@ impl<'o, 'a> Recipe<'o, 'a> {
             Target::Nvfp4 => "W4A16_NVFP4",
             Target::Fp8(Fp8Scales::Tensor) => "FP8",
             Target::Fp8(Fp8Scales::Channel) => "FP8_PER_CHANNEL_PER_TOKEN",
-            _ => "FP8_PB_WO",
+            // ModelOpt 0.47 writes this one in lower case (vLLM upper-cases
+            // every quant_algo it reads).
+            _ => "fp8_pb_wo",
         }
     }
 

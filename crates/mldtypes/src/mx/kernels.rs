@@ -1451,7 +1451,7 @@ fn fp8_body<const STATS: bool>(
         while a < i1 {
             let j = a / seg;
             let b = ((j + 1) * seg).min(i1);
-            let (c, f) = fp8_run(
+            let (c, f) = fp8_run::<STATS>(
                 &src[a..b],
                 scales[j],
                 &mut out[a..b],
@@ -1480,21 +1480,68 @@ fn fp8_body<const STATS: bool>(
     clipped
 }
 
-/// One run of elements sharing the scale `s`: codes to `out`, dequantized
-/// values to `ys`; returns the clipped count and whether every element was
-/// finite.
+/// One run of elements sharing the scale `s`: codes to `out`, with `STATS`
+/// the dequantized values to `ys`; returns the clipped count and whether
+/// every element was finite.
+///
+/// The quotient is `x · r` in float32 with `r = 1/s` rounded to float32,
+/// converted by the saturating float32 → float8_e4m3fn conversion of the
+/// cast kernels: within two float32 ulps of the exact `x / s`, which is
+/// either exactly a rounding boundary of float8_e4m3fn or at least 2^-29 of
+/// its magnitude away from every one (see `mx::fp8_quantize_on`), so it
+/// rounds as the exact quotient does unless it falls within a few ulps of a
+/// boundary (its bits below the tie bit all but the tie pattern) or in the
+/// subnormal range (whose boundaries sit elsewhere). Those lanes, rare, are
+/// divided in float64 and converted from there; a scale whose reciprocal is
+/// not a normal float32 takes that path for every lane.
 #[inline(always)]
-fn fp8_run(x: &[f32], s: f64, out: &mut [u8], ys: &mut [f64]) -> (u32, bool) {
+fn fp8_run<const STATS: bool>(x: &[f32], s: f64, out: &mut [u8], ys: &mut [f64]) -> (u32, bool) {
+    /// The float32 bits below float8_e4m3fn's rounding bit, and the tie.
+    const LOW: u32 = (1 << 20) - 1;
+    const TIE: u32 = 1 << 19;
+    /// float32 ulps around a tie treated as ties.
+    const NEAR: u32 = 4;
+    /// 2^-6, float8_e4m3fn's smallest normal, as float32 bits.
+    const NORMAL_MIN: u32 = 0x3c80_0000;
+    let r64 = 1.0 / s;
+    let r = r64 as f32;
+    let exact_only = !(r.is_normal() && r.is_finite());
+    // Two light passes (the codes; then the checks and counts) rather than
+    // one heavy one, which spills AVX2's sixteen registers.
+    for (v, o) in x.iter().zip(out.iter_mut()) {
+        *o = ck::enc_f32::<ck::E4M3FN, true>((v * r).to_bits()) as u8;
+    }
     let mut clip = 0u32;
-    let mut all = true;
-    for ((v, o), y) in x.iter().zip(out.iter_mut()).zip(ys.iter_mut()) {
-        let q = *v as f64 / s;
-        let c = ck::enc_f64::<ck::E4M3FN, true>(q.to_bits());
+    let mut n_hard = 0u32;
+    let mut n_finite = 0u32;
+    for v in x {
+        let q = v * r;
+        let a = q.to_bits() & 0x7fff_ffff;
+        let near = (a & LOW).wrapping_sub(TIE - NEAR) < 2 * NEAR;
+        n_hard += (near | ((a < NORMAL_MIN) & (a != 0))) as u32;
         let finite = v.abs() < f32::INFINITY;
         clip += (finite & (q.abs() > 464.0)) as u32;
-        all &= finite;
-        *o = c as u8;
-        *y = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(c)) as f64 * s;
+        n_finite += finite as u32;
+    }
+    let all = n_finite as usize == x.len();
+    if n_hard > 0 || exact_only {
+        for (v, o) in x.iter().zip(out.iter_mut()) {
+            let q = v * r;
+            let a = q.to_bits() & 0x7fff_ffff;
+            let near = (a & LOW).wrapping_sub(TIE - NEAR) < 2 * NEAR;
+            if near || (a < NORMAL_MIN && a != 0) || exact_only {
+                let finite = v.abs() < f32::INFINITY;
+                clip -= (finite & (q.abs() > 464.0)) as u32;
+                let e = *v as f64 / s;
+                clip += (finite & (e.abs() > 464.0)) as u32;
+                *o = ck::enc_f64::<ck::E4M3FN, true>(e.to_bits()) as u8;
+            }
+        }
+    }
+    if STATS {
+        for (y, o) in ys.iter_mut().zip(out.iter()) {
+            *y = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(*o as u32)) as f64 * s;
+        }
     }
     (clip, all)
 }
