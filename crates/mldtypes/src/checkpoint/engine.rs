@@ -1597,15 +1597,23 @@ fn write_at(f: &File, buf: &[u8], off: u64) -> std::io::Result<()> {
     }
 }
 
-/// The largest magnitude of the finite values of `x` (0 if none).
-fn seg_amax<T: mx::BlockSource>(x: &[T]) -> f64 {
+/// The largest magnitude of the finite values of each segment of `seg`
+/// elements of `x` (the last may be shorter) into `out` (resized).
+fn seg_amaxes<T: mx::BlockSource>(x: &[T], seg: usize, out: &mut Vec<f64>) {
+    let n = x.len().div_ceil(seg.max(1));
+    out.clear();
     match T::as_f32(x) {
-        Some(x) => mx::finite_amax(x) as f64,
-        None => x
-            .iter()
-            .map(|v| v.to_f64().abs())
-            .filter(|a| a.is_finite())
-            .fold(0f64, f64::max),
+        Some(x) => {
+            let mut m = vec![0f32; n];
+            mx::segment_amax(x, seg.max(1), &mut m);
+            out.extend(m.iter().map(|v| *v as f64));
+        }
+        None => out.extend(x.chunks(seg.max(1)).map(|c| {
+            c.iter()
+                .map(|v| v.to_f64().abs())
+                .filter(|a| a.is_finite())
+                .fold(0f64, f64::max)
+        })),
     }
 }
 
@@ -1633,9 +1641,9 @@ fn fp8_chunk<T: mx::BlockSource>(
             mx::fp8_quantize_stats(x, x.len(), sv, codes, acc)
         }
         Fp8Scales::Channel => {
-            for row in x.chunks(k) {
-                sv.push(mx::fp8_scale(seg_amax(row), sdt));
-            }
+            let mut m = Vec::new();
+            seg_amaxes(x, k, &mut m);
+            sv.extend(m.iter().map(|a| mx::fp8_scale(*a, sdt)));
             mx::fp8_quantize_stats(x, k, sv, codes, acc)
         }
         Fp8Scales::Block => {
@@ -1643,14 +1651,18 @@ fn fp8_chunk<T: mx::BlockSource>(
             let ib = k.div_ceil(b);
             let mut clipped = 0;
             let mut band_scales = vec![0f64; ib];
+            let mut m = Vec::new();
             for (bi, band) in x.chunks(b * k).enumerate() {
-                for (cb, s) in band_scales.iter_mut().enumerate() {
-                    let (c0, c1) = (cb * b, ((cb + 1) * b).min(k));
-                    let m = band
-                        .chunks(k)
-                        .map(|row| seg_amax(&row[c0..c1]))
-                        .fold(0f64, f64::max);
-                    *s = mx::fp8_scale(m, sdt);
+                // Each row's column blocks, then the largest over the band.
+                let mut bm = vec![0f64; ib];
+                for row in band.chunks(k) {
+                    seg_amaxes(row, b, &mut m);
+                    for (a, v) in bm.iter_mut().zip(&m) {
+                        *a = a.max(*v);
+                    }
+                }
+                for (s, a) in band_scales.iter_mut().zip(&bm) {
+                    *s = mx::fp8_scale(*a, sdt);
                 }
                 sv.extend_from_slice(&band_scales);
                 for (ri, row) in band.chunks(k).enumerate() {

@@ -432,16 +432,30 @@ impl<'o, 'a> Recipe<'o, 'a> {
 
     /// The key of the group of tensors sharing one tensor scale (NVFP4's
     /// `weight_scale_2`, FP8's per-tensor scale): siblings of a fused family
-    /// with [`Options::fuse_scale_2`] for NVFP4, else the tensor alone.
+    /// with [`Options::fuse_scale_2`] for NVFP4; for ModelOpt's FP8, an MoE
+    /// expert's gate and up projections (ModelOpt shares their scale, which
+    /// vLLM's fused MoE kernels keep one of per expert); else the tensor
+    /// alone.
     pub fn scale_group(&self, name: &str, q: Quant) -> Option<String> {
-        match q {
-            Quant::Nvfp4 { .. } => {}
+        let fuse = match q {
+            Quant::Nvfp4 { .. } => self.opts.fuse_scale_2,
             Quant::Fp8 {
                 scales: Fp8Scales::Tensor,
-            } => return Some(name.to_string()),
+            } => self.format == Some(CheckpointFormat::ModelOpt) && name.contains(".experts."),
             _ => return None,
+        };
+        if fuse && matches!(q, Quant::Fp8 { .. }) {
+            if let Some(module) = name.strip_suffix(".weight") {
+                let (parent, leaf) = module.rsplit_once('.').unwrap_or(("", module));
+                for (i, family) in FUSED.iter().enumerate().skip(1).take(2) {
+                    if family.contains(&leaf) {
+                        return Some(format!("{parent}\u{0}fused{i}"));
+                    }
+                }
+            }
+            return Some(name.to_string());
         }
-        if self.opts.fuse_scale_2 {
+        if fuse {
             if let Some(module) = name.strip_suffix(".weight") {
                 let (parent, leaf) = module.rsplit_once('.').unwrap_or(("", module));
                 for (i, family) in FUSED.iter().enumerate() {

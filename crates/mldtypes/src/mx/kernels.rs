@@ -1643,6 +1643,13 @@ macro_rules! instantiate {
             }
             #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
             $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn segment_amax(x: &[f32], seg: usize, out: &mut [f32]) {
+                for (o, c) in out.iter_mut().zip(x.chunks(seg)) {
+                    *o = finite_amax_body(c);
+                }
+            }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+            $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
                 acc.exact_slices(xs, ys)
             }

@@ -522,6 +522,15 @@ pub(crate) fn finite_amax(x: &[f32]) -> f32 {
     unsafe { on_path!(cast::path(), finite_amax(x)) }
 }
 
+/// The largest finite magnitude of each segment of `seg` elements of `x`
+/// (the last may be shorter) into `out`, on the kernels of [`cast::path`]
+/// (FP8's per-channel and per-block scales).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+pub(crate) fn segment_amax(x: &[f32], seg: usize, out: &mut [f32]) {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe { on_path!(cast::path(), segment_amax(x, seg, out)) }
+}
+
 /// The error statistics of exact dequantized values `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (see [`ErrLanes::exact`]).
 #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
