@@ -1258,6 +1258,62 @@ fn gpt_oss_mxfp4_recipe() {
     }
 }
 
+/// The FP8 recipes leave gpt-oss's fused experts as they are and list their
+/// module as not converted, in each format's matching rule (a regular
+/// expression for compressed-tensors, whose `ignore` vLLM matches against
+/// per-expert names), so that a server does not take them for quantized.
+#[test]
+fn gpt_oss_fp8_lists_the_unquantized_experts() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_gpt_oss(&model, 64, 32);
+    for (to, format, key, experts) in [
+        (
+            "fp8",
+            "compressed-tensors",
+            "ignore",
+            r"re:model\.layers\.0\.mlp\.experts($|\.)",
+        ),
+        ("fp8", "modelopt", "ignore", "model.layers.0.mlp.experts"),
+        (
+            "fp8_block",
+            "fp8",
+            "modules_to_not_convert",
+            "model.layers.0.mlp.experts",
+        ),
+    ] {
+        let q = dir.path().join(format!("q-{to}-{format}"));
+        let v = json_of(&[
+            "convert",
+            model.to_str().unwrap(),
+            q.to_str().unwrap(),
+            "--to",
+            to,
+            "--format",
+            format,
+            "--json",
+        ]);
+        let names: Vec<&str> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["model.layers.0.self_attn.q_proj.weight"]);
+        let config = read_json(&q.join("config.json"));
+        assert_eq!(
+            config["quantization_config"][key],
+            serde_json::json!([
+                "lm_head",
+                "model.embed_tokens",
+                experts,
+                "model.layers.0.mlp.router"
+            ]),
+            "{to} {format}"
+        );
+    }
+}
+
 /// `--only` replaces the recipe's selection, `--exclude` removes from it;
 /// a tensor whose dimension is not a whole number of blocks is left with a
 /// warning; a format the target cannot be written in is a usage error.

@@ -709,8 +709,14 @@ fn plan_file(
             jobs.push(job(ti, op, t.elements, outs, rep, scale));
             continue;
         }
-        if from.is_some() && recipe.quantizes() && t.shape.len() >= 2 && is_weight_name(&t.name) {
-            unquantized.insert(module_of(&t.name).to_string());
+        if from.is_some() && recipe.quantizes() {
+            if let Some(m) = super::recipe::fused_experts_module(&t.name, &t.shape) {
+                // A fused expert tensor left as it is: its experts module is
+                // listed, so that servers do not take it for quantized.
+                unquantized.insert(m.to_string());
+            } else if t.shape.len() >= 2 && is_weight_name(&t.name) {
+                unquantized.insert(module_of(&t.name).to_string());
+            }
         }
         match op {
             Op::Copy => {

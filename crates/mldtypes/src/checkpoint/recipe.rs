@@ -304,6 +304,15 @@ fn fused_expert(name: &str) -> bool {
     name.ends_with(".experts.gate_up_proj") || name.ends_with(".experts.down_proj")
 }
 
+/// The experts module (`….mlp.experts`) of a 3-D fused expert tensor.
+pub(crate) fn fused_experts_module<'n>(name: &'n str, shape: &[usize]) -> Option<&'n str> {
+    if shape.len() == 3 && fused_expert(name) {
+        name.rsplit_once('.').map(|(m, _)| m)
+    } else {
+        None
+    }
+}
+
 impl<'o, 'a> Recipe<'o, 'a> {
     /// Resolves the recipe of `opts` for a model described by `model`.
     ///
@@ -560,8 +569,31 @@ impl<'o, 'a> Recipe<'o, 'a> {
         {
             u.insert("lm_head".to_string());
         }
+        // An experts module one of whose fused tensors was quantized is not
+        // listed (a server would then skip all of it).
+        u.retain(|m| {
+            !quantized.iter().any(|q| {
+                q.len() > m.len() && q.starts_with(m.as_str()) && q.as_bytes()[m.len()] == b'.'
+            })
+        });
         if self.format == Some(CheckpointFormat::Mx) && self.model.is_gpt_oss() {
             return collapse(&u, quantized);
+        }
+        if self.format == Some(CheckpointFormat::CompressedTensors) {
+            // compressed-tensors matches `ignore` entries against module
+            // names exactly; vLLM looks a fused MoE layer up by its
+            // per-expert names (`….experts.0.gate_proj`), so an experts
+            // module is written as a regular expression covering both.
+            return u
+                .into_iter()
+                .map(|m| {
+                    if m.ends_with(".experts") {
+                        format!("re:{}($|\\.)", regex_escape(&m))
+                    } else {
+                        m
+                    }
+                })
+                .collect();
         }
         u.into_iter().collect()
     }
@@ -733,6 +765,18 @@ fn compressed_tensors_config(scales: Fp8Scales, ignore: &[String]) -> serde_json
         "transform_config": {},
         "version": "0.20.0",
     })
+}
+
+/// `s` with the regular-expression metacharacters escaped.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// gpt-oss's `modules_to_not_convert` form: each unquantized module widened
