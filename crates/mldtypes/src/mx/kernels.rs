@@ -871,6 +871,12 @@ pub(crate) trait Nv: Copy {
     fn mag_f64(m: u64) -> f64;
     /// The value, exactly.
     fn to_f64(self) -> f64;
+    /// Whether a block of largest magnitude pattern `a` (finite) under block
+    /// scale code `sc` has elements beyond the clipping boundary.
+    #[inline(always)]
+    fn clips(a: u64, t: &NvTable, sc: usize) -> bool {
+        Self::mag_f64(a) > t.elem[sc][7]
+    }
     /// Packs the element codes of the block `x` under block scale code `sc`
     /// into `out` (8 bytes, the first element in the low nibble); returns
     /// the number of clipped elements with `CLIP` (0 without: for a block
@@ -979,6 +985,12 @@ unsafe fn nv_elements_f32_avx2<const CLIP: bool>(
 }
 
 impl Nv for f32 {
+    /// On the patterns: for a float32 `a`, `a > T` exactly when `a >
+    /// RD32(T)`, and non-negative float32 values order as their patterns.
+    #[inline(always)]
+    fn clips(a: u64, t: &NvTable, sc: usize) -> bool {
+        a as u32 > t.elem32[sc][7].to_bits()
+    }
     #[inline(always)]
     fn block_amax(x: &[f32; NVFP4_BLOCK]) -> u64 {
         let mut m = 0u32;
@@ -1258,7 +1270,7 @@ fn nvfp4_blocks<T: Nv, const SIMD: u8>(
         let sc = sc as usize;
         // Only a block whose largest magnitude is beyond the clipping
         // boundary has elements to count there.
-        clipped += if T::mag_f64(a) > table.elem[sc][7] {
+        clipped += if T::clips(a, table, sc) {
             T::elements::<true, SIMD>(x, table, sc, out)
         } else {
             T::elements::<false, SIMD>(x, table, sc, out)
