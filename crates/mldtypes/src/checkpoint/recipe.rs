@@ -32,7 +32,11 @@
 //! exports them (`[E, in/2, out]`). The `mxfp4` recipe of gpt-oss quantizes
 //! those experts only (its attention, router, embeddings and head stay
 //! bfloat16, as in the released checkpoints); FP8 recipes leave fused
-//! experts alone (no FP8 stack reads them in that layout).
+//! experts alone (no FP8 stack reads them in that layout) and list their
+//! experts module as not converted, so that a server builds them
+//! unquantized (compressed-tensors' `ignore` as a regular expression,
+//! `re:…\.experts($|\.)`, which also matches the per-expert names vLLM
+//! looks up).
 //!
 //! [`Options::select`] (`--only`) replaces the default selection (any
 //! floating-point tensor of two or more dimensions matching it is
