@@ -179,7 +179,37 @@ def check_transformers(orig, quant, ours_f32, ids, ours_bf16=None):
     try:
         return load_and_compare(orig, quant, ours_f32, ids, ours_bf16)
     except Exception as e:  # noqa: BLE001 - the client's own failure is the result
-        return {"loads": False, "why": f"error: {type(e).__name__}: {str(e)[:300]}"}
+        why = f"error: {type(e).__name__}: {str(e)[:300]}"
+        known = known_limitation(quant)
+        return {"loads": False, "why": f"{known} ({why})" if known else why}
+
+
+def known_limitation(quant):
+    """A client limitation that explains a failed load of `quant`, if one
+    applies (the load is still attempted, so a client that lifts it shows)."""
+    q = json.load(open(os.path.join(quant, "config.json")))["quantization_config"]
+    if q.get("quant_method") != "compressed-tensors":
+        return None
+    strategies = {g["weights"].get("strategy") for g in q["config_groups"].values()}
+    experts = any(".experts.0." in k for k in tensors_names(quant))
+    if "block" in strategies and experts:
+        # transformers/integrations/compressed_tensors.py, CompressedTensorsDequantize:
+        # MoE experts' FP8 weights are multiplied by their scale as is, which
+        # broadcasts per-tensor and per-channel scales but not 128 x 128 blocks.
+        return ("transformers 5.24 limitation: its compressed-tensors MoE expert loader "
+                "multiplies each expert's FP8 weight by its scale without expanding "
+                "128x128 block scales")
+    return None
+
+
+def tensors_names(d):
+    from safetensors import safe_open
+    out = []
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".safetensors"):
+            with safe_open(os.path.join(d, f), "pt") as s:
+                out.extend(s.keys())
+    return out
 
 
 def load_and_compare(orig, quant, ours_f32, ids, ours_bf16):

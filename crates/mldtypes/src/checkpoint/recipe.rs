@@ -392,7 +392,19 @@ impl<'o, 'a> Recipe<'o, 'a> {
                          quantize two-dimensional [out, in] weights"
                     ));
                 }
-                Quant::Fp8 { scales }
+                // ModelOpt 0.47 takes the block scale of a weight of one
+                // 128 x 128 block (n, k <= 128) as a per-tensor scale: its
+                // amax reduction squeezes one-element results (a 0-d
+                // `weight_scale`), and its export then shares it across the
+                // projections it fuses (q/k/v, gate/up), as for any
+                // one-element weight amax.
+                let one_block = scales == Fp8Scales::Block
+                    && self.format == Some(CheckpointFormat::ModelOpt)
+                    && shape[0] <= FP8_BLOCK
+                    && shape[1] <= FP8_BLOCK;
+                Quant::Fp8 {
+                    scales: if one_block { Fp8Scales::Tensor } else { scales },
+                }
             }
         };
         let axis = shape[shape.len() - quant.block_axis()];
@@ -447,17 +459,26 @@ impl<'o, 'a> Recipe<'o, 'a> {
     /// `weight_scale_2`, FP8's per-tensor scale): siblings of a fused family
     /// with [`Options::fuse_scale_2`] for NVFP4; for ModelOpt's FP8, an MoE
     /// expert's gate and up projections (ModelOpt shares their scale, which
-    /// vLLM's fused MoE kernels keep one of per expert); else the tensor
+    /// vLLM's fused MoE kernels keep one of per expert), and for ModelOpt's
+    /// FP8_PB_WO the one-block weights of a fused family; else the tensor
     /// alone.
     pub fn scale_group(&self, name: &str, q: Quant) -> Option<String> {
         let fuse = match q {
             Quant::Nvfp4 { .. } => self.opts.fuse_scale_2,
             Quant::Fp8 {
                 scales: Fp8Scales::Tensor,
+            } if self.opts.target == Target::Fp8(Fp8Scales::Block) => {
+                // A one-block weight of ModelOpt's FP8_PB_WO (see `decide`):
+                // shared across every fused family, as ModelOpt's export
+                // unifies one-element weight amaxes.
+                self.format == Some(CheckpointFormat::ModelOpt)
+            }
+            Quant::Fp8 {
+                scales: Fp8Scales::Tensor,
             } => self.format == Some(CheckpointFormat::ModelOpt) && name.contains(".experts."),
             _ => return None,
         };
-        if fuse && matches!(q, Quant::Fp8 { .. }) {
+        if fuse && self.opts.target == Target::Fp8(Fp8Scales::Tensor) {
             if let Some(module) = name.strip_suffix(".weight") {
                 let (parent, leaf) = module.rsplit_once('.').unwrap_or(("", module));
                 for (i, family) in FUSED.iter().enumerate().skip(1).take(2) {
@@ -494,7 +515,9 @@ impl<'o, 'a> Recipe<'o, 'a> {
         }
     }
 
-    /// The shape of an FP8 scale tensor of a `[n, k]` weight.
+    /// The shape of an FP8 scale tensor of a `[n, k]` weight. (ModelOpt's
+    /// block scales of a one-block weight are per-tensor scales: see
+    /// [`Recipe::decide`].)
     pub fn fp8_scale_shape(&self, scales: Fp8Scales, n: usize, k: usize) -> Vec<usize> {
         let (ob, ib) = (n.div_ceil(FP8_BLOCK), k.div_ceil(FP8_BLOCK));
         match (scales, self.format) {
@@ -891,6 +914,43 @@ mod tests {
         assert!(wildcard_matches("m.layers.*.attn", "m.layers.11.attn"));
         assert!(!wildcard_matches("m.layers.*.attn", "m.layers.1.attn_x"));
         assert!(wildcard_matches("lm_head", "lm_head"));
+    }
+
+    #[test]
+    fn modelopt_fp8_block_of_one_block_weights() {
+        // ModelOpt 0.47's FP8_PB_WO: a weight of one 128 x 128 block gets a
+        // 0-d scale shared by its fused siblings; larger weights keep
+        // [n/128, 1, k/128, 1] scales of their own.
+        let mut opts = Options::new(Target::Fp8(Fp8Scales::Block));
+        opts.format = Some(CheckpointFormat::ModelOpt);
+        let r = Recipe::new(&opts, ModelInfo::default()).unwrap();
+        let q = "model.layers.0.self_attn.q_proj.weight";
+        let k = "model.layers.0.self_attn.k_proj.weight";
+        let one = Quant::Fp8 {
+            scales: Fp8Scales::Tensor,
+        };
+        assert_eq!(r.decide(q, &[64, 64]), Decision::Quantize(one));
+        assert_eq!(r.decide(k, &[32, 128]), Decision::Quantize(one));
+        assert_eq!(
+            r.fp8_scale_shape(Fp8Scales::Tensor, 64, 64),
+            Vec::<usize>::new()
+        );
+        assert_eq!(r.scale_group(q, one), r.scale_group(k, one));
+        assert_ne!(
+            r.scale_group(q, one),
+            r.scale_group("model.layers.0.self_attn.o_proj.weight", one)
+        );
+        let big = Quant::Fp8 {
+            scales: Fp8Scales::Block,
+        };
+        assert_eq!(r.decide(q, &[256, 64]), Decision::Quantize(big));
+        assert_eq!(r.scale_group(q, big), None);
+        assert_eq!(r.fp8_scale_shape(Fp8Scales::Block, 256, 64), [2, 1, 1, 1]);
+        // Other formats keep [1, 1] block scales of their own.
+        opts.format = Some(CheckpointFormat::Fp8);
+        let r = Recipe::new(&opts, ModelInfo::default()).unwrap();
+        assert_eq!(r.decide(q, &[64, 64]), Decision::Quantize(big));
+        assert_eq!(r.fp8_scale_shape(Fp8Scales::Block, 64, 64), [1, 1]);
     }
 
     #[test]
