@@ -7,7 +7,7 @@ yardstick) and, for reference, the same cast loop into a preallocated array
 (`np.copyto(out, x, casting="unsafe")`, no allocation or page faults), on the
 same number of elements; runs mldtypes' single-threaded bench (via
 `mldtypes bench --json` if the CLI reports memcpy figures, else the
-`bench_cast` example, which writes into a preallocated buffer); and prints
+`mldtypes bench`, which writes into a preallocated buffer); and prints
 ns/element, the speed-up over ml_dtypes (astype and copyto) and the ratio to a
 memcpy of the larger buffer, with the issue's targets marked (judged on astype).
 
@@ -70,28 +70,16 @@ def time_ml_dtypes(n, repeats):
 
 
 def run_mldtypes(n, path=None):
-    cli = [
+    cmd = [
         "cargo", "run", "--release", "-q", "-p", "mldtypes-cli", "--",
         "bench", "--elements", str(n), "--json",
-    ]
-    example = [
-        "cargo", "run", "--release", "-q", "-p", "mldtypes", "--example",
-        "bench_cast", "--", str(n),
-    ]
-    if path:
-        cli, example = None, example + [path]
-    for cmd in (cli, example):
-        if cmd is None:
-            continue
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        if p.returncode == 0:
-            try:
-                rows = json.loads(p.stdout)
-            except json.JSONDecodeError:
-                continue
-            if rows and "memcpy_ns_per_element" in rows[0]:
-                return rows, " ".join(cmd[:8])
-    sys.exit("could not run the mldtypes bench:\n" + p.stderr)
+    ] + (["--path", path] if path else [])
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("could not run the mldtypes bench:\n" + p.stderr)
+    out = json.loads(p.stdout)
+    rows = [dict(r, path=out["path"]) for r in out["results"]]
+    return rows, " ".join(cmd[:8])
 
 
 def target(other):
@@ -108,7 +96,7 @@ def main():
     ap.add_argument("--elements", type=int, default=1 << 24)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--json", help="also write the table as JSON to this file")
-    ap.add_argument("--path", help="force a kernel path (portable, avx2, avx512; bench_cast only)")
+    ap.add_argument("--path", help="force a kernel path (portable, avx2, avx512)")
     args = ap.parse_args()
 
     ref = time_ml_dtypes(args.elements, args.repeats)

@@ -5,7 +5,7 @@ For every float32 <-> format pair PyTorch has (bfloat16, float16,
 float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
 float8_e8m0fnu), times PyTorch's conversion into a preallocated tensor
 (`out.copy_(x)`, one thread, best of several runs) and mldtypes'
-single-threaded kernels (the `bench_cast` example: conversion into a
+single-threaded kernels (`mldtypes bench`: conversion into a
 preallocated buffer on the calling thread, best of several runs) on the same
 generated data (mldtypes' benchmark generator, reproduced here: float32
 values spread over the target's exponent range, subnormals and overflow
@@ -139,14 +139,14 @@ def time_torch(n, repeats):
 
 
 def time_mldtypes(n, path):
-    """ns/element of mldtypes' kernels (the `bench_cast` example)."""
-    cmd = ["cargo", "run", "--release", "-q", "-p", "mldtypes", "--example",
-           "bench_cast", "--", str(n)] + ([path] if path else [])
+    """ns/element of mldtypes' kernels (`mldtypes bench --json`)."""
+    cmd = ["cargo", "run", "--release", "-q", "-p", "mldtypes-cli", "--", "bench",
+           "--elements", str(n), "--json"] + (["--path", path] if path else [])
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("could not run the mldtypes bench:\n" + p.stderr)
-    rows = json.loads(p.stdout)
-    return {(r["from"], r["to"]): r["ns_per_element"] for r in rows}, rows[0]["path"]
+    out = json.loads(p.stdout)
+    return {(r["from"], r["to"]): r["ns_per_element"] for r in out["results"]}, out["path"]
 
 
 def cpu_flags():

@@ -32,9 +32,38 @@ pub fn small_float_format(d: DType) -> Option<Format> {
     }
 }
 
-/// Decodes one code of `fmt` exactly to `f64`.
+/// Decodes one code of `fmt` exactly to `f64` (rounded where the value
+/// lies beyond float64: see [`exact_text`]).
 pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
     core::decode_f64(fmt, code)
+}
+
+/// The exact value of a code as hexadecimal-float text (`0x1.8p+16001`)
+/// when it is not a float64 (the IEEE P3109 formats with 12 to 16 exponent
+/// bits), `None` when [`decode_f64`] gives it exactly.
+pub fn exact_text(fmt: &Format, code: u32) -> Option<String> {
+    if fmt.fits_f64() {
+        return None;
+    }
+    let v = core::value_parts(fmt, code);
+    match v {
+        core::CodeValue::Finite {
+            significand,
+            exponent,
+            ..
+        } if significand != 0 => {
+            let lead = exponent + 63 - significand.leading_zeros() as i32;
+            // Exact in float64: leading bit within its range and no bit
+            // below its smallest subnormal.
+            (!(-1022..=1023).contains(&lead) || exponent < -1074).then(|| v.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The IEEE class of a code: zero, subnormal, normal, infinite or NaN.
+pub fn classify(fmt: &Format, code: u32) -> std::num::FpCategory {
+    core::classify(fmt, code)
 }
 
 /// Rounds `x` to the nearest code of `fmt` (round-to-nearest-even).
@@ -78,16 +107,36 @@ pub fn info(d: DType) -> Result<Vec<(&'static str, InfoValue)>> {
     let f = d
         .finfo()
         .ok_or_else(|| usage!("{d} has neither finfo nor iinfo"))?;
+    // Beyond float64 (IEEE P3109 formats with 12 to 16 exponent bits): the
+    // limits as exact hexadecimal-float text.
+    let exact = |x: f64, code: Option<u32>| match (d.format(), code) {
+        (Some(fmt), Some(c)) => exact_text(&fmt, c).map_or(Float(x), Text),
+        _ => Float(x),
+    };
+    let fmt = d.format().filter(|_| d.is_float());
+    let (max, min, normal, sub) = match fmt {
+        Some(g) => (
+            Some(g.max_code()),
+            Some(if g.signed {
+                g.max_code() | g.sign_mask()
+            } else {
+                0
+            }),
+            Some(if g.has_zero { 1 << g.man_bits } else { 0 }),
+            Some(if g.has_zero { 1 } else { 0 }),
+        ),
+        None => (None, None, None, None),
+    };
     Ok(vec![
         ("dtype", Text(f.dtype.into())),
         ("bits", Int(f.bits as i128)),
         ("eps", Float(f.eps)),
         ("epsneg", Float(f.epsneg)),
-        ("max", Float(f.max)),
-        ("min", Float(f.min)),
-        ("tiny", Float(f.tiny)),
-        ("smallest_normal", Float(f.smallest_normal)),
-        ("smallest_subnormal", Float(f.smallest_subnormal)),
+        ("max", exact(f.max, max)),
+        ("min", exact(f.min, min)),
+        ("tiny", exact(f.tiny, normal)),
+        ("smallest_normal", exact(f.smallest_normal, normal)),
+        ("smallest_subnormal", exact(f.smallest_subnormal, sub)),
         ("resolution", Float(f.resolution)),
         ("machep", Int(f.machep as i128)),
         ("negep", Int(f.negep as i128)),

@@ -75,18 +75,29 @@ pub fn info(name: &str, json: bool) -> Result<()> {
 
 /// The class of a code point: `zero`, `subnormal`, `normal`, `inf` or `nan`.
 pub fn class_of(fmt: &Format, code: u32) -> &'static str {
-    let v = backend::decode_f64(fmt, code);
-    if v.is_nan() {
-        "nan"
-    } else if v.is_infinite() {
-        "inf"
-    } else if v == 0.0 {
-        "zero"
-    } else if fmt.has_zero && (code & fmt.exp_mask()) == 0 {
-        "subnormal"
-    } else {
-        "normal"
+    use std::num::FpCategory::*;
+    match backend::classify(fmt, code) {
+        Nan => "nan",
+        Infinite => "inf",
+        Zero => "zero",
+        Subnormal => "subnormal",
+        Normal => "normal",
     }
+}
+
+/// A code's value as JSON: a number, `"nan"`, `"inf"`, `"-inf"`, or exact
+/// hexadecimal-float text where the value is not a float64.
+fn value_json(fmt: &Format, code: u32) -> Value {
+    match backend::exact_text(fmt, code) {
+        Some(t) => json!(t),
+        None => json_f64(backend::decode_f64(fmt, code)),
+    }
+}
+
+/// A code's value as text ([`text_f64`], or exact hexadecimal-float text
+/// where the value is not a float64).
+fn value_text(fmt: &Format, code: u32) -> String {
+    backend::exact_text(fmt, code).unwrap_or_else(|| text_f64(backend::decode_f64(fmt, code)))
 }
 
 fn narrow_format(name: &str) -> Result<(DType, Format)> {
@@ -106,17 +117,16 @@ pub fn values(name: &str, json: bool) -> Result<()> {
     let mut out = String::new();
     if json {
         let arr: Vec<Value> = (0..fmt.code_count())
-            .map(|c| json!({"bits": c, "value": json_f64(backend::decode_f64(&fmt, c)), "class": class_of(&fmt, c)}))
+            .map(|c| json!({"bits": c, "value": value_json(&fmt, c), "class": class_of(&fmt, c)}))
             .collect();
         return output::print_json(&Value::Array(arr));
     } else {
         use std::fmt::Write;
         for c in 0..fmt.code_count() {
-            let v = backend::decode_f64(&fmt, c);
             let _ = writeln!(
                 out,
                 "0x{c:0digits$x}  {:>14}  {}",
-                text_f64(v),
+                value_text(&fmt, c),
                 class_of(&fmt, c)
             );
         }
@@ -208,16 +218,22 @@ pub fn parse_value(s: &str, from: FromType) -> Result<f64> {
     Ok(if neg { -v } else { v })
 }
 
-/// One converted value: result code and value.
-fn convert_one(to: DType, x: f64, from: FromType, ov: Overflow) -> Result<(u64, f64)> {
+/// One converted value: result code, value, and the exact value's text
+/// where it is not a float64.
+fn convert_one(
+    to: DType,
+    x: f64,
+    from: FromType,
+    ov: Overflow,
+) -> Result<(u64, f64, Option<String>)> {
     match to {
-        DType::Float64 => Ok((x.to_bits(), x)),
+        DType::Float64 => Ok((x.to_bits(), x, None)),
         DType::Float32 => {
             let mut y = x as f32;
             if ov == Overflow::Saturating && x.is_finite() && y.is_infinite() {
                 y = f32::MAX.copysign(y);
             }
-            Ok((y.to_bits() as u64, y as f64))
+            Ok((y.to_bits() as u64, y as f64, None))
         }
         _ => {
             let fmt = backend::small_float_format(to)
@@ -226,7 +242,11 @@ fn convert_one(to: DType, x: f64, from: FromType, ov: Overflow) -> Result<(u64, 
                 FromType::F32 => backend::encode_f32(&fmt, x as f32, ov),
                 FromType::F64 => backend::encode_f64(&fmt, x, ov),
             };
-            Ok((code as u64, backend::decode_f64(&fmt, code)))
+            Ok((
+                code as u64,
+                backend::decode_f64(&fmt, code),
+                backend::exact_text(&fmt, code),
+            ))
         }
     }
 }
@@ -257,19 +277,20 @@ pub fn cast(a: CastArgs) -> Result<()> {
         .collect::<Result<_>>()?;
     let mut rows = Vec::new();
     for (s, &x) in inputs.iter().zip(&parsed) {
-        let (bits, value) = convert_one(to, x, a.from, ov)?;
+        let (bits, value, exact) = convert_one(to, x, a.from, ov)?;
         let err = if value == x || (value.is_nan() && x.is_nan()) {
             0.0
         } else {
             value - x
         };
-        rows.push((s, bits, value, err));
+        rows.push((s, bits, value, err, exact));
     }
     if a.json {
         let arr: Vec<Value> = rows
             .into_iter()
-            .map(|(s, bits, value, err)| {
-                json!({"input": s, "bits": bits, "value": json_f64(value), "error": json_f64(err)})
+            .map(|(s, bits, value, err, exact)| {
+                let value = exact.map_or_else(|| json_f64(value), |t| json!(t));
+                json!({"input": s, "bits": bits, "value": value, "error": json_f64(err)})
             })
             .collect();
         return output::print_json(&Value::Array(arr));
@@ -294,11 +315,11 @@ pub fn cast(a: CastArgs) -> Result<()> {
         "error",
         bw = digits + 2
     );
-    for ((_, bits, value, err), s) in rows.into_iter().zip(&shown) {
+    for ((_, bits, value, err, exact), s) in rows.into_iter().zip(&shown) {
         let _ = writeln!(
             out,
             "{s:<w$}  0x{bits:0digits$x}  {:>14}  {:>14}",
-            text_f64(value),
+            exact.unwrap_or_else(|| text_f64(value)),
             text_f64(err)
         );
     }

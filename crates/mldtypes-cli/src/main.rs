@@ -58,9 +58,11 @@ enum Command {
     Table(promotion::TableArgs),
     /// The promotion lattice as SVG, DOT or Mermaid.
     Lattice(promotion::LatticeArgs),
-    /// Every dtype name, alias and seed-table code, with the dtype it means.
+    /// Every dtype name, alias and seed-table code, with the dtype it means
+    /// (the IEEE P3109 family's 510 formats among them).
     Dtypes(vocabulary::DtypesArgs),
-    /// finfo / iinfo of a dtype, every field.
+    /// finfo / iinfo of a dtype, every field (limits beyond float64, of the
+    /// widest IEEE P3109 formats, as exact hexadecimal-float text).
     Info {
         /// The dtype.
         dtype: String,
@@ -70,13 +72,16 @@ enum Command {
     },
     /// Every code point of a format: bits, value, class.
     Values {
-        /// A floating-point dtype of at most 16 bits.
+        /// A floating-point dtype of at most 16 bits (an IEEE P3109 format
+        /// such as p3109_k8p3se or binary8p3se too; values beyond float64 are
+        /// printed as exact hexadecimal-float text).
         dtype: String,
         /// Print a JSON array.
         #[arg(long)]
         json: bool,
     },
-    /// Converts decimal or hex-float values to a format.
+    /// Converts decimal or hex-float values to a format (every float dtype,
+    /// the IEEE P3109 formats included).
     Cast(formats::CastArgs),
     /// Converts a safetensors checkpoint (a file, a model directory or a
     /// sharded model's index) to a float dtype, or quantizes it with a recipe

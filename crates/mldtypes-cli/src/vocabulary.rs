@@ -61,9 +61,8 @@ const HEADER: &str = "\
 /// `mldtypes dtypes`.
 pub fn dtypes(a: DtypesArgs) -> Result<()> {
     if a.json {
-        let arr: Vec<Value> = DType::ALL
-            .iter()
-            .map(|&d| {
+        let arr: Vec<Value> = DType::every()
+            .map(|d| {
                 let mut codes = Map::new();
                 for n in Naming::ALL {
                     if let Some(c) = code(d, n) {
@@ -85,9 +84,8 @@ pub fn dtypes(a: DtypesArgs) -> Result<()> {
         return output::print_json(&Value::Array(arr));
     }
     let mut out = String::from(HEADER);
-    let rows: Vec<[String; 8]> = DType::ALL
-        .iter()
-        .map(|&d| {
+    let rows: Vec<[String; 8]> = DType::every()
+        .map(|d| {
             let mut aliases = spellings(d, SpellingKind::Alias);
             aliases.extend(spellings(d, SpellingKind::Width));
             let dash = |c: Option<&str>| c.unwrap_or("-").to_string();

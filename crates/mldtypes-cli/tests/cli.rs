@@ -981,7 +981,8 @@ fn dtypes_lists_every_spelling_and_each_one_parses() {
     assert!(text.contains("Seed-table codes are read only by `table --types`"));
     let v = json_of(&["dtypes", "--json"]);
     let all = v.as_array().unwrap();
-    assert_eq!(all.len(), 34); // the 32 JAX dtypes, complex32, bcomplex32
+    // The 32 JAX dtypes, complex32, bcomplex32, and the IEEE P3109 family.
+    assert_eq!(all.len(), 34 + 510);
     let bf = all.iter().find(|d| d["name"] == "bfloat16").unwrap();
     assert_eq!(bf["table_codes"]["numpy-bytes"], "bf");
     assert_eq!(bf["table_codes"]["jep9407-bits"], "bf16");
@@ -1747,4 +1748,97 @@ fn help_documents_promote_stdin_exit_codes_and_option_order() {
         help.contains("mldtypes cast --to bfloat16 -- -inf"),
         "{help}"
     );
+}
+
+#[test]
+fn p3109_formats_in_values_info_cast_and_dtypes() {
+    // p3109_k8p3se: 5 exponent bits, bias 16, NaN 0x80, ±inf 0x7f / 0xff.
+    let v = json_of(&["values", "p3109_k8p3se", "--json"]);
+    let v = v.as_array().unwrap();
+    assert_eq!(v.len(), 256);
+    assert_eq!(v[0x40]["value"], 1.0);
+    assert_eq!(v[0x7e]["value"], 49152.0);
+    assert_eq!(v[0x7f]["value"], "inf");
+    assert_eq!(v[0x7f]["class"], "inf");
+    assert_eq!(v[0xff]["value"], "-inf");
+    assert_eq!(v[0x80]["class"], "nan");
+    assert_eq!(v[0x01]["class"], "subnormal");
+    // The interim report's alias names the same format.
+    assert_eq!(
+        stdout_of(&["values", "binary8p3se"]),
+        stdout_of(&["values", "p3109_k8p3se"])
+    );
+    // Beyond float64: exact hexadecimal-float text.
+    let v = json_of(&["values", "p3109_k16p1se", "--json"]);
+    assert_eq!(v[0x7ffe]["value"], "0x1p+16382");
+    assert_eq!(v[0x0001]["value"], "0x1p-16383");
+    assert_eq!(v[0x0001]["class"], "normal");
+    assert_eq!(v[0x4000]["value"], 1.0);
+
+    let i = json_of(&["info", "p3109_k8p4se", "--json"]);
+    assert_eq!(i["dtype"], "p3109_k8p4se");
+    assert_eq!(i["bits"], 8);
+    assert_eq!(i["max"], 224.0);
+    assert_eq!(i["min"], -224.0);
+    assert_eq!(i["smallest_subnormal"], 2f64.powi(-10));
+    assert_eq!(i["maxexp"], 8);
+    let i = json_of(&["info", "p3109_k16p1se", "--json"]);
+    assert_eq!(i["max"], "0x1p+16382");
+    assert_eq!(i["min"], "-0x1p+16382");
+    assert_eq!(i["smallest_subnormal"], "0x1p-16383");
+    let u = json_of(&["info", "p3109_k8p3uf", "--json"]);
+    assert_eq!(u["min"], 0.0);
+
+    let c = json_of(&[
+        "cast",
+        "--to",
+        "p3109_k8p3se",
+        "--json",
+        "1",
+        "60000",
+        "-0",
+        "nan",
+        "1e-9",
+    ]);
+    let bits: Vec<u64> = c
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["bits"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bits, [0x40, 0x7f, 0x00, 0x80, 0x00]);
+    let c = json_of(&[
+        "cast",
+        "--to",
+        "p3109_k8p3se",
+        "--saturate",
+        "--json",
+        "60000",
+    ]);
+    assert_eq!(c[0]["bits"], 0x7e);
+    let c = json_of(&[
+        "cast",
+        "--to",
+        "p3109_k16p1se",
+        "--json",
+        "1.7976931348623157e308",
+    ]);
+    assert_eq!(c[0]["bits"], 0x4000 + 1024);
+    assert_eq!(c[0]["value"], "0x1p+1024");
+    let text = stdout_of(&["cast", "--to", "p3109_k8p1ue", "-1", "3"]);
+    assert!(text.contains("0xff"), "{text}"); // unsigned: NaN
+    assert!(text.contains("0x82"), "{text}"); // 3 ties to the even code 4 = 2^2 (0x82)
+
+    let d = json_of(&["dtypes", "--json"]);
+    let k8 = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "p3109_k8p3se")
+        .unwrap();
+    assert_eq!(k8["aliases"][0], "binary8p3se");
+    assert_eq!(k8["bits"], 8);
+    assert!(stdout_of(&["dtypes"]).contains("p3109_k16p16uf"));
+    // float16 is listed and reads as IEEE binary16.
+    assert_eq!(json_of(&["info", "float16", "--json"])["max"], 65504.0);
 }

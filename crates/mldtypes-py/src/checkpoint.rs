@@ -84,7 +84,7 @@ fn os_error(e: &std::io::Error, path: &Path, whole: String) -> PyErr {
 }
 
 /// The Python exception for a library error, with the library's message.
-fn to_py_err(e: checkpoint::Error) -> PyErr {
+pub(crate) fn to_py_err(e: checkpoint::Error) -> PyErr {
     let message = e.to_string();
     match e {
         checkpoint::Error::Usage(_) => PyValueError::new_err(message),
@@ -98,7 +98,7 @@ fn to_py_err(e: checkpoint::Error) -> PyErr {
 
 /// A path argument as `open()` takes it: `str`, `bytes` or any
 /// `os.PathLike`; a NUL byte is a ValueError, None a TypeError.
-fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
+pub(crate) fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
     if obj.is_none() {
         return Err(PyTypeError::new_err(format!(
             "{what} must be a str, bytes or os.PathLike path, not None"
@@ -161,7 +161,7 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// wakes every 50 ms to run Python's signal handlers; when one raises
 /// (KeyboardInterrupt on Ctrl-C), `cancel` is set, the workers stop at their
 /// next chunk and clean up, and that exception is raised.
-fn interruptible<T: Send>(
+pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
     cancel: &Cancel,
     work: impl FnOnce() -> Result<T, checkpoint::Error> + Send,

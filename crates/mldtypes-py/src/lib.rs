@@ -7,147 +7,88 @@
 
 use pyo3::prelude::*;
 
-mod arrfuncs;
-mod casts;
 mod checkpoint;
-mod dlpack;
-mod fmt;
+mod dtypes;
 mod guard;
-mod info;
+mod interop;
+mod io;
 mod npapi;
+mod pack;
 mod promotion;
 mod reduce;
-mod registry;
-mod scalar;
-mod twins;
-mod types;
 mod ufuncs;
 
-/// Calls `$m!(bfloat16, float8_e3m4, ...)` with the 12 float formats, in
-/// ml_dtypes 0.6.0's registration order. A new format is one name here (and
-/// its descriptor line in `types.rs`).
-#[macro_export]
-macro_rules! float_types {
-    ($m:ident) => {
-        $m!(
-            bfloat16,
-            float8_e3m4,
-            float8_e4m3,
-            float8_e4m3b11fnuz,
-            float8_e4m3fn,
-            float8_e4m3fnuz,
-            float8_e5m2,
-            float8_e5m2fnuz,
-            float6_e2m3fn,
-            float6_e3m2fn,
-            float4_e2m1fn,
-            float8_e8m0fnu
-        );
-    };
-}
+use dtypes::{arrfuncs, casts, info, registry};
+use interop::{dlpack, twins};
 
-/// Calls `$m!(int1, uint1, ...)` with the six sub-byte integer types, in
-/// registration order.
-#[macro_export]
-macro_rules! int_types {
-    ($m:ident) => {
-        $m!(int1, uint1, int2, uint2, int4, uint4);
-    };
-}
-
-/// Calls `$m!(bcomplex32, complex32)` with the complex types, in
-/// registration order.
-#[macro_export]
-macro_rules! complex_types {
-    ($m:ident) => {
-        $m!(bcomplex32, complex32);
-    };
-}
-
-/// Calls `$m!(...)` once per family (floats, sub-byte integers, complex),
-/// covering every scalar type in registration order; `$m` expands to
-/// statements.
-#[macro_export]
-macro_rules! all_types {
-    ($m:ident) => {
-        $crate::float_types!($m);
-        $crate::int_types!($m);
-        $crate::complex_types!($m);
-    };
-}
-
-/// Registers every dtype, its casts and its ufunc loops (once per process).
+/// Registers every dtype of ml_dtypes' list (`registry::ORDER`), its casts
+/// and its ufunc loops (once per process): the float formats as data
+/// ([`dtypes::float`]), the sub-byte integers and complex types through
+/// their compiled implementations.
 fn register_all(py: Python<'_>) -> PyResult<()> {
-    use mldtypes::{
-        bcomplex32, bfloat16, complex32, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4,
-        float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
-        float8_e5m2fnuz, float8_e8m0fnu, int1, int2, int4, uint1, uint2, uint4,
-    };
-    if registry::typenum(mldtypes::dtype::DType::BFloat16).is_some() {
+    use dtypes::float::{self, Float, FloatInfo};
+    use mldtypes::dtype::DType;
+    if registry::typenum(DType::BFloat16).is_some() {
         return Ok(());
     }
     npapi::init_cache(py)?;
-    macro_rules! each {
-        ($($t:ident),*) => {
-            $( unsafe { arrfuncs::register_dtype::<$t>(py)? }; )*
-            $( unsafe { casts::register_builtin_casts::<$t>(py)? }; )*
-        };
+    for dt in registry::ORDER {
+        let (kind, char) = registry::numpy_codes(dt);
+        if let Some(info) = FloatInfo::new(dt, kind, char) {
+            // SAFETY: GIL held, NumPy imported.
+            unsafe { float::register(py, info)? };
+        } else {
+            crate::with_fixed!(
+                dt,
+                |T| unsafe { arrfuncs::register_dtype::<T>(py)? },
+                unreachable_dtype(dt)?
+            );
+        }
     }
-    all_types!(each);
-
+    for dt in registry::ORDER {
+        crate::with_fixed!(
+            dt,
+            |T| unsafe { casts::register_builtin_casts::<T>(py)? },
+            ()
+        );
+    }
     // Casts among our types: the pairs ml_dtypes 0.6.0 registers.
-    macro_rules! pairs_among {
-        ($a:ident) => {};
-        ($a:ident, $($rest:ident),+) => {
-            $( unsafe { casts::two_way::<$a, $rest>(py)? }; )+
-            pairs_among!($($rest),+);
-        };
+    for (a, b) in registry::ml_dtypes_casts() {
+        let (fa, fb) = (float::info(a).is_some(), float::info(b).is_some());
+        // SAFETY: GIL held, both registered.
+        unsafe {
+            match (fa, fb) {
+                (true, true) => casts::one_way_ends::<Float, Float>(py, a, b)?,
+                (true, false) => crate::with_fixed!(
+                    b,
+                    |B| casts::one_way_ends::<Float, casts::Ours<B>>(py, a, b)?,
+                    unreachable_dtype(b)?
+                ),
+                (false, true) => crate::with_fixed!(
+                    a,
+                    |A| casts::one_way_ends::<casts::Ours<A>, Float>(py, a, b)?,
+                    unreachable_dtype(a)?
+                ),
+                (false, false) => crate::with_fixed!(
+                    a,
+                    |A| crate::with_fixed!(
+                        b,
+                        |B| casts::one_way_ends::<casts::Ours<A>, casts::Ours<B>>(py, a, b)?,
+                        unreachable_dtype(b)?
+                    ),
+                    unreachable_dtype(a)?
+                ),
+            }
+        }
     }
-    pairs_among!(
-        bfloat16,
-        float8_e3m4,
-        float8_e4m3,
-        float8_e4m3b11fnuz,
-        float8_e4m3fn,
-        float8_e4m3fnuz,
-        float8_e5m2,
-        float8_e5m2fnuz,
-        float6_e2m3fn,
-        float6_e3m2fn,
-        float4_e2m1fn,
-        bcomplex32,
-        complex32
-    );
-    unsafe {
-        casts::two_way::<float8_e8m0fnu, bfloat16>(py)?;
-        casts::one_way::<int1, int2>(py)?;
-        casts::one_way::<uint1, uint2>(py)?;
-        casts::one_way::<int1, int4>(py)?;
-        casts::one_way::<uint1, uint4>(py)?;
-        casts::one_way::<int2, int4>(py)?;
-        casts::one_way::<uint2, uint4>(py)?;
-    }
-    macro_rules! int_with_floats {
-        ($i:ident; $($f:ident),*) => {
-            $( unsafe { casts::two_way::<$i, $f>(py)? }; )*
-        };
-    }
-    macro_rules! ints_with_floats {
-        ($($i:ident),*) => {
-            $(
-                int_with_floats!($i; bfloat16, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
-                    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-                    float6_e3m2fn, float4_e2m1fn, bcomplex32, complex32);
-            )*
-        };
-    }
-    ints_with_floats!(int1, uint1, int2, uint2, int4, uint4);
-    // ml_dtypes registers float6_e2m3fn with the 1- and 2-bit integers only.
-    int_with_floats!(int1; float6_e2m3fn);
-    int_with_floats!(uint1; float6_e2m3fn);
-    int_with_floats!(int2; float6_e2m3fn);
-    int_with_floats!(uint2; float6_e2m3fn);
     Ok(())
+}
+
+/// The error for a dtype of ml_dtypes' list that no family implements.
+fn unreachable_dtype(dt: mldtypes::dtype::DType) -> PyResult<()> {
+    Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+        "mldtypes: no NumPy implementation for {dt}"
+    )))
 }
 
 /// The compiled core of the `mldtypes` package: the 20 scalar types (each
@@ -170,29 +111,32 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The package version, from Cargo.toml (the Python metadata's one source).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     register_all(py)?;
-    macro_rules! export {
-        ($($t:ident),*) => {
-            $(
-                let t = registry::scalar_type(<mldtypes::$t as types::MlType>::DTYPE)
-                    .expect("registered");
-                // SAFETY: the type object lives for the life of the process.
-                let t = unsafe { Bound::from_borrowed_ptr(py, t as *mut pyo3::ffi::PyObject) };
-                m.add(stringify!($t), t)?;
-            )*
-        };
+    for dt in registry::ORDER {
+        let t = registry::scalar_type(dt).ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!("mldtypes: {dt} is not registered"))
+        })?;
+        // SAFETY: the type object lives for the life of the process.
+        let t = unsafe { Bound::from_borrowed_ptr(py, t as *mut pyo3::ffi::PyObject) };
+        m.add(dt.name(), t)?;
     }
-    all_types!(export);
+    m.add_function(wrap_pyfunction!(dtypes::float::p3109_type, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::float::_p3109_named, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::float::_p3109_names, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_registry, m)?)?;
     m.add_function(wrap_pyfunction!(info::_finfo_fields, m)?)?;
     m.add_function(wrap_pyfunction!(info::_iinfo_fields, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::sum, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::mean, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::dot, m)?)?;
-    m.add_function(wrap_pyfunction!(reduce::pack, m)?)?;
-    m.add_function(wrap_pyfunction!(reduce::unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::pack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::unpack, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::_kernel_path, m)?)?;
+    reduce::add_functions(m)?;
     ufuncs::register(py)?;
+    ufuncs::add_functions(m)?;
     promotion::register(m)?;
     checkpoint::register(m)?;
+    io::register(m)?;
     dlpack::register(m)?;
     twins::register(m)?;
     guard::register(m)?;

@@ -1,26 +1,27 @@
-//! `mldtypes.sum`, `mldtypes.mean`, `mldtypes.dot` (float32 accumulation,
-//! one rounding, through `mldtypes::cast::reduce`) and `mldtypes.pack` /
-//! `mldtypes.unpack` (safetensors' F4/F6 bit layout, through
-//! `mldtypes::cast::pack`).
+//! `mldtypes.sum`, `mldtypes.mean`, `mldtypes.dot`, `mldtypes.matmul`
+//! (float32 accumulation, one rounding, through `mldtypes::cast::reduce`
+//! and `mldtypes::cast::matmul`), and the fast `argmax` / `argmin` of the
+//! float arrays.
 
 use std::os::raw::c_int;
 
-use mldtypes::cast::{self, pack as packing, reduce, CastError, Element};
+use mldtypes::cast::matmul::{matmul_f32, Layout, MatRef};
+use mldtypes::cast::{self, reduce, CastError, Element};
 use mldtypes::dtype::DType;
-use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::PyArray1;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use crate::dtypes::registry;
 use crate::npapi;
-use crate::registry;
 
-fn cast_err(e: CastError) -> PyErr {
+pub(crate) fn cast_err(e: CastError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
 /// Which of our dtypes `arr` (an ndarray) holds.
-fn our_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
+pub(crate) fn our_dtype(arr: &Bound<'_, PyAny>) -> Option<DType> {
     // SAFETY: `arr` is an ndarray (checked by the callers through asarray).
     let num: c_int = unsafe { npapi::array_typenum(arr.as_ptr()) };
     registry::ORDER
@@ -97,6 +98,82 @@ fn rows_f32<T: Element>(
             reduce::sum_f32(row).map_err(cast_err)?
         };
         out.push(v);
+    }
+    Ok(out)
+}
+
+/// The C-contiguous `arr` as `(pre, n, post)` blocks when `axis` names one
+/// axis or several adjacent ones (`n` the elements reduced, `post` the
+/// elements after them), with the result shape; None for any other axes.
+type Blocks<'py> = (Bound<'py, PyAny>, [usize; 3], Option<Vec<usize>>);
+
+/// See [`Blocks`].
+fn one_axis<'py>(
+    np: &Bound<'py, PyModule>,
+    arr: &Bound<'py, PyAny>,
+    axis: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Blocks<'py>>> {
+    let Some(axis) = axis.filter(|a| !a.is_none()) else {
+        return Ok(None);
+    };
+    let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    let ndim = shape.len() as i64;
+    let mut axes: Vec<i64> = if let Ok(i) = axis.extract::<i64>() {
+        vec![i]
+    } else {
+        axis.extract::<Vec<i64>>()?
+    };
+    for a in axes.iter_mut() {
+        if *a < -ndim || *a >= ndim {
+            return Ok(None); // NumPy's AxisError, through the general path
+        }
+        if *a < 0 {
+            *a += ndim;
+        }
+    }
+    axes.sort_unstable();
+    let adjacent = !axes.is_empty() && axes.windows(2).all(|w| w[1] == w[0] + 1);
+    if !adjacent {
+        return Ok(None);
+    }
+    let (lo, hi) = (
+        axes[0] as usize,
+        *axes.last().expect("not empty") as usize + 1,
+    );
+    let pre: usize = shape[..lo].iter().product();
+    let n: usize = shape[lo..hi].iter().product();
+    let post: usize = shape[hi..].iter().product();
+    let out_shape: Vec<usize> = shape[..lo].iter().chain(&shape[hi..]).copied().collect();
+    let flat = np.call_method1("ascontiguousarray", (arr,))?;
+    Ok(Some((flat, [pre, n, post], Some(out_shape))))
+}
+
+/// Float32 sums (or means) over the middle axis of a C-contiguous
+/// `(pre, n, post)` array of `T`, in row-major result order.
+fn blocks_f32<T: Element>(
+    flat: &Bound<'_, PyAny>,
+    pre: usize,
+    n: usize,
+    post: usize,
+    mean: bool,
+) -> PyResult<Vec<f32>> {
+    // SAFETY: `flat` is a C-contiguous ndarray of pre·n·post elements of T.
+    let data = unsafe {
+        std::slice::from_raw_parts(npapi::array_data(flat.as_ptr()) as *const T, pre * n * post)
+    };
+    let mut out = Vec::with_capacity(pre * post);
+    for p in 0..pre {
+        let block = &data[p * n * post..(p + 1) * n * post];
+        if post == 1 {
+            out.push(reduce::sum_f32(block).map_err(cast_err)?);
+        } else {
+            out.extend(reduce::sum_f32_columns(block, n, post).map_err(cast_err)?);
+        }
+    }
+    if mean {
+        for v in out.iter_mut() {
+            *v = if n == 0 { f32::NAN } else { *v / n as f32 };
+        }
     }
     Ok(out)
 }
@@ -279,8 +356,21 @@ fn reduction<'py>(
         // a full reduction gives a scalar, as NumPy's
         return out.get_item(PyTuple::empty(py));
     };
-    let (flat, dims, out_shape) = lanes(&np, &arr, axis)?;
-    let sums = dispatch_real!(dt, rows_f32, &flat, dims[0], dims[1], mean)?;
+    let (sums, out_shape) = match one_axis(&np, &arr, axis)? {
+        // One axis (or several adjacent ones): no transposed copy; each
+        // block's columns summed with the same tree as a row on its own.
+        Some((flat, [pre, n, post], out_shape)) => (
+            dispatch_real!(dt, blocks_f32, &flat, pre, n, post, mean)?,
+            out_shape,
+        ),
+        None => {
+            let (flat, dims, out_shape) = lanes(&np, &arr, axis)?;
+            (
+                dispatch_real!(dt, rows_f32, &flat, dims[0], dims[1], mean)?,
+                out_shape,
+            )
+        }
+    };
     let descr = registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
     // SAFETY: a live dtype owned by NumPy's registry
     let descr = unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
@@ -341,79 +431,233 @@ pub(crate) fn mean<'py>(
     crate::guard::run(|| reduction(py, a, axis, dtype, true))
 }
 
-/// Dot products of rows of `x` (m, k) with rows of `yt` (n, k).
-fn dot_rows<T: Element>(
-    x: &Bound<'_, PyAny>,
-    yt: &Bound<'_, PyAny>,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> PyResult<Vec<f32>> {
-    // SAFETY: both are C-contiguous ndarrays of T with the given shapes.
-    let (xs, ys) = unsafe {
-        (
-            std::slice::from_raw_parts(npapi::array_data(x.as_ptr()) as *const T, m * k),
-            std::slice::from_raw_parts(npapi::array_data(yt.as_ptr()) as *const T, n * k),
-        )
+/// One operand of a matrix product: a C-contiguous ndarray whose last two
+/// axes are the matrices (row-major), or whose last two axes swapped are
+/// (a transposed array: column-major matrices, no copy).
+struct Operand<'py> {
+    /// The contiguous array (the swapped view for column-major operands).
+    arr: Bound<'py, PyAny>,
+    /// Batch shape (axes before the last two).
+    batch: Vec<usize>,
+    rows: usize,
+    cols: usize,
+    layout: Layout,
+}
+
+/// `x` (at least 2-D) as an [`Operand`].
+fn operand<'py>(np: &Bound<'py, PyModule>, x: &Bound<'py, PyAny>) -> PyResult<Operand<'py>> {
+    let shape: Vec<usize> = x.getattr("shape")?.extract()?;
+    let nd = shape.len();
+    let (rows, cols) = (shape[nd - 2], shape[nd - 1]);
+    let batch = shape[..nd - 2].to_vec();
+    let flag = |a: &Bound<'py, PyAny>, f: &str| -> PyResult<bool> {
+        a.getattr("flags")?.get_item(f)?.extract()
     };
-    let mut out = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            out.push(
-                reduce::dot_f32(&xs[i * k..(i + 1) * k], &ys[j * k..(j + 1) * k])
-                    .map_err(cast_err)?,
-            );
+    if flag(x, "C_CONTIGUOUS")? {
+        return Ok(Operand {
+            arr: x.clone(),
+            batch,
+            rows,
+            cols,
+            layout: Layout::RowMajor,
+        });
+    }
+    let swapped = np.call_method1("swapaxes", (x, -1, -2))?;
+    if flag(&swapped, "C_CONTIGUOUS")? {
+        return Ok(Operand {
+            arr: swapped,
+            batch,
+            rows,
+            cols,
+            layout: Layout::ColMajor,
+        });
+    }
+    Ok(Operand {
+        arr: np.call_method1("ascontiguousarray", (x,))?,
+        batch,
+        rows,
+        cols,
+        layout: Layout::RowMajor,
+    })
+}
+
+/// The index of the batch element of `shape` (broadcast to `full`) at flat
+/// index `i` of `full`.
+fn batch_index(full: &[usize], shape: &[usize], mut i: usize) -> usize {
+    let off = full.len() - shape.len();
+    let (mut idx, mut stride) = (0, 1);
+    for (d, &size) in full.iter().enumerate().rev() {
+        let pos = i % size.max(1);
+        i /= size.max(1);
+        if d >= off {
+            let s = shape[d - off];
+            if s != 1 {
+                idx += pos * stride;
+            }
+            stride *= s;
         }
     }
-    Ok(out)
+    idx
 }
 
-/// Dot product of `x` and `y` (1-D · 1-D, or matrix products of 1-D/2-D
-/// operands as `numpy.dot`), each output element accumulated in float32 and
-/// rounded once into the operands' dtype. Both operands must have the same
-/// mldtypes dtype. Source: `mldtypes::cast::reduce::dot_f32`.
-///
-/// Raises ValueError for mismatched shapes or more than 2 dimensions,
-/// TypeError for different or unsupported dtypes.
-#[pyfunction]
-pub(crate) fn dot<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    crate::guard::run(|| dot_body(py, x, y))
+/// Batched float32 products of two operands of `T` (batch shapes already
+/// checked to broadcast to `full`): `count(full) × m × n` values.
+fn matmul_batches<T: Element + Sync>(
+    py: Python<'_>,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    full: &[usize],
+    threads: usize,
+) -> PyResult<Vec<f32>> {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let count = |s: &[usize]| s.iter().product::<usize>();
+    let (na, nb, nfull) = (count(&a.batch), count(&b.batch), count(full));
+    // SAFETY: both are C-contiguous ndarrays of T holding their batches of
+    // matrices (the layout tells which way round).
+    let (da, db) = unsafe {
+        (
+            std::slice::from_raw_parts(npapi::array_data(a.arr.as_ptr()) as *const T, na * m * k),
+            std::slice::from_raw_parts(npapi::array_data(b.arr.as_ptr()) as *const T, nb * k * n),
+        )
+    };
+    let (da, db) = (SendSlice(da), SendSlice(db));
+    let (la, lb) = (a.layout, b.layout);
+    let (ba, bb) = (a.batch.clone(), b.batch.clone());
+    py.detach(move || {
+        let (da, db) = (da.0, db.0);
+        let mut out = vec![0f32; nfull * m * n];
+        for (i, c) in out.chunks_mut((m * n).max(1)).enumerate().take(nfull) {
+            let (ia, ib) = (batch_index(full, &ba, i), batch_index(full, &bb, i));
+            let ma = MatRef::new(&da[ia * m * k..(ia + 1) * m * k], m, k, la);
+            let mb = MatRef::new(&db[ib * k * n..(ib + 1) * k * n], k, n, lb);
+            let r = ma.and_then(|ma| mb.and_then(|mb| matmul_f32(ma, mb, c, threads)));
+            r.map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        Ok(out)
+    })
 }
 
-/// The body of `dot`, run under the panic guard.
-fn dot_body<'py>(
+/// A slice handed to a closure run without the GIL.
+struct SendSlice<'a, T>(&'a [T]);
+// SAFETY: the slices are only read; the arrays outlive the call (their
+// owners are held by the caller).
+unsafe impl<T> Send for SendSlice<'_, T> {}
+
+/// The number of threads of a product: `threads` (at least 1), or the
+/// processors available.
+fn thread_count(threads: Option<usize>) -> usize {
+    threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
+/// The dtype of a product: `dtype` (a number type) or the operands'.
+fn product_dtype<'py>(
     py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    dt: DType,
+    dtype: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let np = py.import("numpy")?;
-    let x = np.call_method1("asarray", (x,))?;
-    let y = np.call_method1("asarray", (y,))?;
-    let (dx, dy) = (our_dtype(&x), our_dtype(&y));
-    let dt = match (dx, dy) {
-        (Some(a), Some(b)) if a == b && !matches!(a, DType::Complex32 | DType::BComplex32) => a,
+    match dtype {
+        Some(d) if !d.is_none() => result_dtype(np, name, d),
         _ => {
-            let name = |a: &Bound<'_, PyAny>| {
+            let descr =
+                registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
+            // SAFETY: a live dtype owned by NumPy's registry
+            Ok(unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) })
+        }
+    }
+}
+
+/// The common mldtypes real dtype of two arrays, or TypeError naming both.
+fn operands_dtype(name: &str, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<DType> {
+    match (our_dtype(x), our_dtype(y)) {
+        (Some(a), Some(b)) if a == b && !matches!(a, DType::Complex32 | DType::BComplex32) => Ok(a),
+        _ => {
+            let name_of = |a: &Bound<'_, PyAny>| {
                 a.getattr("dtype")
-                    .map(|d| crate::twins::qualified_name(&d))
+                    .map(|d| crate::interop::twins::qualified_name(&d))
                     .unwrap_or_default()
             };
-            return Err(PyTypeError::new_err(format!(
-                "mldtypes.dot needs two arrays of the same mldtypes real dtype, got {} and {}",
-                name(&x),
-                name(&y)
-            )));
+            Err(PyTypeError::new_err(format!(
+                "mldtypes.{name} needs two arrays of the same mldtypes real dtype, got {} and {}",
+                name_of(x),
+                name_of(y)
+            )))
         }
-    };
+    }
+}
+
+/// The float32 products `vals` of shape `shape` converted once to the
+/// result dtype `target` (integer results checked to fit); a scalar for
+/// an empty shape.
+fn finish<'py>(
+    py: Python<'py>,
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    vals: Vec<f32>,
+    shape: Vec<usize>,
+    target: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    check_fits(np, name, vals.iter().map(|&v| f64::from(v)), target)?;
+    let r = PyArray1::from_vec(py, vals)
+        .call_method1("reshape", (PyTuple::new(py, &shape)?,))?
+        .call_method1("astype", (target,))?;
+    if shape.is_empty() {
+        r.get_item(PyTuple::empty(py))
+    } else {
+        Ok(r)
+    }
+}
+
+/// Matrix product of `a` and `b` with NumPy's `matmul` (`@`) semantics:
+/// stacks of matrices in the last two axes, batch axes broadcast, a 1-D
+/// operand taken as a row (first) or a column (second) vector and its axis
+/// removed from the result. Each output element is accumulated in float32
+/// (the operands converted exactly, then a float32 GEMM:
+/// `mldtypes::cast::matmul`, which documents the accumulation order and its
+/// error bound `γ(k)·Σ|a·b|`, `γ(k) = k·2^-24 / (1 − k·2^-24)`) and rounded
+/// once into `dtype` (default: the operands' dtype; `numpy.float32` keeps
+/// the accumulator). Both operands must have the same mldtypes real dtype.
+/// Transposed operands (`b.T`) are read in place. `threads` (default: the
+/// processors available) splits each product's rows; the GIL is released
+/// while computing.
+///
+/// Raises ValueError for 0-d operands, mismatched inner dimensions or batch
+/// shapes that do not broadcast, TypeError for different or unsupported
+/// dtypes or a non-number `dtype`.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, dtype=None, threads=None))]
+pub(crate) fn matmul<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| matmul_body(py, a, b, dtype, threads, "matmul"))
+}
+
+/// The body of `matmul` (and of `dot` for its matrix cases).
+fn matmul_body<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let x = np.call_method1("asarray", (a,))?;
+    let y = np.call_method1("asarray", (b,))?;
+    let dt = operands_dtype(name, &x, &y)?;
     let (xn, yn): (usize, usize) = (x.getattr("ndim")?.extract()?, y.getattr("ndim")?.extract()?);
-    if xn == 0 || yn == 0 || xn > 2 || yn > 2 {
-        return Err(PyValueError::new_err(
-            "mldtypes.dot takes 1-D or 2-D operands",
-        ));
+    if xn == 0 || yn == 0 {
+        return Err(PyValueError::new_err(format!(
+            "mldtypes.{name}: input operand {} does not have enough dimensions (it is 0-d)",
+            if xn == 0 { 0 } else { 1 }
+        )));
     }
     let x2 = if xn == 1 {
         x.call_method1("reshape", ((1, -1),))?
@@ -425,8 +669,96 @@ fn dot_body<'py>(
     } else {
         y.clone()
     };
-    let (m, k): (usize, usize) = x2.getattr("shape")?.extract()?;
-    let (k2, n): (usize, usize) = y2.getattr("shape")?.extract()?;
+    let (oa, ob) = (operand(&np, &x2)?, operand(&np, &y2)?);
+    if oa.cols != ob.rows {
+        return Err(PyValueError::new_err(format!(
+            "mldtypes.{name}: the last axis of the first operand ({}) does not match the \
+             second-to-last axis of the second ({}): shapes {} and {}",
+            oa.cols,
+            ob.rows,
+            x.getattr("shape")?.repr()?,
+            y.getattr("shape")?.repr()?
+        )));
+    }
+    let full: Vec<usize> = np
+        .call_method1(
+            "broadcast_shapes",
+            (PyTuple::new(py, &oa.batch)?, PyTuple::new(py, &ob.batch)?),
+        )?
+        .extract()?;
+    let t = thread_count(threads);
+    let vals = dispatch_real!(dt, matmul_batches, py, &oa, &ob, &full, t)?;
+    let mut shape = full;
+    if xn > 1 {
+        shape.push(oa.rows);
+    }
+    if yn > 1 {
+        shape.push(ob.cols);
+    }
+    let target = product_dtype(py, &np, name, dt, dtype)?;
+    finish(py, &np, name, vals, shape, &target)
+}
+
+/// Dot product of `x` and `y` as `numpy.dot` for 1-D and 2-D operands:
+/// vector · vector (a scalar: the products summed pairwise in float32, as
+/// `mldtypes::cast::reduce::dot_f32`), and the matrix cases through the
+/// float32 GEMM of `mldtypes.matmul`; rounded once into `dtype` (default:
+/// the operands' dtype). Both operands must have the same mldtypes real
+/// dtype. `threads` as for `mldtypes.matmul`.
+///
+/// Raises ValueError for mismatched shapes or operands of 0 or more than
+/// 2 dimensions, TypeError for different or unsupported dtypes.
+#[pyfunction]
+#[pyo3(signature = (x, y, *, dtype=None, threads=None))]
+pub(crate) fn dot<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    crate::guard::run(|| dot_body(py, x, y, dtype, threads))
+}
+
+/// Pairwise float32 dot product of two vectors of `T`.
+fn dot_vectors<T: Element>(
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    n: usize,
+) -> PyResult<Vec<f32>> {
+    // SAFETY: both are C-contiguous 1-D ndarrays of n elements of T.
+    let (xs, ys) = unsafe {
+        (
+            std::slice::from_raw_parts(npapi::array_data(x.as_ptr()) as *const T, n),
+            std::slice::from_raw_parts(npapi::array_data(y.as_ptr()) as *const T, n),
+        )
+    };
+    Ok(vec![reduce::dot_f32(xs, ys).map_err(cast_err)?])
+}
+
+/// The body of `dot`, run under the panic guard.
+fn dot_body<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let x = np.call_method1("asarray", (x,))?;
+    let y = np.call_method1("asarray", (y,))?;
+    let dt = operands_dtype("dot", &x, &y)?;
+    let (xn, yn): (usize, usize) = (x.getattr("ndim")?.extract()?, y.getattr("ndim")?.extract()?);
+    if xn == 0 || yn == 0 || xn > 2 || yn > 2 {
+        return Err(PyValueError::new_err(
+            "mldtypes.dot takes 1-D or 2-D operands",
+        ));
+    }
+    let (xs, ys): (Vec<usize>, Vec<usize>) = (
+        x.getattr("shape")?.extract()?,
+        y.getattr("shape")?.extract()?,
+    );
+    let (k, k2) = (xs[xn - 1], ys[0]);
     if k != k2 {
         return Err(PyValueError::new_err(format!(
             "shapes {:?} and {:?} not aligned: {k} (dim {}) != {k2} (dim 0)",
@@ -435,216 +767,55 @@ fn dot_body<'py>(
             xn - 1
         )));
     }
-    let xc = np.call_method1("ascontiguousarray", (x2,))?;
-    let yt = np.call_method1("ascontiguousarray", (y2.getattr("T")?,))?;
-    let vals = dispatch_real!(dt, dot_rows, &xc, &yt, m, n, k)?;
-    let descr = registry::descr(dt).ok_or_else(|| PyTypeError::new_err("not registered"))?;
-    // SAFETY: a live dtype owned by NumPy's registry
-    let descr = unsafe { Bound::from_borrowed_ptr(py, descr as *mut pyo3::ffi::PyObject) };
-    let r = PyArray1::from_vec(py, vals).call_method1("astype", (descr,))?;
-    match (xn, yn) {
-        (1, 1) => r.get_item(0),
-        (1, 2) => r.call_method1("reshape", ((n,),)),
-        (2, 1) => r.call_method1("reshape", ((m,),)),
-        _ => r.call_method1("reshape", ((m, n),)),
+    if xn == 1 && yn == 1 {
+        let xc = np.call_method1("ascontiguousarray", (&x,))?;
+        let yc = np.call_method1("ascontiguousarray", (&y,))?;
+        let vals = dispatch_real!(dt, dot_vectors, &xc, &yc, k)?;
+        let target = product_dtype(py, &np, "dot", dt, dtype)?;
+        return finish(py, &np, "dot", vals, vec![], &target);
     }
+    matmul_body(py, &x, &y, dtype, threads, "dot")
 }
 
-/// Packs a float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, int4, uint4, int2 or
-/// uint2 array (any shape, C order) into a 1-D uint8 array: the elements form
-/// one least-significant-bit-first bit stream (element k in bits k·w … k·w+w−1,
-/// w the element width; a trailing partial byte is padded with zeros), the
-/// layout of safetensors' F4 / F6_E2M3 / F6_E3M2 tensors. Bits above the
-/// element width are ignored. Source: `mldtypes::cast::pack`. Arrays of
-/// ml_dtypes' types of these names (same bytes) are accepted too.
+/// ml_dtypes' `argmax` (`max`) or `argmin` of the `n` packed elements of
+/// `dt` at `data`, by the library's vectorised kernels over the codes'
+/// order keys (`mldtypes::cast::reduce::argmax`); None when `dt` is not a
+/// real float format or `data` is not aligned for it (the caller's
+/// element-by-element path then runs).
 ///
-/// Raises TypeError for other dtypes, naming the array's dtype with its
-/// package.
-#[pyfunction]
-pub(crate) fn pack<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    crate::guard::run(|| pack_body(py, array))
-}
-
-/// The body of `pack`, run under the panic guard.
-fn pack_body<'py>(py: Python<'py>, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let np = py.import("numpy")?;
-    let arr = np.call_method1("ascontiguousarray", (array,))?;
-    // ml_dtypes' twins hold the same bytes
-    // SAFETY: `arr` is an ndarray (from ascontiguousarray).
-    let twin = || crate::twins::twin_of_num(unsafe { npapi::array_typenum(arr.as_ptr()) });
-    let dt = our_dtype(&arr).or_else(twin).ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "mldtypes.pack needs an array of a sub-byte mldtypes dtype, got {}",
-            arr.getattr("dtype")
-                .map(|d| crate::twins::qualified_name(&d))
-                .unwrap_or_default()
-        ))
-    })?;
-    let n: usize = arr.getattr("size")?.extract()?;
-    let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
-    // SAFETY: a C-contiguous array of n one-byte elements.
-    let src =
-        unsafe { std::slice::from_raw_parts(npapi::array_data(arr.as_ptr()) as *const u8, n) };
-    let mut out = vec![0u8; len];
-    packing::pack(src, dt, &mut out).map_err(cast_err)?;
-    Ok(PyArray1::from_vec(py, out).into_any())
-}
-
-/// Unpacks `shape` elements of `dtype` (float4_e2m1fn, float6_e2m3fn,
-/// float6_e3m2fn, int4, uint4, int2, uint2) from `buffer` (bytes or any
-/// object with the buffer protocol) in the layout `mldtypes.pack` writes.
-/// Returns a new C-contiguous array of that dtype and shape (ml_dtypes'
-/// types of these names are accepted and returned as such).
+/// # Safety
 ///
-/// `shape` is an integer or a sequence of integers (anything with
-/// `__index__`, e.g. `numpy.int64`).
-///
-/// Raises ValueError if the buffer's length is not exactly the packed size
-/// of `shape`, or for a negative or too large dimension; TypeError for other
-/// dtypes and for a shape or dimension that is not an integer (the message
-/// names it: `shape[1] must be an integer, not float (2.5)`).
-#[pyfunction]
-pub(crate) fn unpack<'py>(
-    py: Python<'py>,
-    buffer: &Bound<'py, PyAny>,
-    dtype: &Bound<'py, PyAny>,
-    shape: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    crate::guard::run(|| unpack_body(py, buffer, dtype, shape))
-}
-
-/// The dimensions of `unpack`'s `shape`: an integer (anything with
-/// `__index__`) or a sequence of them, each at least 0, their product
-/// representable. TypeError names the item that is not an integer;
-/// ValueError a negative or too large one.
-fn read_shape(py: Python<'_>, shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    let index = py.import("operator")?.getattr("index")?;
-    let type_name = |x: &Bound<'_, PyAny>| {
-        x.get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "?".into())
-    };
-    let single = index.call1((shape,)).is_ok();
-    let items: Vec<Bound<'_, PyAny>> = if single {
-        vec![shape.clone()]
-    } else if shape.is_instance_of::<pyo3::types::PyString>()
-        || shape.is_instance_of::<pyo3::types::PyBytes>()
-    {
-        return Err(PyTypeError::new_err(format!(
-            "mldtypes.unpack: shape must be an integer or a tuple of integers, not {}",
-            type_name(shape)
-        )));
-    } else {
-        match shape.try_iter() {
-            Ok(it) => it.collect::<PyResult<_>>()?,
-            Err(_) => {
-                return Err(PyTypeError::new_err(format!(
-                    "mldtypes.unpack: shape must be an integer or a tuple of integers, not {}",
-                    type_name(shape)
-                )))
+/// `data` holds `n` readable elements of `dt`.
+pub(crate) unsafe fn arg_extreme(
+    dt: DType,
+    data: *const std::os::raw::c_void,
+    n: usize,
+    max: bool,
+) -> Option<usize> {
+    let format = dt.format().filter(|_| dt.is_float())?;
+    if n == 0 {
+        return None;
+    }
+    let r = match dt.itemsize() {
+        1 => {
+            let codes = std::slice::from_raw_parts(data as *const u8, n);
+            if max {
+                reduce::argmax(&format, codes)
+            } else {
+                reduce::argmin(&format, codes)
             }
         }
-    };
-    let mut dims = Vec::with_capacity(items.len());
-    for (k, item) in items.iter().enumerate() {
-        let what = if single {
-            "shape".to_string()
-        } else {
-            format!("shape[{k}]")
-        };
-        let i = index.call1((item,)).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "mldtypes.unpack: {what} must be an integer, not {} ({})",
-                type_name(item),
-                item.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        })?;
-        let v: i128 = i.extract().map_err(|_| {
-            PyValueError::new_err(format!(
-                "mldtypes.unpack: {what} = {} is out of range",
-                i.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        })?;
-        if v < 0 {
-            return Err(PyValueError::new_err(format!(
-                "mldtypes.unpack: {what} = {v} is negative; dimensions must be 0 or more"
-            )));
+        2 if (data as usize).is_multiple_of(2) => {
+            let codes = std::slice::from_raw_parts(data as *const u16, n);
+            if max {
+                reduce::argmax(&format, codes)
+            } else {
+                reduce::argmin(&format, codes)
+            }
         }
-        let d = usize::try_from(v)
-            .ok()
-            .filter(|&d| d <= isize::MAX as usize)
-            .ok_or_else(|| {
-                PyValueError::new_err(format!("mldtypes.unpack: {what} = {v} is out of range"))
-            })?;
-        dims.push(d);
-    }
-    Ok(dims)
-}
-
-/// The body of `unpack`, run under the panic guard.
-fn unpack_body<'py>(
-    py: Python<'py>,
-    buffer: &Bound<'py, PyAny>,
-    dtype: &Bound<'py, PyAny>,
-    shape: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let np = py.import("numpy")?;
-    let descr = np.call_method1("dtype", (dtype,))?;
-    let dt = registry::ORDER
-        .iter()
-        .copied()
-        .find(|&d| {
-            registry::scalar_type(d).is_some_and(|p| {
-                descr
-                    .getattr("type")
-                    .map(|t| t.as_ptr() as usize)
-                    .unwrap_or(0)
-                    == p as usize
-            })
-        })
-        // ml_dtypes' twin of a format: the same bytes, returned as that dtype
-        .or_else(|| {
-            descr
-                .getattr("num")
-                .and_then(|n| n.extract::<std::os::raw::c_int>())
-                .ok()
-                .and_then(crate::twins::twin_of_num)
-        })
-        .ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "mldtypes.unpack needs a sub-byte mldtypes dtype, got {}",
-                crate::twins::qualified_name(&descr)
-            ))
-        })?;
-    let shape = read_shape(py, shape)?;
-    let n = shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "mldtypes.unpack: shape {shape:?} has more elements than an array can hold"
-            ))
-        })?;
-    let len = packing::packed_len(dt, n).map_err(|e| PyTypeError::new_err(e.to_string()))?;
-    let bytes = np.call_method1("frombuffer", (buffer, np.getattr("uint8")?))?;
-    let bytes = bytes.cast_into::<PyArray1<u8>>()?;
-    let ro = bytes.readonly();
-    let src = ro.as_slice()?;
-    if src.len() != len {
-        return Err(PyValueError::new_err(format!(
-            "{} packed {dt} elements take {len} bytes, the buffer has {}",
-            n,
-            src.len()
-        )));
-    }
-    let mut codes = vec![0u8; n];
-    packing::unpack(src, dt, &mut codes).map_err(cast_err)?;
-    let out = PyArray1::from_vec(py, codes);
-    debug_assert_eq!(out.len(), n);
-    out.call_method1("view", (descr,))?
-        .call_method1("reshape", (PyTuple::new(py, shape)?,))
+        _ => None,
+    };
+    r
 }
 
 /// `_kernel_path()`: the name of the conversion kernels the Rust library
@@ -652,4 +823,43 @@ fn unpack_body<'py>(
 #[pyfunction]
 pub(crate) fn _kernel_path() -> PyResult<&'static str> {
     crate::guard::run(|| Ok(cast::path().name()))
+}
+
+/// `_set_kernel_path(name)`: forces the conversion kernels and the ufunc
+/// loops that dispatch on the instruction set to `name` (`"portable"`,
+/// `"avx2"`, `"avx512"`, or `"scalar"`), or back to the detected one for
+/// `None`, for benchmarks and tests of each path.
+///
+/// Raises ValueError for an unknown name or a path this CPU lacks.
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+pub(crate) fn _set_kernel_path(name: Option<&str>) -> PyResult<()> {
+    crate::guard::run(|| {
+        let path = match name {
+            None => None,
+            Some(n) => Some(
+                cast::Path::ALL
+                    .iter()
+                    .copied()
+                    .find(|p| p.name() == n)
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "unknown kernel path {n:?}: one of scalar, portable, avx2, avx512"
+                        ))
+                    })?,
+            ),
+        };
+        cast::set_path(path).map_err(cast_err)
+    })
+}
+
+/// Adds `matmul` and the private kernel-path switch to the module `m`.
+///
+/// # Errors
+///
+/// The error of adding a function to the module.
+pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_kernel_path, m)?)?;
+    Ok(())
 }

@@ -23,6 +23,18 @@ SCALAR_PY_INT_PROMOTES = NUMPY < (2, 1)
 # float16 text (complex32's finfo) has other digits.
 FINFO_OLD_TEXT = NUMPY < (2, 4)
 
+# NumPy 2.5: user dtypes can give NumPy `real` / `imag` ArrayMethods, which mldtypes registers
+# for complex32 / bcomplex32 (as ml_dtypes' main branch does): `a.real` / `a.imag` /
+# `np.real(a)` are views of the parts (float16 / bfloat16). Before: `a.real` is `a` itself and
+# `a.imag` zeros of `a`'s dtype, as for every user dtype (`mldtypes.real` / `imag` give the
+# parts on every version).
+REAL_IMAG_VIEWS = NUMPY >= (2, 5)
+# NumPy 2.5: `numpy.dtypes.register_dlpack_dtype`, with which mldtypes registers its whole-byte
+# types (bfloat16, the float8 formats, float8_e8m0fnu, complex32): `numpy.from_dlpack` returns
+# them and `ndarray.__dlpack__` exports them. Before: NumPy refuses their DLPack codes
+# (`BufferError`) and `mldtypes.from_dlpack` / `to_dlpack` are the way.
+NUMPY_DLPACK_REGISTRY = NUMPY >= (2, 5)
+
 # NumPy 2.5: the comparison ufuncs and maximum/minimum/fmax/fmin report no floating-point
 # errors; the invalid flag that ml_dtypes' float32 comparisons raise on a NaN operand (and that
 # our loops raise as they do) goes unreported, for a user dtype's loop as for float32.

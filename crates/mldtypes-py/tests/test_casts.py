@@ -7,7 +7,10 @@ types, and about 6,000 float probes (values, midpoints, neighbours, boundaries, 
 the builtin float types. Results are compared bit for bit. Where mldtypes deliberately differs
 from ml_dtypes 0.6.0 (float64/longdouble/complex128/clongdouble round once; complex32 <-> bcomplex32
 convert each part), the vectors
-hold our code at the affected positions (`ours__SRC__DST__idx/code`).
+hold our code at the affected positions (`ours__SRC__DST__idx/code`). complex32/bcomplex32 ->
+bool follows ml_dtypes' main branch (b793a6e): true where either part is non-zero, without a
+ComplexWarning (ml_dtypes 0.6.0 stores the real part converted to uint8 and warns); the
+expected values are computed from that definition on the input codes.
 """
 
 import warnings
@@ -15,7 +18,8 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import BUILTINS, OURS, T, assert_same, from_codes, load_json, load_npz, to_codes
+from conftest import (BUILTINS, COMPLEX, OURS, T, assert_same, from_codes, load_json, load_npz,
+                      to_codes)
 
 ALL = OURS + BUILTINS
 META = load_json("casts")
@@ -47,7 +51,17 @@ def result_bits(dst, arr):
     return arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
 
 
+def complex_to_bool(src):
+    """complex32/bcomplex32 -> bool as ml_dtypes' main branch casts: either part non-zero
+    (NaN counts), from the input codes (two sign-magnitude 16-bit parts)."""
+    c = ARR[f"in__{src}"].astype(np.uint32)
+    return (((c & 0x7FFF) != 0) | (((c >> 16) & 0x7FFF) != 0)).astype(np.uint8)
+
+
 def expected_bits(key):
+    src, dst = key.split("__")
+    if src in COMPLEX and dst == "bool":
+        return complex_to_bool(src)
     exp = ARR[key].copy()
     idx = ARR.get(f"ours__{key}__idx")
     if idx is not None:
@@ -91,6 +105,8 @@ def test_cast_warnings(src, dst):
         a.astype(T(dst))
     got = {x.category.__name__ for x in w}
     want = {c for c, _ in rec.get("warnings", [])}
+    if src in COMPLEX and dst == "bool":
+        want.discard("ComplexWarning")  # ml_dtypes 0.6.0 warns; its main branch does not
     assert ("ComplexWarning" in got) == ("ComplexWarning" in want), (
         f"{src} -> {dst}: warnings {sorted(got)}, expected ComplexWarning "
         f"{'ComplexWarning' in want} (ml_dtypes {sorted(rec.get('warnings', []))})")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import mldtypes
+import npversions
 from mldtypes import _core
 
 from conftest import BITS, OURS
@@ -480,11 +481,18 @@ def test_builtin_dtypes_through_numpy(dt):
 
 
 @pytest.mark.parametrize("name", WIDE)
-def test_numpy_consumes_ours_refused_cleanly(name):
-    # NumPy's from_dlpack does not know DLPack's ML codes; it fails (NumPy 2.4: RuntimeError
-    # "Unsupported dtype in DLTensor"), and the exported tensor is still freed.
+def test_numpy_consumes_ours(name):
+    # NumPy >= 2.5: the whole-byte types are in NumPy's DLPack registry (test_dlpack_numpy.py),
+    # so its from_dlpack gives our dtype. Before, NumPy does not know DLPack's ML codes; it
+    # fails (NumPy 2.4: RuntimeError "Unsupported dtype in DLTensor"), and the exported tensor
+    # is still freed.
+    a = sample(name, (3,))
+    if npversions.NUMPY_DLPACK_REGISTRY:
+        b = np.from_dlpack(mldtypes.to_dlpack(a))
+        assert b.dtype == a.dtype and np.shares_memory(a, b)
+        return
     with pytest.raises((BufferError, TypeError, RuntimeError)):
-        np.from_dlpack(mldtypes.to_dlpack(sample(name, (3,))))
+        np.from_dlpack(mldtypes.to_dlpack(a))
 
 
 # ------------------------------------------------------------------------- lifetimes

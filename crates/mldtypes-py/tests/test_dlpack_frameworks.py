@@ -2,7 +2,9 @@
 
 Checks the dtype each side sees, the bits, shared memory (a write on one side is seen on the
 other) and lifetimes (the producer's memory outlives the producer object while a view exists).
-The tests never install torch or jax.
+On NumPy >= 2.5 (npversions.NUMPY_DLPACK_REGISTRY) NumPy's own entry points too:
+`numpy.from_dlpack(tensor)` gives our dtypes, `torch.from_dlpack(array)` /
+`jax.numpy.from_dlpack(array)` take our arrays directly. The tests never install torch or jax.
 """
 
 import gc
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 
 import mldtypes
+import npversions
 
 # Our dtype → PyTorch's (None: PyTorch has no such dtype).
 TORCH = {
@@ -111,6 +114,32 @@ def test_torch_refusals(torch):
         torch.from_dlpack(mldtypes.to_dlpack(np.zeros(2, mldtypes.float8_e3m4)))
 
 
+needs_registry = pytest.mark.skipif(not npversions.NUMPY_DLPACK_REGISTRY,
+                                    reason="NumPy < 2.5 has no register_dlpack_dtype")
+
+
+@needs_registry
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_numpy_from_dlpack_of_torch(torch, name):
+    a = sample(name)
+    t = torch.from_numpy(codes(a).view({1: np.uint8, 2: np.int16, 4: np.int32}[
+        a.dtype.itemsize])).view(getattr(torch, TORCH[name]))
+    b = np.from_dlpack(t)
+    assert b.dtype == a.dtype
+    assert b.ctypes.data == t.data_ptr()
+    np.testing.assert_array_equal(codes(b), codes(a))
+
+
+@needs_registry
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_torch_from_dlpack_of_ours(torch, name):
+    a = sample(name)
+    t = torch.from_dlpack(a)  # ndarray.__dlpack__ with our registered code
+    assert t.dtype == getattr(torch, TORCH[name])
+    assert t.data_ptr() == a.ctypes.data
+    np.testing.assert_array_equal(torch_bits(t), codes(a))
+
+
 # -------------------------------------------------------------------------------- JAX
 
 @pytest.fixture(scope="module")
@@ -152,3 +181,16 @@ def test_jax_float4_packed(jnp):
     np.testing.assert_array_equal(mldtypes.from_dlpack(j).astype(np.float32), vals)
     np.testing.assert_array_equal(mldtypes.from_dlpack(j, packed=True),
                                   mldtypes.pack(vals.astype(mldtypes.float4_e2m1fn)))
+
+
+@needs_registry
+@pytest.mark.parametrize("name", JAX)
+def test_numpy_and_jax_from_dlpack(jnp, name):
+    a = sample(name)
+    j = jnp.asarray(codes(a)).view(getattr(jnp, name))
+    b = np.from_dlpack(j)
+    assert b.dtype == a.dtype
+    np.testing.assert_array_equal(codes(b), codes(a))
+    k = jnp.from_dlpack(a)  # ndarray.__dlpack__
+    assert k.dtype == np.dtype(getattr(jnp, name))
+    np.testing.assert_array_equal(np.asarray(k.view(f"uint{8 * a.dtype.itemsize}")), codes(a))

@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the scalar types against `half` in the same run:
 //! `from_f32`, `to_f32`, `a * b + a` and `Iterator::sum` per element over
 //! 4096-element slices (cache resident), for bfloat16 against `half::bf16`,
-//! the float16 instance of the generic core against `half::f16`, and every
+//! float16 against `half::f16`, and every
 //! 8/6/4-bit format of the crate; plus a naive 128×128 matrix product
 //! (triple loop, every multiply and add through the scalar type, as a
 //! generic `dot` over the type does) over bfloat16 against `half::bf16`.
@@ -15,8 +15,6 @@
 //! elements/s).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mldtypes::float::core::{decode_f32, encode_f32};
-use mldtypes::format::{Overflow, FLOAT16};
 use std::time::Duration;
 
 /// Elements per measured slice.
@@ -118,45 +116,6 @@ macro_rules! element_benches {
     }};
 }
 
-/// The float16 instance of the generic core, as a scalar type for the
-/// macro above (the crate stores float16 as `half::f16`; this measures the
-/// core that the kernels and the Python module use for it).
-#[derive(Clone, Copy)]
-struct CoreF16(u32);
-
-impl CoreF16 {
-    #[inline]
-    fn from_f32(x: f32) -> Self {
-        CoreF16(encode_f32(&FLOAT16, x, Overflow::NonSaturating))
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        decode_f32(&FLOAT16, self.0)
-    }
-}
-
-impl std::ops::Mul for CoreF16 {
-    type Output = Self;
-    #[inline]
-    fn mul(self, rhs: Self) -> Self {
-        Self::from_f32(self.to_f32() * rhs.to_f32())
-    }
-}
-
-impl std::ops::Add for CoreF16 {
-    type Output = Self;
-    #[inline]
-    fn add(self, rhs: Self) -> Self {
-        Self::from_f32(self.to_f32() + rhs.to_f32())
-    }
-}
-
-impl std::iter::Sum for CoreF16 {
-    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
-        Self::from_f32(iter.map(Self::to_f32).sum())
-    }
-}
-
 fn scalars(c: &mut Criterion) {
     element_benches!(
         c,
@@ -169,7 +128,7 @@ fn scalars(c: &mut Criterion) {
         c,
         "float16",
         100.0,
-        ("mldtypes-core", CoreF16),
+        ("mldtypes", mldtypes::float16),
         ("half", half::f16)
     );
     element_benches!(

@@ -14,7 +14,7 @@
 //! assert_eq!(DType::Complex64.kind(), Kind::Complex);
 //! ```
 
-use crate::format::{self, Format};
+use crate::format::{self, Format, P3109};
 
 /// The kind of a dtype, as NumPy's `dtype.kind` groups them
 /// (`b`, `i`, `u`, `f`, `c`).
@@ -34,17 +34,24 @@ pub enum Kind {
 
 macro_rules! dtypes {
     ($( $(#[$doc:meta])* $var:ident = $name:literal, $bits:literal, $kind:ident, $fmt:expr; )*) => {
-        /// A dtype: every scalar type of NumPy, ml_dtypes and JAX.
+        /// A dtype: every scalar type of NumPy, ml_dtypes and JAX, and the
+        /// IEEE P3109 family.
         ///
         /// Sub-byte types occupy one byte each when unpacked (`itemsize() == 1`),
-        /// as in ml_dtypes.
+        /// as in ml_dtypes; P3109 members of 9 to 16 bits occupy two.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum DType {
             $( $(#[$doc])* $var, )*
+            /// An IEEE P3109 format (`p3109_k8p3se`, …; see [`P3109`]): a
+            /// real float, stored in the low bits of one byte (K ≤ 8) or of
+            /// two (K ≤ 16).
+            P3109(P3109),
         }
 
         impl DType {
-            /// Every dtype, in declaration order (bool, signed, unsigned, floats, complex).
+            /// Every named dtype, in declaration order (bool, signed, unsigned,
+            /// floats, complex); the IEEE P3109 members are listed by
+            /// [`DType::every`].
             pub const ALL: &'static [DType] = &[$(DType::$var),*];
 
             /// The canonical NumPy / ml_dtypes name, e.g. `"float8_e4m3fn"`
@@ -60,7 +67,7 @@ macro_rules! dtypes {
             /// assert_eq!(DType::Bool.name(), "bool");
             /// ```
             pub const fn name(self) -> &'static str {
-                match self { $(DType::$var => $name,)* }
+                match self { $(DType::$var => $name,)* DType::P3109(p) => p.name() }
             }
 
             /// Number of significant bits of one element (4 for `int4`, 6 for
@@ -78,7 +85,7 @@ macro_rules! dtypes {
             /// assert_eq!(DType::Complex64.bits(), 64);
             /// ```
             pub const fn bits(self) -> u32 {
-                match self { $(DType::$var => $bits,)* }
+                match self { $(DType::$var => $bits,)* DType::P3109(p) => p.k() }
             }
 
             /// The kind (bool, signed, unsigned, float, complex).
@@ -94,7 +101,7 @@ macro_rules! dtypes {
             /// assert_eq!(DType::BComplex32.kind(), Kind::Complex);
             /// ```
             pub const fn kind(self) -> Kind {
-                match self { $(DType::$var => Kind::$kind,)* }
+                match self { $(DType::$var => Kind::$kind,)* DType::P3109(_) => Kind::Float }
             }
 
             /// The floating-point format descriptor of a real float dtype, or of
@@ -111,7 +118,35 @@ macro_rules! dtypes {
             /// assert_eq!(DType::Float8E4M3FN.format().unwrap().max_finite(), 448.0);
             /// ```
             pub const fn format(self) -> Option<Format> {
-                match self { $(DType::$var => $fmt,)* }
+                match self { $(DType::$var => $fmt,)* DType::P3109(p) => Some(p.format()) }
+            }
+
+            /// A dense index of every dtype: the position in [`DType::ALL`]
+            /// for the named ones, `ALL.len() + P3109::index` for the
+            /// family (`0..DType::COUNT`), for tables indexed by dtype.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use mldtypes::dtype::DType;
+            /// assert_eq!(DType::Bool.ordinal(), 0);
+            /// for (i, d) in DType::every().enumerate() {
+            ///     assert_eq!(d.ordinal(), i);
+            ///     assert_eq!(DType::from_ordinal(i), Some(d));
+            /// }
+            /// ```
+            pub const fn ordinal(self) -> usize {
+                let mut i = 0;
+                $(
+                    if matches!(self, DType::$var) {
+                        return i;
+                    }
+                    i += 1;
+                )*
+                match self {
+                    DType::P3109(p) => i + p.index(),
+                    _ => unreachable!(),
+                }
             }
         }
     };
@@ -189,8 +224,124 @@ dtypes! {
 }
 
 impl DType {
+    /// Number of dtypes: the named ones and the 510 IEEE P3109 members.
+    pub const COUNT: usize = DType::ALL.len() + P3109::COUNT;
+
+    /// The dtype of [`DType::ordinal`] `i`, `None` past [`DType::COUNT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(DType::from_ordinal(DType::ALL.len()).unwrap().name(), "p3109_k2p1se");
+    /// assert_eq!(DType::from_ordinal(DType::COUNT), None);
+    /// ```
+    pub const fn from_ordinal(i: usize) -> Option<DType> {
+        if i < DType::ALL.len() {
+            return Some(DType::ALL[i]);
+        }
+        match P3109::from_index(i - DType::ALL.len()) {
+            Some(p) => Some(DType::P3109(p)),
+            None => None,
+        }
+    }
+
+    /// Every dtype: the named ones ([`DType::ALL`]) then every IEEE P3109
+    /// member in [`P3109::index`] order — the registry a binding
+    /// enumerates.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(DType::every().count(), DType::COUNT);
+    /// assert_eq!(DType::every().filter(|d| d.is_p3109()).count(), 510);
+    /// ```
+    pub fn every() -> impl ExactSizeIterator<Item = DType> + Clone {
+        DType::ALL
+            .iter()
+            .copied()
+            .chain(P3109::all().map(DType::P3109))
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    /// The IEEE P3109 member of width `k`, precision `p`, signedness and
+    /// domain, as a dtype.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::format::FormatError::P3109`] outside the family.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(DType::p3109(8, 3, true, true).unwrap().name(), "p3109_k8p3se");
+    /// assert_eq!(DType::p3109(16, 7, false, false).unwrap().itemsize(), 2);
+    /// ```
+    pub const fn p3109(
+        k: u32,
+        p: u32,
+        signed: bool,
+        extended: bool,
+    ) -> Result<DType, crate::format::FormatError> {
+        match P3109::new(k, p, signed, extended) {
+            Ok(m) => Ok(DType::P3109(m)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether every value of the real float dtype `self` is a value of `to`
+    /// ([`Format::fits_in`] for two formats; float32 and float64 hold every
+    /// format that [fits](Format::fits_f32) them): the value rule by which a
+    /// cast is "safe" in NumPy for the IEEE P3109 types. `None` when either
+    /// dtype is not a real float.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// let k8p3se = DType::p3109(8, 3, true, true).unwrap();
+    /// assert_eq!(k8p3se.is_safe_cast_to(DType::Float16), Some(true));
+    /// assert_eq!(k8p3se.is_safe_cast_to(DType::Float8E5M2), Some(false)); // max 49152 is not there
+    /// assert_eq!(DType::p3109(16, 1, true, true).unwrap().is_safe_cast_to(DType::Float64), Some(false));
+    /// assert_eq!(DType::Float32.is_safe_cast_to(DType::Float64), Some(true));
+    /// assert_eq!(DType::Int8.is_safe_cast_to(DType::Float32), None);
+    /// ```
+    pub fn is_safe_cast_to(self, to: DType) -> Option<bool> {
+        if !self.is_float() || !to.is_float() {
+            return None;
+        }
+        Some(match (self, to) {
+            (a, b) if a == b => true,
+            (DType::Float32, DType::Float64) => true,
+            (DType::Float32 | DType::Float64, _) => false,
+            (a, DType::Float64) => a.format().is_some_and(|f| f.fits_f64()),
+            (a, DType::Float32) => a.format().is_some_and(|f| f.fits_f32()),
+            (a, b) => match (a.format(), b.format()) {
+                (Some(f), Some(g)) => f.fits_in(&g),
+                _ => false,
+            },
+        })
+    }
+
+    /// Whether this is an IEEE P3109 member.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert!("binary8p3se".parse::<DType>().unwrap().is_p3109());
+    /// assert!(!DType::Float8E5M2.is_p3109());
+    /// ```
+    pub const fn is_p3109(self) -> bool {
+        matches!(self, DType::P3109(_))
+    }
+
     /// Bytes one element occupies unpacked: sub-byte types take one byte, as
-    /// in ml_dtypes and NumPy (`numpy.dtype(t).itemsize`).
+    /// in ml_dtypes and NumPy (`numpy.dtype(t).itemsize`); IEEE P3109
+    /// members of 9 to 16 bits take two.
     ///
     /// # Examples
     ///
@@ -204,12 +355,7 @@ impl DType {
     /// assert_eq!(DType::Complex128.itemsize(), 16);
     /// ```
     pub const fn itemsize(self) -> usize {
-        let b = self.bits();
-        if b < 8 {
-            1
-        } else {
-            (b / 8) as usize
-        }
+        self.bits().div_ceil(8) as usize
     }
 
     /// Whether this is a real floating-point dtype.
@@ -241,6 +387,44 @@ impl DType {
     pub const fn is_integer(self) -> bool {
         matches!(self.kind(), Kind::Signed | Kind::Unsigned)
     }
+}
+
+impl DType {
+    /// The 20 types ml_dtypes 0.6.0 registers with NumPy, in its
+    /// registration order (which fixes their NumPy type numbers): the 12
+    /// float formats, the 6 sub-byte integers, the 2 complex types. The
+    /// Python package registers exactly these, in this order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::dtype::DType;
+    /// assert_eq!(DType::ML_DTYPES[0], DType::BFloat16);
+    /// assert_eq!(DType::ML_DTYPES.len(), 20);
+    /// assert!(DType::ML_DTYPES.iter().all(|d| d.itemsize() <= 4));
+    /// ```
+    pub const ML_DTYPES: [DType; 20] = [
+        DType::BFloat16,
+        DType::Float8E3M4,
+        DType::Float8E4M3,
+        DType::Float8E4M3B11FNUZ,
+        DType::Float8E4M3FN,
+        DType::Float8E4M3FNUZ,
+        DType::Float8E5M2,
+        DType::Float8E5M2FNUZ,
+        DType::Float6E2M3FN,
+        DType::Float6E3M2FN,
+        DType::Float4E2M1FN,
+        DType::Float8E8M0FNU,
+        DType::Int1,
+        DType::UInt1,
+        DType::Int2,
+        DType::UInt2,
+        DType::Int4,
+        DType::UInt4,
+        DType::BComplex32,
+        DType::Complex32,
+    ];
 }
 
 impl std::fmt::Display for DType {
@@ -691,9 +875,12 @@ impl DType {
         if let Some(d) = DType::ALL.iter().find(|d| d.name() == t) {
             return Ok(*d);
         }
+        if let Some(p) = P3109::from_name(t).filter(|p| p.name() == t) {
+            return Ok(DType::P3109(p));
+        }
         let mut candidates: Vec<&'static str> = naming.codes().iter().map(|(c, _)| *c).collect();
         candidates.extend(DType::ALL.iter().map(|d| d.name()));
-        Err(suggest(t, &candidates))
+        Err(suggest(t, &with_p3109_names(t, candidates)))
     }
 
     /// Parses the naming of the October 2020 JAX promotion table, where
@@ -734,6 +921,8 @@ impl DType {
             "bool8", "?", "b", "B", "h", "H", "i", "I", "l", "q", "L", "Q", "e", "f",
         ]);
         v.extend(["d", "F", "D"]);
+        v.extend(P3109::all().map(P3109::name));
+        v.extend(P3109::all().map(P3109::alias));
         v
     }
 }
@@ -741,7 +930,8 @@ impl DType {
 impl DType {
     /// Parses the command line's dtype vocabulary, in which a string means the
     /// same dtype wherever it is read: canonical names and [`SpellingKind::Alias`]
-    /// aliases (case-insensitive), bit-width shorthands (`f32`, `i64`, `c128`),
+    /// aliases (case-insensitive; the IEEE P3109 names `p3109_k8p3se` and
+    /// aliases `binary8p3se` among them), bit-width shorthands (`f32`, `i64`, `c128`),
     /// and NumPy type strings with a byte-order prefix (`<f4`, `=i8`, `|b1`,
     /// `=f`), read as `numpy.dtype` reads them.
     ///
@@ -804,10 +994,10 @@ impl DType {
         }
         let words: Vec<&'static str> = DType::vocabulary()
             .iter()
-            .filter(|sp| sp.kind != SpellingKind::NumPy)
+            .filter(|sp| sp.kind != SpellingKind::NumPy && !sp.dtype.is_p3109())
             .map(|sp| sp.text)
             .collect();
-        Err(suggest(t, &words))
+        Err(suggest(t, &with_p3109_names(t, words)))
     }
 
     /// Every spelling [`DType::parse_name`] accepts: canonical names, aliases,
@@ -851,6 +1041,20 @@ impl DType {
                 text,
                 dtype: d,
                 kind: SpellingKind::NumPy,
+            });
+        }
+        // The IEEE P3109 family: each name and its interim-report alias.
+        for p in P3109::all() {
+            let dtype = DType::P3109(p);
+            v.push(Spelling {
+                text: p.name(),
+                dtype,
+                kind: SpellingKind::Name,
+            });
+            v.push(Spelling {
+                text: p.alias(),
+                dtype,
+                kind: SpellingKind::Alias,
             });
         }
         v
@@ -899,6 +1103,38 @@ fn vocabulary_word(t: &str) -> Option<Spelling> {
         .or_else(|| find(ALIASES, SpellingKind::Alias))
         .or_else(|| find(&[("bool8", DType::Bool)], SpellingKind::Alias))
         .or_else(|| find(WIDTH_ALIASES, SpellingKind::Width))
+        .or_else(|| p3109_word(&lower))
+}
+
+/// An IEEE P3109 name (`p3109_k8p3se`) or interim-report alias
+/// (`binary8p3se`), already lowercase.
+fn p3109_word(lower: &str) -> Option<Spelling> {
+    let p = P3109::from_name(lower)?;
+    let dtype = DType::P3109(p);
+    Some(if lower == p.name() {
+        Spelling {
+            text: p.name(),
+            dtype,
+            kind: SpellingKind::Name,
+        }
+    } else {
+        Spelling {
+            text: p.alias(),
+            dtype,
+            kind: SpellingKind::Alias,
+        }
+    })
+}
+
+/// The spellings suggestions are drawn from: `words`, and the IEEE P3109
+/// names when the input looks like one.
+fn with_p3109_names(input: &str, mut words: Vec<&'static str>) -> Vec<&'static str> {
+    let lower = input.to_ascii_lowercase();
+    if lower.starts_with("p3109") || lower.starts_with("binary") {
+        words.extend(P3109::all().map(P3109::name));
+        words.extend(P3109::all().map(P3109::alias));
+    }
+    words
 }
 
 /// A NumPy type code after its byte-order prefix: a one-character code or a
@@ -975,7 +1211,8 @@ impl std::str::FromStr for DType {
     type Err = ParseDTypeError;
 
     /// Parses a dtype the way `np.dtype(...)` / `jnp.dtype(...)` would read a
-    /// string: canonical names (`"float8_e4m3fn"`), NumPy one-character codes
+    /// string: canonical names (`"float8_e4m3fn"`, `"p3109_k8p3se"`; the IEEE
+    /// P3109 interim report's `"binary8p3se"` too), NumPy one-character codes
     /// (`"?"`, `"f"`, `"D"`), NumPy kind + itemsize codes with an optional byte
     /// order (`"b1"`, `"<f4"`, `"=i8"`, `"c16"`; `c8` = complex64), the seed
     /// tables' `bf`, and aliases (`"bf16"`, `"fp16"`, `"half"`, `"float"` =
@@ -1031,9 +1268,12 @@ impl std::str::FromStr for DType {
         if let Some((_, d)) = ALIASES.iter().find(|(a, _)| *a == lower) {
             return Ok(*d);
         }
+        if let Some(p) = P3109::from_name(t) {
+            return Ok(DType::P3109(p));
+        }
         let mut words: Vec<&'static str> = DType::ALL.iter().map(|d| d.name()).collect();
         words.extend(ALIASES.iter().map(|(a, _)| *a));
-        Err(suggest(t, &words))
+        Err(suggest(t, &with_p3109_names(t, words)))
     }
 }
 
@@ -1047,6 +1287,33 @@ mod parse_tests {
             assert_eq!(d.name().parse::<DType>(), Ok(*d));
             assert_eq!(d.name().to_uppercase().parse::<DType>(), Ok(*d));
         }
+    }
+
+    #[test]
+    fn p3109_names_and_aliases() {
+        for d in DType::every().filter(|d| d.is_p3109()) {
+            let DType::P3109(p) = d else { unreachable!() };
+            for text in [p.name(), p.alias()] {
+                assert_eq!(text.parse::<DType>(), Ok(d), "{text}");
+                assert_eq!(text.to_uppercase().parse::<DType>(), Ok(d), "{text}");
+                assert_eq!(DType::parse_name(text), Ok(d), "{text}");
+            }
+            assert_eq!(DType::parse_code(p.name(), Naming::Bits), Ok(d));
+            assert_eq!(d.kind(), Kind::Float);
+            assert_eq!(d.bits(), p.k());
+            assert_eq!(d.itemsize(), if p.k() <= 8 { 1 } else { 2 });
+            assert_eq!(d.format(), Some(p.format()));
+        }
+        let e = "p3109_k8p3sx".parse::<DType>().unwrap_err();
+        assert_eq!(e.suggestions[0], "p3109_k8p3se");
+        let e = DType::parse_name("binary8p8se").unwrap_err(); // signed: P <= K - 1
+        assert_eq!(e.suggestions, ["binary8p1se", "binary8p2se", "binary8p3se"]);
+        // Other typos are not drowned in the family's names.
+        assert_eq!(
+            "flaot32".parse::<DType>().unwrap_err().suggestions[0],
+            "float32"
+        );
+        assert_eq!(DType::COUNT, 34 + 510);
     }
 
     #[test]

@@ -25,8 +25,16 @@
 //! | [`FLOAT6_E3M2FN`] | 3 | 2 | 3 | finite only | — | OCP MX FP6 |
 //! | [`FLOAT4_E2M1FN`] | 2 | 1 | 1 | finite only | — | OCP MX FP4 |
 //!
+//! The IEEE P3109 family (510 members, widths 2 to 16 bits) is data as
+//! well: [`Format::p3109`] builds any member's descriptor at run time
+//! (see [`P3109`]), with the fourth non-finite behaviour
+//! [`NonFinite::InfAtMax`] (±inf at the largest codes) and exponent fields
+//! of up to 16 bits; its names (`p3109_k8p3se`) come from a table built at
+//! compile time.
+//!
 //! Sources: the ml_dtypes README (seed 001), the OCP Microscaling Formats
-//! (MX) v1.0 specification, LLVM `APFloat.cpp`.
+//! (MX) v1.0 specification, LLVM `APFloat.cpp`, the IEEE P3109 interim
+//! report v3.1 and gfloat 0.5.2.
 //!
 //! # Examples
 //!
@@ -39,9 +47,13 @@
 //! assert_eq!(FLOAT8_E4M3FN.max_code(), 0x7e);
 //! ```
 
+mod p3109;
+pub use p3109::P3109;
+
 /// How a format represents values that are not finite numbers.
 ///
-/// The three cases of LLVM's `fltNonfiniteBehavior`.
+/// The three cases of LLVM's `fltNonfiniteBehavior`, and the IEEE P3109
+/// extended domain ([`NonFinite::InfAtMax`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NonFinite {
     /// IEEE 754: the all-ones exponent encodes ±infinity (zero mantissa)
@@ -54,6 +66,12 @@ pub enum NonFinite {
     /// Every code is a finite number: no infinity, no NaN (the MX float6 and
     /// float4 formats).
     FiniteOnly,
+    /// IEEE P3109's extended domain: the largest-magnitude code of each sign
+    /// that is not the NaN is ±infinity (`0x7F`/`0xFF` of a signed 8-bit
+    /// format, whose NaN is the would-be negative zero `0x80`; `0xFE` of an
+    /// unsigned one, whose NaN is the all-ones `0xFF`); every other code is
+    /// a finite number, so the exponent field has no reserved value.
+    InfAtMax,
 }
 
 /// Where a format's NaN lives (LLVM's `fltNanEncoding`).
@@ -85,7 +103,8 @@ pub enum NanEncoding {
 /// Every other property is derived by the `const fn` methods.
 ///
 /// The struct is `#[non_exhaustive]`: outside this crate a descriptor comes
-/// from the named constants or from the checked constructor [`Format::new`],
+/// from the named constants, from [`Format::p3109`] or from the checked
+/// constructor [`Format::new`],
 /// which refuses descriptors the generic core cannot convert exactly (see
 /// [`FormatError`]). A descriptor whose public fields were changed after
 /// construction can be re-checked with [`Format::validate`].
@@ -141,43 +160,63 @@ macro_rules! formats {
     (@has $want:ident) => { false };
 }
 
-/// Why [`Format::new`] refuses a descriptor.
+/// Why [`Format::new`] (or [`Format::p3109`]) refuses a descriptor.
 ///
-/// The limits keep every value of a format exactly representable as a
-/// float32 (so decoding and round-to-nearest-even encoding through the
-/// generic core are exact) and every code inside 16 bits.
+/// The limits keep every code inside 16 bits and every exponent inside the
+/// generic core's integer arithmetic (±2^17). Values need not fit float32
+/// or float64: conversions to those round correctly (see
+/// [`Format::fits_f32`], [`Format::fits_f64`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FormatError {
-    /// `exp_bits` is outside `1..=8`.
+    /// `exp_bits` is outside `1..=16`.
     ExponentBits(u32),
     /// Sign + exponent + mantissa is outside `2..=16` bits.
     Width(u32),
-    /// The bias puts the largest finite value above float32's exponent range
-    /// (2^127) or the smallest subnormal below float32's (2^−149).
+    /// The bias puts the exponent range beyond ±2^17 (2^131072).
     Bias(i32),
     /// `non_finite` and `nan_encoding` do not go together (IEEE needs
-    /// [`NanEncoding::Ieee`] and a mantissa bit; NaN-only needs
-    /// [`NanEncoding::AllOnes`] or [`NanEncoding::NegativeZero`]; finite-only
+    /// [`NanEncoding::Ieee`] and a mantissa bit; NaN-only and
+    /// infinity-at-max need [`NanEncoding::AllOnes`] or
+    /// [`NanEncoding::NegativeZero`] and codes to spare for them; finite-only
     /// needs [`NanEncoding::None`]).
     NonFinite,
-    /// [`NanEncoding::NegativeZero`] needs a sign bit and a zero; IEEE
-    /// formats need a zero.
+    /// [`NanEncoding::NegativeZero`] needs a sign bit and a zero; IEEE and
+    /// infinity-at-max formats need a zero.
     Zero,
+    /// An IEEE P3109 width and precision outside the family: `2 <= k <= 16`,
+    /// `1 <= p <= k - 1` for signed formats and `1 <= p <= k` for unsigned
+    /// ones ([`Format::p3109`]).
+    P3109 {
+        /// The width K in bits.
+        k: u32,
+        /// The precision P in bits (counting the implicit bit).
+        p: u32,
+        /// Whether a signed format was asked for.
+        signed: bool,
+    },
 }
 
 impl std::fmt::Display for FormatError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FormatError::ExponentBits(e) => write!(f, "{e} exponent bits (expected 1 to 8)"),
+            FormatError::ExponentBits(e) => write!(f, "{e} exponent bits (expected 1 to 16)"),
             FormatError::Width(w) => write!(f, "{w} bits in a code (expected 2 to 16)"),
             FormatError::Bias(b) => write!(
                 f,
-                "bias {b} puts values outside float32's exponent range (2^-149 to 2^127)"
+                "bias {b} puts the exponent range beyond 2^-131072 .. 2^131072"
             ),
             FormatError::NonFinite => {
                 f.write_str("the non-finite behaviour and the NaN encoding do not match")
             }
             FormatError::Zero => f.write_str("the NaN encoding or non-finite behaviour needs a zero (and a sign bit for negative-zero NaN)"),
+            FormatError::P3109 { k, p, signed } => {
+                let (s, top) = if *signed { ("signed", "k - 1") } else { ("unsigned", "k") };
+                write!(
+                    f,
+                    "no IEEE P3109 {s} format with k={k}, p={p} (the family has 2 <= k <= 16 and \
+                     1 <= p <= {top})"
+                )
+            }
         }
     }
 }
@@ -189,10 +228,10 @@ impl Format {
     ///
     /// # Errors
     ///
-    /// [`FormatError`] for descriptors outside what the generic core converts
-    /// exactly: exponent width 1–8, code width (sign + exponent + mantissa)
-    /// 2–16, values within float32's exponent range, a consistent non-finite
-    /// behaviour and NaN encoding.
+    /// [`FormatError`] for descriptors outside what the generic core
+    /// converts: exponent width 1–16, code width (sign + exponent + mantissa)
+    /// 2–16, exponents within ±2^17, a consistent non-finite behaviour and
+    /// NaN encoding.
     ///
     /// # Examples
     ///
@@ -247,7 +286,7 @@ impl Format {
     /// assert_eq!(f.validate(), Err(FormatError::Width(34)));
     /// ```
     pub const fn validate(&self) -> Result<(), FormatError> {
-        if self.exp_bits < 1 || self.exp_bits > 8 {
+        if self.exp_bits < 1 || self.exp_bits > 16 {
             return Err(FormatError::ExponentBits(self.exp_bits));
         }
         // man_bits is bounded before any arithmetic on it.
@@ -260,9 +299,13 @@ impl Format {
         if width < 2 || width > 16 {
             return Err(FormatError::Width(width));
         }
+        let all = (1u32 << (self.exp_bits + self.man_bits)) - 1;
         let ok = match (self.non_finite, self.nan_encoding) {
             (NonFinite::Ieee, NanEncoding::Ieee) => self.man_bits >= 1,
             (NonFinite::NanOnly, NanEncoding::AllOnes | NanEncoding::NegativeZero) => true,
+            // The infinity needs a code of its own below an all-ones NaN.
+            (NonFinite::InfAtMax, NanEncoding::AllOnes) => all >= 2,
+            (NonFinite::InfAtMax, NanEncoding::NegativeZero) => true,
             (NonFinite::FiniteOnly, NanEncoding::None) => true,
             _ => false,
         };
@@ -270,22 +313,71 @@ impl Format {
             return Err(FormatError::NonFinite);
         }
         if matches!(self.nan_encoding, NanEncoding::NegativeZero) && !(self.signed && self.has_zero)
-            || matches!(self.non_finite, NonFinite::Ieee) && !self.has_zero
+            || matches!(self.non_finite, NonFinite::Ieee | NonFinite::InfAtMax) && !self.has_zero
         {
             return Err(FormatError::Zero);
         }
-        // Exponent range: top biased exponent (2^E − 1) minus the bias at most
-        // 128 (IEEE formats spend it on inf/NaN; the largest finite value then
-        // stays below 2^128), smallest subnormal 2^(1 − bias − man_bits) at
-        // least 2^−149.
+        // Exponent range: the top biased exponent (2^E − 1) minus the bias,
+        // and the smallest subnormal's exponent 1 − bias − man_bits, within
+        // ±2^17, where the core's i32 exponent arithmetic has room to spare.
         let top = (1i64 << self.exp_bits) - 1 - self.bias as i64;
         let bottom = 1 - self.bias as i64 - self.man_bits as i64;
-        if top > 128 || bottom < -149 {
+        if top > EXP_LIMIT || bottom < -EXP_LIMIT {
             return Err(FormatError::Bias(self.bias));
         }
         Ok(())
     }
+
+    /// Whether every value of the format is exactly a float32 (largest
+    /// finite value below 2^128, smallest positive value at least 2^−149):
+    /// true for every named format and for the IEEE P3109 formats with at
+    /// most 8 exponent bits. Conversions of other formats to float32 round
+    /// to nearest, ties to even (overflow to ±inf, gradual underflow).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, BFLOAT16};
+    /// assert!(BFLOAT16.fits_f32());
+    /// assert!(Format::p3109(8, 3, true, true).unwrap().fits_f32());
+    /// assert!(!Format::p3109(16, 7, true, true).unwrap().fits_f32()); // 9 exponent bits
+    /// ```
+    pub const fn fits_f32(&self) -> bool {
+        self.fits(127, -149)
+    }
+
+    /// Whether every value of the format is exactly a float64: the named
+    /// formats and the IEEE P3109 formats with at most 11 exponent bits.
+    /// Formats with 12 to 16 exponent bits (`p3109_k16p1se`, …) reach
+    /// beyond float64: their conversions to float64 round to nearest, ties
+    /// to even (overflow to ±inf, gradual underflow to subnormals and ±0),
+    /// and no float64 overflows or underflows in them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::Format;
+    /// assert!(Format::p3109(16, 5, true, true).unwrap().fits_f64()); // 11 exponent bits
+    /// assert!(!Format::p3109(16, 4, true, true).unwrap().fits_f64()); // 12
+    /// ```
+    pub const fn fits_f64(&self) -> bool {
+        self.fits(1023, -1074)
+    }
+
+    /// Largest value below `2^(emax + 1)` and smallest positive value at
+    /// least `2^emin_sub`.
+    const fn fits(&self, emax: i32, emin_sub: i32) -> bool {
+        let bottom = if self.has_zero {
+            self.min_exp() - self.man_bits as i32
+        } else {
+            self.min_exp()
+        };
+        self.max_exp() <= emax && bottom >= emin_sub
+    }
 }
+
+/// Bound of the exponent range of a valid descriptor (see [`Format::validate`]).
+const EXP_LIMIT: i64 = 1 << 17;
 
 formats! {
     /// bfloat16: float32 truncated to 16 bits; 1 sign, 8 exponent, 7 mantissa bits, IEEE.
@@ -333,12 +425,17 @@ pub enum Overflow {
     Saturating,
 }
 
-/// `2^k` as an `f64`, for `-1074 <= k <= 1023`, in a `const` context.
+/// `2^k` as an `f64` in a `const` context: exact for `-1074 <= k <= 1023`,
+/// +infinity above, zero below.
 const fn pow2(k: i32) -> f64 {
-    if k >= -1022 {
+    if k > 1023 {
+        f64::INFINITY
+    } else if k >= -1022 {
         f64::from_bits(((k + 1023) as u64) << 52)
-    } else {
+    } else if k >= -1074 {
         f64::from_bits(1u64 << (k + 1074))
+    } else {
+        0.0
     }
 }
 
@@ -472,7 +569,21 @@ impl Format {
                 NanEncoding::AllOnes => all - 1,
                 _ => all,
             },
+            // The infinity is the code below the NaN, or the top one.
+            NonFinite::InfAtMax => self.inf_mag() - 1,
             NonFinite::FiniteOnly => all,
+        }
+    }
+
+    /// The magnitude of the infinity code of an [`NonFinite::InfAtMax`]
+    /// format (the all-ones magnitude, or the one below an all-ones NaN);
+    /// the IEEE infinity otherwise.
+    const fn inf_mag(&self) -> u32 {
+        let all = self.exp_mask() | self.man_mask();
+        match (self.non_finite, self.nan_encoding) {
+            (NonFinite::InfAtMax, NanEncoding::AllOnes) => all - 1,
+            (NonFinite::InfAtMax, _) => all,
+            _ => self.exp_mask(),
         }
     }
 
@@ -489,8 +600,24 @@ impl Format {
     /// assert_eq!(FLOAT8_E4M3B11FNUZ.max_exp(), 4); // maxexp 5
     /// assert_eq!(FLOAT8_E8M0FNU.max_exp(), 127); // maxexp 128
     /// ```
+    ///
+    /// In the degenerate formats whose largest finite value is subnormal or
+    /// zero (`p3109_k2p1se` has only 0, ±inf and NaN), this is the exponent
+    /// of that value's leading bit (for zero, one below the smallest
+    /// subnormal's exponent).
     pub const fn max_exp(&self) -> i32 {
-        ((self.max_code() >> self.man_bits) as i32) - self.bias
+        let top = self.max_code();
+        let e = top >> self.man_bits;
+        if e == 0 && self.has_zero {
+            let m = top & self.man_mask();
+            let quantum = self.min_exp() - self.man_bits as i32;
+            return if m == 0 {
+                quantum - 1
+            } else {
+                quantum + (31 - m.leading_zeros()) as i32
+            };
+        }
+        (e as i32) - self.bias
     }
 
     /// Smallest unbiased exponent of a normal number (LLVM's `minExponent`;
@@ -528,8 +655,17 @@ impl Format {
     /// assert_eq!(FLOAT6_E3M2FN.max_finite(), 28.0);
     /// assert_eq!(FLOAT4_E2M1FN.max_finite(), 6.0);
     /// ```
+    ///
+    /// Exact when the format [fits float64](Format::fits_f64); +infinity
+    /// for the wider IEEE P3109 formats (their largest value is beyond
+    /// float64's; [`crate::float::core::value_parts`] gives it exactly).
     pub const fn max_finite(&self) -> f64 {
-        let m = self.max_code() & self.man_mask();
+        let top = self.max_code();
+        let m = top & self.man_mask();
+        if top >> self.man_bits == 0 && self.has_zero {
+            // Subnormal (or zero) largest value.
+            return m as f64 * pow2(self.min_exp() - self.man_bits as i32);
+        }
         let frac = (((1u64 << self.man_bits) + m as u64) as f64) / (1u64 << self.man_bits) as f64;
         frac * pow2(self.max_exp())
     }
@@ -547,6 +683,9 @@ impl Format {
     /// assert_eq!(FLOAT8_E8M0FNU.min_positive_normal(), 2f64.powi(-127));
     /// assert_eq!(FLOAT6_E2M3FN.min_positive_normal(), 1.0);
     /// ```
+    ///
+    /// Zero for the IEEE P3109 formats whose values reach below float64's
+    /// (see [`Format::fits_f64`]).
     pub const fn min_positive_normal(&self) -> f64 {
         pow2(self.min_exp())
     }
@@ -591,7 +730,8 @@ impl Format {
     }
 
     /// Whether the format encodes ±infinity (only the IEEE-like formats; the
-    /// "fn", "fnuz" and MX formats have none, per the ml_dtypes README, seed 001).
+    /// "fn", "fnuz" and MX formats have none, per the ml_dtypes README, seed 001),
+    /// and the IEEE P3109 formats of the extended domain.
     ///
     /// # Examples
     ///
@@ -601,9 +741,11 @@ impl Format {
     /// assert!(FLOAT8_E4M3.has_infinity());
     /// assert!(!FLOAT8_E4M3FN.has_infinity());
     /// assert!(!FLOAT4_E2M1FN.has_infinity());
+    /// // IEEE P3109 extended formats: ±inf at the largest codes.
+    /// assert!(mldtypes::format::Format::p3109(8, 3, true, true).unwrap().has_infinity());
     /// ```
     pub const fn has_infinity(&self) -> bool {
-        matches!(self.non_finite, NonFinite::Ieee)
+        matches!(self.non_finite, NonFinite::Ieee | NonFinite::InfAtMax)
     }
 
     /// Whether the format has a NaN (all but the finite-only OCP MX float6 and
@@ -650,10 +792,13 @@ impl Format {
     /// assert_eq!(FLOAT8_E3M4.inf_code(), Some(0x70));
     /// assert_eq!(BFLOAT16.inf_code(), Some(0x7f80));
     /// assert_eq!(FLOAT8_E4M3FN.inf_code(), None); // inf casts to NaN there
+    /// use mldtypes::format::Format;
+    /// assert_eq!(Format::p3109(8, 3, true, true).unwrap().inf_code(), Some(0x7f));
+    /// assert_eq!(Format::p3109(8, 3, false, true).unwrap().inf_code(), Some(0xfe));
     /// ```
     pub const fn inf_code(&self) -> Option<u32> {
         if self.has_infinity() {
-            Some(self.exp_mask())
+            Some(self.inf_mag())
         } else {
             None
         }
@@ -731,6 +876,164 @@ impl Format {
     }
 }
 
+impl Format {
+    /// Whether every integer in `lo..=hi` is a value of the format: the rule
+    /// by which a cast from an integer type (NumPy's `bool`, `uint8`, `int8`,
+    /// …; the sub-byte integers) into an IEEE P3109 format is "safe". Every
+    /// integer up to `n` is a value exactly when `n` is at most
+    /// `2^precision` and the largest finite value, `1` is a value, and zero
+    /// and negative values are where the range needs them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, FLOAT8_E4M3FN, FLOAT8_E8M0FNU, BFLOAT16};
+    /// assert!(FLOAT8_E4M3FN.holds_integers(-16, 16)); // 4 significant bits: up to 2^4
+    /// assert!(!FLOAT8_E4M3FN.holds_integers(0, 17));
+    /// assert!(BFLOAT16.holds_integers(-128, 127)); // int8
+    /// assert!(!FLOAT8_E8M0FNU.holds_integers(0, 1)); // no zero
+    /// let u = Format::p3109(8, 8, false, false).unwrap(); // unsigned, 8 significant bits
+    /// assert!(u.holds_integers(0, 1) && !u.holds_integers(-1, 1));
+    /// ```
+    pub fn holds_integers(&self, lo: i64, hi: i64) -> bool {
+        if lo > hi {
+            return true;
+        }
+        if lo <= 0 && 0 <= hi && !self.has_zero || lo < 0 && !self.signed {
+            return false;
+        }
+        let n = lo.unsigned_abs().max(hi.unsigned_abs());
+        if n == 0 {
+            return true;
+        }
+        let mb = self.man_bits as i32;
+        // 1 is a value, and every binade below it has integer spacing.
+        let one = if self.has_zero {
+            self.min_exp() - mb <= 0
+        } else {
+            self.min_exp() <= 0
+        };
+        one && u128::from(n) <= 1u128 << (mb + 1) && n as f64 <= self.max_finite()
+    }
+
+    /// Whether every value of `self` is a value of `to`: every finite value
+    /// exactly, ±infinity and −0 where `self` has them, a NaN where `self`
+    /// has one. This is the rule by which a cast between these formats is
+    /// "safe" for NumPy (`numpy.can_cast(a, b, "safe")`, from which
+    /// `numpy.promote_types` follows) for the IEEE P3109 formats. (ml_dtypes
+    /// 0.6.0 registers its own types' safe casts by a table that is not this
+    /// rule: float8_e4m3fn → float4_e2m1fn is "safe" there, float8_e4m3fn →
+    /// bfloat16 is not.)
+    ///
+    /// Computed from the descriptors, binade by binade (no code is
+    /// converted); the tests compare it with a conversion of every code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::format::{Format, BFLOAT16, FLOAT16, FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT8_E4M3FNUZ};
+    /// assert!(FLOAT8_E4M3FN.fits_in(&BFLOAT16));
+    /// assert!(FLOAT8_E5M2.fits_in(&FLOAT16));
+    /// assert!(!FLOAT8_E4M3FN.fits_in(&FLOAT8_E5M2)); // 3 mantissa bits into 2
+    /// assert!(!FLOAT8_E4M3FN.fits_in(&FLOAT8_E4M3FNUZ)); // −0 and 448 are not there
+    /// // p3109_k8p4sf has float8_e4m3fnuz's values, p3109_k8p4se has ±inf.
+    /// let sf = Format::p3109(8, 4, true, false).unwrap();
+    /// assert!(sf.fits_in(&FLOAT8_E4M3FNUZ) && FLOAT8_E4M3FNUZ.fits_in(&sf));
+    /// assert!(!Format::p3109(8, 4, true, true).unwrap().fits_in(&FLOAT8_E4M3FNUZ));
+    /// ```
+    pub fn fits_in(&self, to: &Format) -> bool {
+        let (a, b) = (self, to);
+        if a.has_nan() && !b.has_nan()
+            || a.has_infinity() && !b.has_infinity()
+            || a.has_zero && !b.has_zero
+            || a.has_signed_zero() && !b.has_signed_zero()
+            || a.signed && (a.max_code() > 0 || a.has_infinity()) && !b.signed
+        {
+            return false;
+        }
+        let top = a.max_code();
+        if top == 0 {
+            return true; // zero only (and specials)
+        }
+        if exact_cmp(a.parts(top), b.parts(b.max_code())) == std::cmp::Ordering::Greater {
+            return false;
+        }
+        // Whether b holds a positive value with leading bit 2^lead and
+        // lowest set bit 2^low (at most b's largest value, checked above).
+        let holds = |lead: i64, low: i64| -> bool {
+            let bt = b.man_bits as i64;
+            let bmin = b.min_exp() as i64;
+            if !b.has_zero {
+                // No subnormals: powers of two 2^bmin .. only when bt == 0,
+                // else normal values only.
+                return lead >= bmin && low >= lead - bt;
+            }
+            low >= lead.max(bmin) - bt
+        };
+        let t = a.man_bits as i64;
+        let mask = a.man_mask();
+        for e in 0..=(top >> a.man_bits) {
+            let lo = e << a.man_bits;
+            let f_hi = (top - lo).min(mask) as i64;
+            if e == 0 && a.has_zero {
+                // Subnormals f · 2^(emin − t), f = 1 ..= f_hi.
+                let q = a.min_exp() as i64 - t;
+                for j in 0..=(63 - (f_hi as u64).leading_zeros() as i64).max(0) {
+                    if f_hi < 1 << j {
+                        break;
+                    }
+                    // f = 2^j (lowest bit j) and 2^j + 1 (lowest bit 0).
+                    if !holds(q + j, q + j) {
+                        return false;
+                    }
+                    if j >= 1 && f_hi > 1 << j && !holds(q + j, q) {
+                        return false;
+                    }
+                }
+                continue;
+            }
+            // Normal binade: (2^t + f) · 2^(lead − t).
+            let lead = e as i64 - a.bias as i64;
+            if !holds(lead, lead) || (f_hi >= 1 && !holds(lead, lead - t)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The exact finite value of a magnitude code: (significand, exponent).
+    const fn parts(&self, mag: u32) -> (u64, i64) {
+        let e = mag >> self.man_bits;
+        let f = (mag & self.man_mask()) as u64;
+        let m = self.man_bits as i64;
+        if e == 0 && self.has_zero {
+            (f, self.min_exp() as i64 - m)
+        } else {
+            ((1 << self.man_bits) | f, e as i64 - self.bias as i64 - m)
+        }
+    }
+}
+
+/// Compares two exact values `sig · 2^exp` (significands below 2^17).
+fn exact_cmp(a: (u64, i64), b: (u64, i64)) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a.0 == 0, b.0 == 0) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        _ => {}
+    }
+    let lead = |(s, e): (u64, i64)| e + 63 - s.leading_zeros() as i64;
+    match lead(a).cmp(&lead(b)) {
+        Ordering::Equal => {}
+        o => return o,
+    }
+    // Same leading exponent: align the significands (exponents differ by
+    // at most the significand widths).
+    let e = a.1.min(b.1);
+    ((a.0 as u128) << (a.1 - e)).cmp(&((b.0 as u128) << (b.1 - e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -803,8 +1106,8 @@ mod validation_tests {
             Err(FormatError::ExponentBits(0))
         );
         assert_eq!(
-            new(9, 3, 7, F::Ieee, N::Ieee, true, true),
-            Err(FormatError::ExponentBits(9))
+            new(17, 3, 7, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::ExponentBits(17))
         );
         assert_eq!(
             new(8, 25, 127, F::Ieee, N::Ieee, true, true),
@@ -819,12 +1122,23 @@ mod validation_tests {
             Err(FormatError::Width(1))
         );
         assert_eq!(
-            new(5, 2, -200, F::Ieee, N::Ieee, true, true),
-            Err(FormatError::Bias(-200))
+            new(5, 2, -200_000, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(-200_000))
         );
         assert_eq!(
-            new(5, 2, 200, F::Ieee, N::Ieee, true, true),
-            Err(FormatError::Bias(200))
+            new(5, 2, 200_000, F::Ieee, N::Ieee, true, true),
+            Err(FormatError::Bias(200_000))
+        );
+        // Exponent fields beyond float32's and float64's are descriptors too.
+        assert!(new(9, 3, 7, F::Ieee, N::Ieee, true, true).is_ok());
+        assert!(new(5, 2, 200, F::Ieee, N::Ieee, true, true).is_ok());
+        assert_eq!(
+            new(1, 0, 0, F::InfAtMax, N::AllOnes, true, true),
+            Err(FormatError::NonFinite)
+        );
+        assert_eq!(
+            new(4, 3, 8, F::InfAtMax, N::NegativeZero, true, false),
+            Err(FormatError::Zero)
         );
         assert_eq!(
             new(5, 2, 15, F::Ieee, N::AllOnes, true, true),

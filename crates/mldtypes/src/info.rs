@@ -35,6 +35,11 @@ use crate::int::SubByteInt;
 
 /// Machine limits of a floating-point format: every field of
 /// `ml_dtypes.finfo` (NumPy `finfo`), floats as exact `f64` values.
+///
+/// The IEEE P3109 formats with 12 to 16 exponent bits reach beyond float64:
+/// their `max`/`min` are ±inf and their `tiny`/`smallest_*` are 0 here
+/// (rounded to float64); [`crate::float::core::value_parts`] of
+/// [`Format::max_code`] and of the smallest codes gives them exactly.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Finfo {
     /// The dtype name (`"float8_e4m3fn"`).
@@ -47,8 +52,10 @@ pub struct Finfo {
     pub epsneg: f64,
     /// `max`: the largest finite value.
     pub max: f64,
-    /// `min`: the most negative finite value, `-max`; the smallest positive
-    /// value for unsigned formats (float8_e8m0fnu).
+    /// `min`: the most negative finite value, `-max`; for unsigned formats
+    /// the smallest value: 0 (the IEEE P3109 `u` formats, as gfloat's
+    /// `FormatInfo.min`), or the smallest positive value without a zero
+    /// (float8_e8m0fnu).
     pub min: f64,
     /// `tiny`: the smallest positive normal value (same as `smallest_normal`).
     pub tiny: f64,
@@ -130,6 +137,8 @@ impl Finfo {
             max: fmt.max_finite(),
             min: if fmt.signed {
                 -fmt.max_finite()
+            } else if fmt.has_zero {
+                0.0
             } else {
                 fmt.min_positive_subnormal()
             },

@@ -3,15 +3,21 @@
 //! Machine-learning number formats and JAX's type promotion semantics, in Rust.
 //!
 //! - [`mod@format`]: format descriptors (exponent/mantissa widths, bias, non-finite
-//!   behaviour, NaN encoding) for every ml_dtypes floating-point format.
-//! - [`float`]: one generic minifloat type; `bfloat16`, the float8 family and the
-//!   MX float6/float4 formats are instances of it, bit-exact with ml_dtypes 0.6.0.
+//!   behaviour, NaN encoding) for every ml_dtypes floating-point format, IEEE
+//!   float16, and the 510 formats of the IEEE P3109 family ([`format::P3109`],
+//!   [`format::Format::p3109`]), each built at run time.
+//! - [`float`]: one generic minifloat type; `bfloat16`, IEEE `float16`, the
+//!   float8 family and the MX float6/float4 formats are instances of it,
+//!   bit-exact with ml_dtypes 0.6.0 (and `float16` with `half::f16`).
 //! - [`int`]: the sub-byte integers int1/int2/int4 and uint1/uint2/uint4.
 //! - [`info`]: `finfo` / `iinfo`, with every field of `ml_dtypes.finfo`.
-//! - [`dtype`]: the [`dtype::DType`] enum: names, aliases, sizes, kinds.
+//! - [`dtype`]: the [`dtype::DType`] enum: names, aliases, sizes, kinds, the IEEE
+//!   P3109 family ([`dtype::DType::P3109`]), and [`dtype::DType::every`], the
+//!   registry of every dtype.
 //! - [`promote`]: a generic lattice engine and JAX's promotion lattices, weak
 //!   types, `result_type`, and the other systems' tables.
-//! - [`cast`]: bulk slice conversion kernels with runtime CPU dispatch.
+//! - [`cast`]: bulk slice conversion kernels with runtime CPU dispatch, and
+//!   [`cast::Codec`], the run-time codec of any format descriptor.
 //! - [`mx`]: the OCP MX block formats (MXFP8/6/4, MXINT8) and NVFP4: block
 //!   quantization and dequantization of slices.
 //! - [`sort`]: order-preserving keys of codes and counting/radix sorts (NumPy's
@@ -70,7 +76,7 @@ pub use float::complex::{bcomplex32, complex32};
 pub use int::{int1, int2, int4, uint1, uint2, uint4};
 
 pub use float::{
-    bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
+    bfloat16, float16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
     float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
     float8_e8m0fnu,
 };

@@ -96,6 +96,7 @@ impl Reference {
             (NonFinite::NanOnly, _, _) => 0x80,
             // float6/float4: +NaN → −0, −NaN → +0.
             (NonFinite::FiniteOnly, _, _) => self.sign_if(!neg),
+            (NonFinite::InfAtMax, _, _) => unreachable!("the named formats only"),
         }
     }
 
@@ -110,6 +111,7 @@ impl Reference {
             NonFinite::Ieee => self.sign_if(neg) | (((1 << f.exp_bits) - 1) << f.man_bits),
             NonFinite::NanOnly => self.nan(neg),
             NonFinite::FiniteOnly => self.sign_if(neg) | self.max_code(),
+            NonFinite::InfAtMax => unreachable!("the named formats only"),
         }
     }
 

@@ -13,9 +13,12 @@ Integers: ``int1``, ``int2``, ``int4``, ``uint1``, ``uint2``, ``uint4`` (one
 value per byte, in the low bits). Complex: ``complex32`` (two float16),
 ``bcomplex32`` (two bfloat16).
 
-Beyond ml_dtypes: ``sum``, ``mean`` and ``dot`` accumulate in float32 and
-round once; ``pack``/``unpack`` store sub-byte values packed in the bit
-layout of safetensors' F4/F6 tags.
+Beyond ml_dtypes: ``sum``, ``mean``, ``dot`` and ``matmul`` accumulate in
+float32 and round once; ``pack``/``unpack`` store sub-byte values packed in the bit
+layout of safetensors' F4/F6 tags; ``save``/``load``/``savez`` write and read
+``.npy``/``.npz`` files that keep the dtypes (and that plain NumPy reads as
+raw bytes); ``mldtypes.safetensors`` saves and loads safetensors files of
+every dtype safetensors stores (memory-mapped, zero-copy).
 
 ``__version__`` is mldtypes' own version. ``install_as_ml_dtypes()`` (or the
 environment variable ``MLDTYPES_AS_ML_DTYPES=1`` at start-up) makes
@@ -24,71 +27,40 @@ libraries such as jax that import ml_dtypes by name.
 """
 
 from mldtypes import _core
-from mldtypes._core import (
-    bcomplex32,
-    bfloat16,
-    complex32,
-    dot,
-    float4_e2m1fn,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float8_e8m0fnu,
-    int1,
-    int2,
-    int4,
-    mean,
-    pack,
-    sum,
-    uint1,
-    uint2,
-    uint4,
-    unpack,
-)
+from mldtypes._core import dot, matmul, mean, pack, sum, unpack
+
+# The scalar types registered at import, named by the library's registry.
+for _name, _ in _core._registry():
+    globals()[_name] = getattr(_core, _name)
+_TYPES = tuple(_name for _name, _ in _core._registry())
+del _name
 
 __version__ = _core.__version__
+
+#: The 30 IEEE P3109 formats of width 8 (gfloat's names, from the library's registry): module
+#: attributes registered with NumPy on first access; every member of the family through
+#: :func:`p3109`.
+P3109_K8 = _core._p3109_names(8)
+
 
 __all__ = [
     "__version__",
     "dot",
+    "matmul",
     "mean",
     "pack",
     "sum",
     "unpack",
-    "bcomplex32",
-    "bfloat16",
-    "complex32",
-    "float4_e2m1fn",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
+    # the scalar types (the library's registry)
+    *_TYPES,
     "finfo",
     "from_dlpack",
     "iinfo",
     "imag",
     "install_as_ml_dtypes",
     "MlDtypesAlreadyImportedError",
-    "int1",
-    "int2",
-    "int4",
     "real",
     "to_dlpack",
-    "uint1",
-    "uint2",
-    "uint4",
     # type promotion (JAX's lattice) and the NumPy switch
     "Config",
     "TypePromotionError",
@@ -101,13 +73,25 @@ __all__ = [
     "result_type",
     "set_numpy_promotion",
     "weak",
+    # IEEE P3109 formats (registered on first use)
+    "p3109",
+    *P3109_K8,
     # safetensors checkpoints
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
+    # .npy / .npz files keeping the dtypes; safetensors files
+    "NpzFile",
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "safetensors",
 ]
 
 from mldtypes._info import finfo, iinfo  # noqa: E402
+from mldtypes._npy import NpzFile, load, save, savez, savez_compressed  # noqa: E402
+from mldtypes import safetensors  # noqa: E402
 from mldtypes._as_ml_dtypes import MlDtypesAlreadyImportedError, install_as_ml_dtypes  # noqa: E402
 
 # Everything else the extension module defines (type promotion: promote_types,
@@ -186,7 +170,49 @@ def numpy_promotion(mode="jax"):
     return _core.numpy_promotion(mode)
 
 
-from mldtypes import _twins  # noqa: E402
+
+
+def __getattr__(name):
+    """The IEEE P3109 formats by name (``mldtypes.p3109_k8p3se``; the interim report's
+    ``binary8p3se`` too), registered with NumPy on first access.
+
+    Raises AttributeError for any other name.
+    """
+    t = _core._p3109_named(name) if name.startswith(("p3109_", "binary")) else None
+    if t is None:
+        raise AttributeError(f"module 'mldtypes' has no attribute {name!r}")
+    globals()[name] = t
+    _info._register_one(t.__name__)
+    return t
+
+
+def p3109(k, p, *, signed=True, domain="extended"):
+    """The IEEE P3109 format of width `k` bits and precision `p` as a scalar type.
+
+    See ``mldtypes._core.p3109``: signed or unsigned, with the extended domain (±inf) or the
+    finite one, registered with NumPy on first use (``numpy.dtype(t)``, ``a.astype(t)``,
+    ``numpy.finfo(t)``); gfloat's name ``p3109_k8p3se``. Formats of at most 8 bits store one
+    code per byte, wider ones two bytes.
+
+    Raises ValueError outside the family (``2 <= k <= 16``, ``1 <= p <= k - 1`` signed,
+    ``1 <= p <= k`` unsigned) or for a domain other than "extended" or "finite".
+    """
+    t = _core.p3109(k, p, signed=signed, domain=domain)
+    _info._register_one(t.__name__)
+    return t
+
+
+def __dir__():
+    return sorted(set(globals()) | set(P3109_K8))
+
+
+from mldtypes import _info, _twins  # noqa: E402
 
 # Casts to and from ml_dtypes' dtypes of the same names, now or when it loads.
 _twins.install()
+
+# NumPy's own tables: numpy.finfo's cache, and on NumPy >= 2.5 the DLPack registry. Both are
+# dicts keyed by dtype, whose inserts and lookups compare dtypes of equal hash through NumPy's
+# cast table: registered after the twin casts, so that no comparison finds one missing.
+_info._register_with_numpy()
+_core._register_numpy_dlpack()

@@ -19,8 +19,9 @@ from the most significant bit; sub-byte values in the low bits of one byte):
 
 import os
 import types
+from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
+from typing import IO, Any, Literal, Self, SupportsFloat, SupportsIndex, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -70,9 +71,50 @@ __all__ = [
     "result_type",
     "set_numpy_promotion",
     "weak",
+    "p3109",
+    "p3109_k8p1se",
+    "p3109_k8p1sf",
+    "p3109_k8p2se",
+    "p3109_k8p2sf",
+    "p3109_k8p3se",
+    "p3109_k8p3sf",
+    "p3109_k8p4se",
+    "p3109_k8p4sf",
+    "p3109_k8p5se",
+    "p3109_k8p5sf",
+    "p3109_k8p6se",
+    "p3109_k8p6sf",
+    "p3109_k8p7se",
+    "p3109_k8p7sf",
+    "p3109_k8p1ue",
+    "p3109_k8p1uf",
+    "p3109_k8p2ue",
+    "p3109_k8p2uf",
+    "p3109_k8p3ue",
+    "p3109_k8p3uf",
+    "p3109_k8p4ue",
+    "p3109_k8p4uf",
+    "p3109_k8p5ue",
+    "p3109_k8p5uf",
+    "p3109_k8p6ue",
+    "p3109_k8p6uf",
+    "p3109_k8p7ue",
+    "p3109_k8p7uf",
+    "p3109_k8p8ue",
+    "p3109_k8p8uf",
     "CheckpointError",
     "convert_checkpoint",
     "inspect_checkpoint",
+    "from_dlpack",
+    "to_dlpack",
+    "install_as_ml_dtypes",
+    "MlDtypesAlreadyImportedError",
+    "NpzFile",
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "safetensors",
 ]
 
 # Typing-only bases (not runtime classes): what every scalar type of a kind supports.
@@ -250,6 +292,103 @@ class bcomplex32(_MLScalar):
     @property
     def imag(self) -> bfloat16: ...
 
+@disjoint_base
+class p3109_k8p1se(_MLFloat):
+    """p3109_k8p1se (IEEE P3109): 1 sign, 7 exponent, 0 mantissa bits, bias 64, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p1sf(_MLFloat):
+    """p3109_k8p1sf (IEEE P3109): 1 sign, 7 exponent, 0 mantissa bits, bias 64, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p2se(_MLFloat):
+    """p3109_k8p2se (IEEE P3109): 1 sign, 6 exponent, 1 mantissa bits, bias 32, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p2sf(_MLFloat):
+    """p3109_k8p2sf (IEEE P3109): 1 sign, 6 exponent, 1 mantissa bits, bias 32, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p3se(_MLFloat):
+    """p3109_k8p3se (IEEE P3109): 1 sign, 5 exponent, 2 mantissa bits, bias 16, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p3sf(_MLFloat):
+    """p3109_k8p3sf (IEEE P3109): 1 sign, 5 exponent, 2 mantissa bits, bias 16, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p4se(_MLFloat):
+    """p3109_k8p4se (IEEE P3109): 1 sign, 4 exponent, 3 mantissa bits, bias 8, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p4sf(_MLFloat):
+    """p3109_k8p4sf (IEEE P3109): 1 sign, 4 exponent, 3 mantissa bits, bias 8, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p5se(_MLFloat):
+    """p3109_k8p5se (IEEE P3109): 1 sign, 3 exponent, 4 mantissa bits, bias 4, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p5sf(_MLFloat):
+    """p3109_k8p5sf (IEEE P3109): 1 sign, 3 exponent, 4 mantissa bits, bias 4, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p6se(_MLFloat):
+    """p3109_k8p6se (IEEE P3109): 1 sign, 2 exponent, 5 mantissa bits, bias 2, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p6sf(_MLFloat):
+    """p3109_k8p6sf (IEEE P3109): 1 sign, 2 exponent, 5 mantissa bits, bias 2, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p7se(_MLFloat):
+    """p3109_k8p7se (IEEE P3109): 1 sign, 1 exponent, 6 mantissa bits, bias 1, ±inf = 0x7f/0xff, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p7sf(_MLFloat):
+    """p3109_k8p7sf (IEEE P3109): 1 sign, 1 exponent, 6 mantissa bits, bias 1, no inf, NaN = 0x80 (no -0)."""
+@disjoint_base
+class p3109_k8p1ue(_MLFloat):
+    """p3109_k8p1ue (IEEE P3109): unsigned, 8 exponent, 0 mantissa bits, bias 128, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p1uf(_MLFloat):
+    """p3109_k8p1uf (IEEE P3109): unsigned, 8 exponent, 0 mantissa bits, bias 128, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p2ue(_MLFloat):
+    """p3109_k8p2ue (IEEE P3109): unsigned, 7 exponent, 1 mantissa bits, bias 64, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p2uf(_MLFloat):
+    """p3109_k8p2uf (IEEE P3109): unsigned, 7 exponent, 1 mantissa bits, bias 64, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p3ue(_MLFloat):
+    """p3109_k8p3ue (IEEE P3109): unsigned, 6 exponent, 2 mantissa bits, bias 32, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p3uf(_MLFloat):
+    """p3109_k8p3uf (IEEE P3109): unsigned, 6 exponent, 2 mantissa bits, bias 32, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p4ue(_MLFloat):
+    """p3109_k8p4ue (IEEE P3109): unsigned, 5 exponent, 3 mantissa bits, bias 16, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p4uf(_MLFloat):
+    """p3109_k8p4uf (IEEE P3109): unsigned, 5 exponent, 3 mantissa bits, bias 16, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p5ue(_MLFloat):
+    """p3109_k8p5ue (IEEE P3109): unsigned, 4 exponent, 4 mantissa bits, bias 8, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p5uf(_MLFloat):
+    """p3109_k8p5uf (IEEE P3109): unsigned, 4 exponent, 4 mantissa bits, bias 8, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p6ue(_MLFloat):
+    """p3109_k8p6ue (IEEE P3109): unsigned, 3 exponent, 5 mantissa bits, bias 4, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p6uf(_MLFloat):
+    """p3109_k8p6uf (IEEE P3109): unsigned, 3 exponent, 5 mantissa bits, bias 4, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p7ue(_MLFloat):
+    """p3109_k8p7ue (IEEE P3109): unsigned, 2 exponent, 6 mantissa bits, bias 2, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p7uf(_MLFloat):
+    """p3109_k8p7uf (IEEE P3109): unsigned, 2 exponent, 6 mantissa bits, bias 2, no inf, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p8ue(_MLFloat):
+    """p3109_k8p8ue (IEEE P3109): unsigned, 1 exponent, 7 mantissa bits, bias 1, +inf = 0xfe, NaN = 0xff."""
+@disjoint_base
+class p3109_k8p8uf(_MLFloat):
+    """p3109_k8p8uf (IEEE P3109): unsigned, 1 exponent, 7 mantissa bits, bias 1, no inf, NaN = 0xff."""
+
+P3109_K8: tuple[str, ...]
+
+def p3109(k: int, p: int, *, signed: bool = True,
+          domain: Literal["extended", "finite"] = "extended") -> type[np.generic]:
+    """The IEEE P3109 format of width k and precision p as a scalar type (registered on first use)."""
+
 from mldtypes._info import finfo as finfo, iinfo as iinfo
 
 def real(x: Any) -> Any:
@@ -262,8 +401,13 @@ def sum(a: npt.ArrayLike, axis: None | SupportsIndex | tuple[SupportsIndex, ...]
 def mean(a: npt.ArrayLike, axis: None | SupportsIndex | tuple[SupportsIndex, ...] = None,
          dtype: npt.DTypeLike | None = None) -> Any:
     """Mean accumulated in float32, rounded once (AxisError, TypeError)."""
-def dot(x: npt.ArrayLike, y: npt.ArrayLike) -> Any:
+def dot(x: npt.ArrayLike, y: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
+        threads: int | None = None) -> Any:
     """1-D/2-D dot product accumulated in float32, rounded once (ValueError, TypeError)."""
+def matmul(a: npt.ArrayLike, b: npt.ArrayLike, *, dtype: npt.DTypeLike | None = None,
+           threads: int | None = None) -> Any:
+    """Matrix product (``@`` semantics, batched) accumulated in float32 by a GEMM, rounded once
+    (ValueError, TypeError)."""
 def pack(array: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """Sub-byte values packed LSB-first (safetensors F4/F6 layout) (TypeError)."""
 def unpack(buffer: Any, dtype: npt.DTypeLike, shape: SupportsIndex | tuple[SupportsIndex, ...]
@@ -315,8 +459,45 @@ def finish_checkpoint_shards(src: _Path, dst_dir: _Path, to: npt.DTypeLike, *,
     OSError)."""
 
 # ---------------------------------------------------------------------------
+# .npy / .npz files that keep the mldtypes dtypes; safetensors files.
+
+from mldtypes import safetensors as safetensors
+
+_File = str | bytes | os.PathLike[str] | os.PathLike[bytes] | IO[bytes]
+
+def save(file: _File, arr: npt.ArrayLike, allow_pickle: bool = True) -> None:
+    """``numpy.save`` keeping mldtypes dtypes: written as ``[('mldtypes.NAME', '|Vn')]``
+    (raw bytes, little-endian), which ``numpy.load`` reads as raw bytes and ``load``
+    restores. Raises what ``numpy.save`` raises."""
+def savez(file: _File, *args: npt.ArrayLike, **kwds: npt.ArrayLike) -> None:
+    """``numpy.savez`` keeping mldtypes dtypes (each array as ``save`` writes it)."""
+def savez_compressed(file: _File, *args: npt.ArrayLike, **kwds: npt.ArrayLike) -> None:
+    """``numpy.savez_compressed`` keeping mldtypes dtypes."""
+class NpzFile(Mapping[str, Any]):
+    """A ``.npz`` archive opened by ``load``: members come back with their mldtypes dtypes,
+    read on access."""
+    files: list[str]
+    def __init__(self, npz: Any, dtype: Any, where: str) -> None: ...
+    def __getitem__(self, key: str) -> Any: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def close(self) -> None:
+        """Closes the archive."""
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+def load(file: _File, mmap_mode: Literal["r+", "r", "w+", "c"] | None = None,
+         allow_pickle: bool = False, *,
+         dtype: npt.DTypeLike | Mapping[str, npt.DTypeLike] | None = None) -> Any:
+    """``numpy.load`` restoring mldtypes dtypes; ``dtype=`` recovers files written by plain
+    ``numpy.save`` from arrays of our types (raw bytes reinterpreted, same element size).
+    ValueError: the file's dtype was lost and no ``dtype`` given (the message says how),
+    a ``dtype`` of another size or contradicting the file; else what ``numpy.load``
+    raises."""
+
+# ---------------------------------------------------------------------------
 # DLPack (CPU, DLPack 0.8 and 1.x capsules) and the ml_dtypes twin casts.
 
+@final
 class DLPackExport:
     """An array exported through DLPack (``to_dlpack``'s result), with the array-API
     protocol; holds the array until the consumer's view is gone."""

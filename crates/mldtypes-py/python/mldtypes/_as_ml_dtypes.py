@@ -16,31 +16,15 @@ import types
 #: The ml_dtypes version whose public API the alias module implements (its ``__version__``).
 ML_DTYPES_API_VERSION = "0.6.0"
 
-#: ml_dtypes 0.6.0's public names, all provided by mldtypes under the same names.
-ML_DTYPES_API = (
-    "bfloat16",
-    "finfo",
-    "bcomplex32",
-    "complex32",
-    "float4_e2m1fn",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
-    "iinfo",
-    "int1",
-    "int2",
-    "int4",
-    "uint1",
-    "uint2",
-    "uint4",
-)
+#: ml_dtypes 0.6.0's public names, all provided by mldtypes under the same names: its types (the
+#: library's registry of them) and ``finfo``/``iinfo``.
+def _api():
+    from mldtypes import _core
+
+    return tuple(name for name, _ in _core._registry()) + ("finfo", "iinfo")
+
+
+ML_DTYPES_API = _api()
 
 _MARK = "__mldtypes_alias__"
 _lock = threading.Lock()

@@ -12,15 +12,20 @@ import numpy as np
 
 from mldtypes import _core
 
-_FLOATS = (
-    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn",
-    "float6_e3m2fn", "float4_e2m1fn",
-)
-_INTS = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+# The types registered at import (the library's registry) and the IEEE P3109 family, whose
+# members are registered on first use.
+_NAMED_FLOATS = tuple(n for n, f in _core._registry() if f == "float")
+_FLOATS = _NAMED_FLOATS + tuple(_core._p3109_names())
+_INTS = tuple(n for n, f in _core._registry() if f == "int")
 # complex types: the finfo of their parts (ml_dtypes' convention)
 _COMPLEX_PART = {"bcomplex32": "bfloat16", "complex32": np.float16}
-_ALL = _FLOATS + _INTS + tuple(_COMPLEX_PART)
+_ALL = frozenset(_FLOATS + _INTS + tuple(_COMPLEX_PART))
+
+
+def _type(name):
+    """The scalar type of the mldtypes type `name` (P3109 formats: registered on first use)."""
+    t = getattr(_core, name, None)
+    return t if t is not None else _core._p3109_named(name)
 _lock = threading.Lock()
 
 
@@ -102,7 +107,7 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
             obj = np.finfo(part) if not isinstance(part, str) else cls(part)
         else:
             obj = cls._build(name)
-        t = getattr(_core, name)
+        t = _type(name)
         with _lock:
             for key in (name, t, np.dtype(t)):
                 obj = cls._mldtypes_cache.setdefault(key, obj)
@@ -111,13 +116,14 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
     @classmethod
     def _build(cls, name):
         obj = object.__new__(cls)
+        t = _type(name)
         fields = _core._finfo_fields(name)
         # Stored in the instance dict, never through setattr: NumPy 2.0-2.3 make
         # `tiny` and `smallest_normal` read-only properties of numpy.finfo (the
         # properties below read them back), 2.4+ make several fields cached properties.
         state = obj.__dict__
         state.update(fields)
-        state["dtype"] = np.dtype(getattr(_core, name))
+        state["dtype"] = np.dtype(t)
         # ml_dtypes' text fields (NumPy's finfo templates used them before 2.3)
         for key in ("eps", "epsneg", "max", "resolution", "tiny", "smallest_normal",
                     "smallest_subnormal"):
@@ -136,6 +142,36 @@ class finfo(np.finfo):  # noqa: N801 (NumPy's name)
 
     def __init__(self, *args, **kwargs):
         pass
+
+
+def _register_with_numpy():
+    """Makes ``numpy.finfo`` answer for our float and complex types with our ``finfo`` objects.
+
+    ``numpy.finfo`` looks a type or dtype up in its class-level cache (``_finfo_cache``, a dict
+    in every NumPy 2.x) before anything else, and otherwise raises "not inexact" for a user
+    dtype. Entries are added for each type and its dtype (names go through ``numpy.dtype``
+    first), so ``numpy.finfo(bfloat16) is mldtypes.finfo(bfloat16)``, as ml_dtypes' main branch
+    (b793a6e) arranges for its types. Nothing is done if this NumPy has no such cache.
+
+    Called by the package's ``__init__`` once the casts to ml_dtypes' twins exist: the cache is
+    a dict keyed by dtype, and inserting compares dtypes of equal hash (every one-byte user
+    dtype hashes alike) through NumPy's cast table, where a comparison made before a twin cast
+    is registered would leave that cast marked impossible.
+    """
+    for name in _NAMED_FLOATS + tuple(_COMPLEX_PART):
+        _register_one(name)
+
+
+def _register_one(name):
+    """Puts ``finfo(name)`` into ``numpy.finfo``'s cache (see ``_register_with_numpy``); the
+    IEEE P3109 formats are added when they are registered."""
+    cache = getattr(np.finfo, "_finfo_cache", None)
+    if not isinstance(cache, dict):
+        return
+    info = finfo(name)
+    t = _type(name)
+    cache[t] = info
+    cache[np.dtype(t)] = info
 
 
 class iinfo(np.iinfo):  # noqa: N801 (NumPy's name)

@@ -9,25 +9,29 @@ define, a cast in each direction that copies the bytes unchanged (``can_cast``
 between two of our formats the same cast between ours and ml_dtypes' type of
 the other format: mixed-package ``astype``, ``np.asarray(x, dtype=...)``,
 ``copyto``, ufuncs and promotions behave as within one package (see
-``src/twins.rs``). ``a.view(ml_dtypes.bfloat16)`` reinterprets without copying.
+``src/interop/twins.rs``). ``a.view(ml_dtypes.bfloat16)`` reinterprets without copying.
 
 Registration happens when ``mldtypes`` is imported if ``ml_dtypes`` already
-is, or else right after ``ml_dtypes`` finishes importing: a finder at the
-front of ``sys.meta_path`` waits for that one module name (every other import
-costs it a string comparison) and removes itself once it has fired.
+is, or else as soon as ml_dtypes' extension module (``ml_dtypes._ml_dtypes_ext``,
+which defines every type) has loaded, before the rest of the package runs, and
+at the latest right after ``ml_dtypes`` finishes importing: a finder at the
+front of ``sys.meta_path`` waits for those two module names (every other import
+costs it two string comparisons) and removes itself once the package is loaded.
+Early matters: NumPy compares two dtypes through its cast table and remembers a
+pair without a cast as impossible, and NumPy's tables keyed by dtype (such as
+``numpy.finfo``'s cache, which ml_dtypes' main branch fills at import) compare
+every one-byte user dtype with the others, since they hash alike.
 ``_core._twin_state()`` reports what was registered.
 """
 
 import sys
 import warnings
 
-# Every scalar type name of mldtypes (ml_dtypes 0.6.0 defines them all).
-NAMES = (
-    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
-    "float4_e2m1fn", "float8_e8m0fnu", "int1", "uint1", "int2", "uint2", "int4", "uint4",
-    "bcomplex32", "complex32",
-)
+from mldtypes import _core
+
+# Every scalar type name mldtypes registers at import (ml_dtypes 0.6.0 defines them all), from
+# the library's registry.
+NAMES = tuple(name for name, _ in _core._registry())
 
 
 def register(module):
@@ -49,17 +53,29 @@ def register(module):
     return _core._register_twins(pairs)
 
 
-class _RegisteringLoader:
-    """Wraps ml_dtypes' loader: runs it, then registers the twin casts."""
+# The modules whose loading the finder waits for: ml_dtypes' extension module (every type) and
+# the package itself.
+_EXTENSION = "ml_dtypes._ml_dtypes_ext"
+_PACKAGE = "ml_dtypes"
 
-    def __init__(self, loader):
+
+class _RegisteringLoader:
+    """Wraps the loader of ml_dtypes (or of its extension module): runs it, then registers the
+    twin casts with the module's types; after the package, removes the finder."""
+
+    def __init__(self, loader, package):
         self._loader = loader
+        self._package = package
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
-        self._loader.exec_module(module)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            if self._package:
+                uninstall()
         try:
             register(module)
         except Exception as exc:  # never break the import of ml_dtypes
@@ -71,24 +87,24 @@ class _RegisteringLoader:
 
 
 class _Finder:
-    """``sys.meta_path`` entry that waits for ``import ml_dtypes``."""
+    """``sys.meta_path`` entry that waits for ml_dtypes and its extension module."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "ml_dtypes":
+        if fullname != _PACKAGE and fullname != _EXTENSION:
             return None
-        uninstall()
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
-            if find is None:
+            if finder is self or find is None:
                 continue
             spec = find(fullname, path, target)
             if spec is not None:
                 break
         else:
-            sys.meta_path.insert(0, self)  # not installed yet: keep waiting
-            return None
+            return None  # not installed: keep waiting
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _RegisteringLoader(spec.loader)
+            spec.loader = _RegisteringLoader(spec.loader, fullname == _PACKAGE)
+        elif fullname == _PACKAGE:
+            uninstall()
         return spec
 
 

@@ -1,6 +1,10 @@
 """A user program written against ml_dtypes' API; it must type-check with `mypy --strict`
 and pyright against mldtypes' stubs (checked by tests/test_typing.py)."""
 
+import os
+import tempfile
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -42,5 +46,27 @@ def mode() -> str:
 
 total = ml_dtypes.sum(as_bf16)
 packed: npt.NDArray[np.uint8] = ml_dtypes.pack(as_bf16.astype(ml_dtypes.float4_e2m1fn))
+
+
+def save_and_load(directory: str) -> int:
+    """Arrays of our types through .npy, .npz and safetensors files."""
+    path = os.path.join(directory, "a.npy")
+    ml_dtypes.save(path, as_bf16)
+    back: npt.NDArray[Any] = ml_dtypes.load(path)
+    ml_dtypes.savez(os.path.join(directory, "a.npz"), w=as_bf16)
+    with ml_dtypes.load(os.path.join(directory, "a.npz")) as npz:
+        names: list[str] = npz.files
+    st_path = os.path.join(directory, "a.safetensors")
+    ml_dtypes.safetensors.save_file({"w": as_bf16}, st_path, metadata={"k": "v"})
+    loaded: dict[str, npt.NDArray[Any]] = ml_dtypes.safetensors.load_file(st_path)
+    with ml_dtypes.safetensors.safe_open(st_path, framework="np") as fh:
+        keys: list[str] = fh.keys()
+        meta: dict[str, str] | None = fh.metadata()
+    return len(back) + len(names) + len(loaded) + len(keys) + len(meta or {})
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    saved = save_and_load(tmp)
+
 print(y, z, w, n, q, r, f, i, b, eps, bits, dtype, res_dtype, weak, total, packed,
-      after_with(), mode())
+      after_with(), mode(), saved)

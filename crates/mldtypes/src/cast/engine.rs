@@ -1,13 +1,12 @@
 //! Routing of a dtype pair to kernels, chunking, alignment, threading and
 //! non-temporal stores for large outputs.
 
-use std::sync::OnceLock;
-
 use bytemuck::Pod;
 
 use crate::dtype::{DType, Kind};
 use crate::format::{Format, Overflow, BFLOAT16, FLOAT16};
 
+use super::codec::{self, Plan};
 use super::dispatch::Path;
 use super::kernels::{self, Code};
 use super::scalar::{self, with_marker};
@@ -67,6 +66,7 @@ pub(crate) fn category(d: DType) -> Option<Cat> {
         DType::Float32 => Cat::F32,
         DType::Float64 => Cat::F64,
         DType::BFloat16 | DType::Float16 => Cat::Code16(d.format()?),
+        DType::P3109(m) if m.k() > 8 => Cat::Code16(m.format()),
         DType::Bool => Cat::Int(IntTy {
             bits: 8,
             signed: false,
@@ -164,7 +164,7 @@ type EncF32<C> = unsafe fn(&[f32], &mut [C]);
 type EncF64<C> = unsafe fn(&[f64], &mut [C]);
 type DecF32<C> = unsafe fn(&[C], &mut [f32]);
 
-fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
+pub(crate) fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
     #[cfg(target_arch = "x86_64")]
     if *fmt == FLOAT16 && !sat {
         // The CPU's own float16 conversion, NaNs fixed up (see `hw`).
@@ -191,7 +191,7 @@ fn pick_enc_f32<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF32<C> {
     }))
 }
 
-fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
+pub(crate) fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
     with_marker!(fmt, |M| on_path!(path, |m| if sat {
         m::enc_f64::<M, C, true> as EncF64<C>
     } else {
@@ -199,7 +199,7 @@ fn pick_enc_f64<C: Code>(path: Path, fmt: &Format, sat: bool) -> EncF64<C> {
     }))
 }
 
-fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
+pub(crate) fn pick_dec_f32<C: Code>(path: Path, fmt: &Format) -> DecF32<C> {
     #[cfg(target_arch = "x86_64")]
     if *fmt == FLOAT16 {
         match path {
@@ -237,21 +237,6 @@ unsafe fn f16_dec_avx2<C: Code>(src: &[C], dst: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 unsafe fn f16_dec_avx512<C: Code>(src: &[C], dst: &mut [f32]) {
     unsafe { super::hw::f16_to_f32_avx512(bytemuck::cast_slice(src), dst) }
-}
-
-/// 256-entry code → code tables for 8-bit → 8-bit conversions, built once
-/// from the scalar reference.
-fn table8(from: &Format, to: &Format, ov: Overflow) -> &'static [u8; 256] {
-    const N: usize = 13;
-    static TABLES: [OnceLock<[u8; 256]>; N * N * 2] = [const { OnceLock::new() }; N * N * 2];
-    let i = (scalar::fmt_id(from) * N + scalar::fmt_id(to)) * 2 + sat(ov) as usize;
-    TABLES[i].get_or_init(|| {
-        let mut t = [0u8; 256];
-        for (c, e) in t.iter_mut().enumerate() {
-            *e = scalar::convert(from, to, c as u32 & from.code_mask(), ov) as u8;
-        }
-        t
-    })
 }
 
 // ---------------------------------------------------------------------------
@@ -308,7 +293,7 @@ fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Over
             with_src::<u16, _>(src, |x| with_dst::<f32>(dst, |d| unsafe { k(x, d) }));
         }
         (Cat::Code8(g), Cat::Code8(h)) => {
-            let t = table8(&g, &h, ov);
+            let t = codec::table8(&g, &h, ov);
             for (d, c) in dst.iter_mut().zip(src) {
                 *d = t[*c as usize];
             }
@@ -370,6 +355,86 @@ fn chunk_vector(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Over
     }
 }
 
+/// [`chunk_vector`] for pairs with a format only its descriptor describes
+/// (the IEEE P3109 members): the run-time codec's kernels.
+fn chunk_descriptor(path: Path, a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
+    let s = sat(ov);
+    match (a, b) {
+        (Cat::Int(_), _) | (_, Cat::Int(_)) => chunk_int(a, b, src, dst, ov),
+        (Cat::F32, Cat::Code8(g)) => {
+            let p = Plan::new(&g);
+            with_src::<f32, _>(src, |x| p.encode_f32::<u8>(path, x, dst, s));
+        }
+        (Cat::F32, Cat::Code16(g)) => {
+            let p = Plan::new(&g);
+            with_src::<f32, _>(src, |x| {
+                with_dst::<u16>(dst, |d| p.encode_f32(path, x, d, s))
+            });
+        }
+        (Cat::F64, Cat::Code8(g)) => {
+            let p = Plan::new(&g);
+            with_src::<f64, _>(src, |x| p.encode_f64::<u8>(path, x, dst, s));
+        }
+        (Cat::F64, Cat::Code16(g)) => {
+            let p = Plan::new(&g);
+            with_src::<f64, _>(src, |x| {
+                with_dst::<u16>(dst, |d| p.encode_f64(path, x, d, s))
+            });
+        }
+        (Cat::Code8(f), Cat::F32) => {
+            let p = Plan::new(&f);
+            with_dst::<f32>(dst, |d| p.decode_f32::<u8>(path, src, d));
+        }
+        (Cat::Code16(f), Cat::F32) => {
+            let p = Plan::new(&f);
+            with_src::<u16, _>(src, |x| with_dst::<f32>(dst, |d| p.decode_f32(path, x, d)));
+        }
+        (Cat::Code8(f), Cat::F64) => {
+            let p = Plan::new(&f);
+            with_dst::<f64>(dst, |d| decode_f64_via(path, &p, src, d));
+        }
+        (Cat::Code16(f), Cat::F64) => {
+            let p = Plan::new(&f);
+            with_src::<u16, _>(src, |x| {
+                with_dst::<f64>(dst, |d| decode_f64_via(path, &p, x, d))
+            });
+        }
+        (Cat::Code8(f), Cat::Code8(g)) => {
+            codec::convert_codes::<u8, u8>(path, &Plan::new(&f), &Plan::new(&g), src, dst, ov)
+        }
+        (Cat::Code8(f), Cat::Code16(g)) => with_dst::<u16>(dst, |d| {
+            codec::convert_codes(path, &Plan::new(&f), &Plan::new(&g), src, d, ov)
+        }),
+        (Cat::Code16(f), Cat::Code8(g)) => with_src::<u16, _>(src, |x| {
+            codec::convert_codes(path, &Plan::new(&f), &Plan::new(&g), x, dst, ov)
+        }),
+        (Cat::Code16(f), Cat::Code16(g)) => with_src::<u16, _>(src, |x| {
+            with_dst::<u16>(dst, |d| {
+                codec::convert_codes(path, &Plan::new(&f), &Plan::new(&g), x, d, ov)
+            })
+        }),
+        _ => unreachable!("float32/float64 pairs have no descriptor-only format"),
+    }
+}
+
+/// Codes → float64: directly where the values reach beyond float32, else
+/// through the exact float32 value (at most [`CHUNK`] elements).
+fn decode_f64_via<C: Code>(path: Path, p: &Plan, src: &[C], dst: &mut [f64]) {
+    if p.decode_f64(path, src, dst) {
+        return;
+    }
+    let mut tmp = [0f32; CHUNK];
+    let tmp = &mut tmp[..src.len()];
+    p.decode_f32(path, src, tmp);
+    for ((y, x), c) in dst.iter_mut().zip(tmp.iter()).zip(src) {
+        *y = if x.is_nan() {
+            scalar::decode_f64(&p.fmt, c.to_u32())
+        } else {
+            *x as f64
+        };
+    }
+}
+
 /// The scalar path: one element at a time through the reference conversions.
 fn chunk_scalar(a: Cat, b: Cat, src: &[u8], dst: &mut [u8], ov: Overflow) {
     if matches!(a, Cat::Int(_)) || matches!(b, Cat::Int(_)) {
@@ -411,7 +476,7 @@ fn single_pass(a: Cat, b: Cat, src: &[u8], dst: &mut [u8]) -> bool {
     let one_kernel = match (a, b) {
         (Cat::Int(_), _) | (_, Cat::Int(_)) => false,
         (Cat::F32 | Cat::F64, _) | (_, Cat::F32) => true,
-        (Cat::Code8(_), Cat::Code8(_)) => true,
+        (Cat::Code8(f), Cat::Code8(g)) => !(f.bits() > 8 || g.bits() > 8),
         _ => false,
     };
     let aligned = |p: *const u8, c: Cat| (p as usize).is_multiple_of(size_of_cat(c));
@@ -538,16 +603,23 @@ pub(crate) fn convert_bytes(
             dst: dst.len() / sb,
         });
     }
+    // A format only its descriptor describes (an IEEE P3109 member) on
+    // either side: the run-time codec's kernels.
+    let vector = if from.is_p3109() || to.is_p3109() {
+        chunk_descriptor
+    } else {
+        chunk_vector
+    };
     let plain = |src: &[u8], dst: &mut [u8]| {
         if path != Path::Scalar && single_pass(a, b, src, dst) {
             // One kernel call over the whole slice: no per-chunk dispatch.
-            return chunk_vector(path, a, b, src, dst, ov);
+            return vector(path, a, b, src, dst, ov);
         }
         for (s, d) in src.chunks(CHUNK * sa).zip(dst.chunks_mut(CHUNK * sb)) {
             if path == Path::Scalar {
                 chunk_scalar(a, b, s, d, ov);
             } else {
-                chunk_vector(path, a, b, s, d, ov);
+                vector(path, a, b, s, d, ov);
             }
         }
     };

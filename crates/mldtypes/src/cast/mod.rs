@@ -8,8 +8,12 @@
 //! - [`pack`]: packed sub-byte storage (two float4/int4 per byte, four int2
 //!   per byte, four float6 in three bytes) in the safetensors bit order.
 //! - [`reduce`]: `sum`, `dot`, `mean` accumulating in float32 (pairwise) and
-//!   rounding once at the end.
-//! - [`mod@bench`]: single-threaded timings of every conversion, for the CLI.
+//!   rounding once at the end; `argmax` / `argmin` of codes.
+//! - [`matmul`]: matrix products accumulated in float32 through a GEMM
+//!   kernel, rounded once.
+//! - [`Codec`]: a run-time codec for any format descriptor (the IEEE P3109
+//!   members among them): scalar and slice conversions to and from float32,
+//!   float64 and other formats' codes.
 //!
 //! Every result is bit-identical to the scalar conversions of
 //! [`crate::float`] (round-to-nearest-even, ml_dtypes' non-saturating
@@ -59,6 +63,7 @@
 //! assert_eq!(y[0], half::f16::ONE);
 //! ```
 
+mod codec;
 mod dispatch;
 mod engine;
 #[cfg(target_arch = "x86_64")]
@@ -66,10 +71,12 @@ mod hw;
 pub(crate) mod kernels;
 mod scalar;
 
-pub mod bench;
+pub mod matmul;
 pub mod pack;
 pub mod reduce;
+pub mod slice;
 
+pub use codec::{CodeWord, Codec, Strategy};
 pub use dispatch::{available_paths, path, set_path, Path};
 
 use crate::dtype::DType;
@@ -107,6 +114,16 @@ pub enum CastError {
     NotPackable(DType),
     /// A forced [`Path`] needs instructions this CPU lacks.
     PathUnavailable(Path),
+    /// A [`Codec`] slice's code word is narrower than the format (a `u8`
+    /// for a format of more than 8 bits).
+    CodeWord {
+        /// The format's name.
+        format: &'static str,
+        /// The format's width in bits.
+        bits: u32,
+        /// The width of the word given.
+        word_bits: u32,
+    },
 }
 
 impl std::fmt::Display for CastError {
@@ -127,6 +144,14 @@ impl std::fmt::Display for CastError {
             CastError::PathUnavailable(p) => {
                 write!(f, "the {p} kernels need CPU features this machine lacks")
             }
+            CastError::CodeWord {
+                format,
+                bits,
+                word_bits,
+            } => write!(
+                f,
+                "{format} codes have {bits} bits and do not fit {word_bits}-bit words; use u16"
+            ),
         }
     }
 }
@@ -141,7 +166,7 @@ mod sealed {
 /// whose bytes (little-endian) are one element of [`Element::DTYPE`].
 ///
 /// Implemented for `f32`, `f64`, `half::f16`, `half::bf16`, the standard
-/// integers, every float type of [`crate::float`] (`bfloat16`, the float8,
+/// integers, every float type of [`crate::float`] (`bfloat16`, `float16`, the float8,
 /// float6 and float4 formats) and the sub-byte integers of [`crate::int`].
 /// Sealed.
 pub trait Element: bytemuck::Pod + sealed::Sealed {
@@ -165,6 +190,7 @@ elements! {
     i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64,
     u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64,
     crate::bfloat16 => BFloat16,
+    crate::float16 => Float16,
     crate::float8_e3m4 => Float8E3M4,
     crate::float8_e4m3 => Float8E4M3,
     crate::float8_e4m3fn => Float8E4M3FN,

@@ -8,6 +8,10 @@
 //! with eight partial sums, as NumPy's `add.reduce`, combined in a balanced
 //! tree), and the result is rounded once to the element type.
 //!
+//! With the `ndarray` feature, [`ArrayReduce`] gives the same reductions on
+//! `ndarray` arrays of any shape and layout: ndarray's own `sum`/`mean`
+//! add in the element type (a bfloat16 or float16 running sum stalls).
+//!
 //! # Examples
 //!
 //! ```
@@ -16,8 +20,16 @@
 //! assert_eq!(reduce::sum_f32(&x).unwrap(), 5000.0);
 //! assert_eq!(reduce::sum(&x).unwrap(), half::bf16::from_f32(5000.0));
 //! ```
+//!
+//! [`sum_f32_columns`] sums the columns of a row-major matrix with the
+//! same tree of additions as [`sum_f32`] applies to each column on its own
+//! (so the result does not depend on the memory layout), vectorised across
+//! the columns. [`argmax`] / [`argmin`] find ml_dtypes' extreme element of a
+//! slice of codes by their order keys, vectorised.
 
 use super::{convert_slice_on, dispatch, CastError, Element, Overflow, Path};
+use crate::format::Format;
+use crate::sort::SortKey;
 
 /// Elements widened per step.
 const STEP: usize = 2048;
@@ -187,9 +199,380 @@ pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T, CastError> {
     round(dot_f32(a, b)?)
 }
 
+/// Column sums of the row-major `rows × cols` matrix `x` in float32:
+/// `out[j]` is bit for bit [`sum_f32`] of column `j` (the same steps of
+/// 2048 rows, the same pairwise tree within a step and across steps). The
+/// rows are read in order, each widened to float32 into a buffer the cache
+/// holds and added to the partial sums of the tree, so the matrix is read
+/// once and never copied.
+///
+/// # Errors
+///
+/// [`CastError::LengthMismatch`] if `x.len() != rows * cols`; otherwise as
+/// [`sum_f32`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::reduce;
+/// let x = [1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0]; // 3 rows, 2 columns
+/// assert_eq!(reduce::sum_f32_columns(&x, 3, 2).unwrap(), vec![6.0, 60.0]);
+/// ```
+pub fn sum_f32_columns<T: Element>(
+    x: &[T],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<f32>, CastError> {
+    if x.len() != rows * cols {
+        return Err(CastError::LengthMismatch {
+            src: x.len(),
+            dst: rows * cols,
+        });
+    }
+    let path = dispatch::path();
+    let mut row = vec![0f32; cols];
+    let mut widen_row = |src: &[T], dst: &mut [f32]| -> Result<(), CastError> {
+        convert_slice_on(path, src, dst, Overflow::NonSaturating)
+    };
+    // The column sums of each step of 2048 rows, then their pairwise sums.
+    let mut steps: Vec<f32> = Vec::with_capacity(rows.div_ceil(STEP) * cols);
+    let mut scratch = Scratch::default();
+    for r0 in (0..rows).step_by(STEP) {
+        let n = (rows - r0).min(STEP);
+        let mut out = vec![0f32; cols];
+        let src = Rows {
+            data: &x[r0 * cols..(r0 + n) * cols],
+            cols,
+        };
+        pairwise_rows(
+            &src,
+            0,
+            n,
+            &mut out,
+            &mut scratch,
+            0,
+            &mut row,
+            &mut widen_row,
+        )?;
+        steps.extend_from_slice(&out);
+    }
+    let nsteps = steps.len() / cols.max(1);
+    if nsteps == 0 {
+        return Ok(vec![0.0; cols]);
+    }
+    let mut out = vec![0f32; cols];
+    let src = Rows {
+        data: &steps[..],
+        cols,
+    };
+    let mut copy = |s: &[f32], d: &mut [f32]| -> Result<(), CastError> {
+        d.copy_from_slice(s);
+        Ok(())
+    };
+    pairwise_rows(
+        &src,
+        0,
+        nsteps,
+        &mut out,
+        &mut scratch,
+        0,
+        &mut row,
+        &mut copy,
+    )?;
+    Ok(out)
+}
+
+/// Rows of a row-major matrix.
+struct Rows<'a, T> {
+    data: &'a [T],
+    cols: usize,
+}
+
+impl<T> Rows<'_, T> {
+    fn row(&self, r: usize) -> &[T] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+}
+
+/// Buffers of [`pairwise_rows`]: the eight partial sums of a block and one
+/// right-half result per level of the tree.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<f32>,
+    levels: Vec<Vec<f32>>,
+}
+
+/// [`pairwise`] of each column of rows `r0 .. r0 + n` of `src` into `out`,
+/// each row widened into `row` by `widen` first; `depth` picks the scratch
+/// level.
+#[allow(clippy::too_many_arguments)]
+fn pairwise_rows<T>(
+    src: &Rows<'_, T>,
+    r0: usize,
+    n: usize,
+    out: &mut [f32],
+    scratch: &mut Scratch,
+    depth: usize,
+    row: &mut [f32],
+    widen: &mut impl FnMut(&[T], &mut [f32]) -> Result<(), CastError>,
+) -> Result<(), CastError> {
+    let cols = src.cols;
+    if n <= 128 {
+        // Eight interleaved partial sums per column, combined as
+        // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), then the rows
+        // past the last group of eight added in order: `pairwise`'s steps.
+        let acc = &mut scratch.acc;
+        acc.clear();
+        acc.resize(8 * cols, 0.0);
+        let full = n / 8 * 8;
+        for r in 0..full {
+            widen(src.row(r0 + r), row)?;
+            let a = &mut acc[(r % 8) * cols..(r % 8 + 1) * cols];
+            for (s, v) in a.iter_mut().zip(row.iter()) {
+                *s += v;
+            }
+        }
+        for (j, o) in out.iter_mut().enumerate() {
+            let p = |k: usize| acc[k * cols + j];
+            *o = ((p(0) + p(1)) + (p(2) + p(3))) + ((p(4) + p(5)) + (p(6) + p(7)));
+        }
+        for r in full..n {
+            widen(src.row(r0 + r), row)?;
+            for (o, v) in out.iter_mut().zip(row.iter()) {
+                *o += v;
+            }
+        }
+        return Ok(());
+    }
+    let h = (n / 2 + 7) & !7;
+    if scratch.levels.len() <= depth {
+        scratch.levels.resize_with(depth + 1, Vec::new);
+    }
+    let mut right = std::mem::take(&mut scratch.levels[depth]);
+    right.clear();
+    right.resize(cols, 0.0);
+    pairwise_rows(src, r0, h, out, scratch, depth + 1, row, widen)?;
+    pairwise_rows(
+        src,
+        r0 + h,
+        n - h,
+        &mut right,
+        scratch,
+        depth + 1,
+        row,
+        widen,
+    )?;
+    for (o, r) in out.iter_mut().zip(&right) {
+        *o += r;
+    }
+    scratch.levels[depth] = right;
+    Ok(())
+}
+
+/// A stored code: one byte (formats of up to 8 bits) or two.
+pub trait CodeWord: Copy + sealed::Sealed {
+    /// The code as `u32`.
+    fn word(self) -> u32;
+}
+impl CodeWord for u8 {
+    #[inline(always)]
+    fn word(self) -> u32 {
+        self as u32
+    }
+}
+impl CodeWord for u16 {
+    #[inline(always)]
+    fn word(self) -> u32 {
+        self as u32
+    }
+}
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+}
+
+/// The index of ml_dtypes' `argmax` of `codes` (codes of `format`, bits
+/// above its width ignored): the first largest value (`-0 == +0`), or the
+/// first NaN if there is one; `None` for an empty slice.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::reduce::argmax;
+/// use mldtypes::format::BFLOAT16;
+/// let x: [u16; 4] = [0x3f80, 0x4000, 0x4000, 0xbf80]; // 1, 2, 2, -1
+/// assert_eq!(argmax(&BFLOAT16, &x), Some(1));
+/// assert_eq!(argmax(&BFLOAT16, &[0x3f80u16, 0x7fc0, 0x7f80]), Some(1)); // NaN first
+/// ```
+pub fn argmax<C: CodeWord>(format: &Format, codes: &[C]) -> Option<usize> {
+    let key = SortKey::new(format);
+    // NaN has the largest key (the code mask): the first largest key is
+    // the first NaN if there is one.
+    arg_extreme(codes, |c| key.key(c.word()))
+}
+
+/// The index of ml_dtypes' `argmin` of `codes`: the first smallest value
+/// (`-0 == +0`), or the first NaN if there is one; `None` for an empty
+/// slice.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::reduce::argmin;
+/// use mldtypes::format::FLOAT8_E4M3FN;
+/// assert_eq!(argmin(&FLOAT8_E4M3FN, &[0x38u8, 0xb8, 0xb8]), Some(1)); // 1, -1, -1
+/// assert_eq!(argmin(&FLOAT8_E4M3FN, &[0x38u8, 0xb8, 0x7f]), Some(2)); // NaN
+/// ```
+pub fn argmin<C: CodeWord>(format: &Format, codes: &[C]) -> Option<usize> {
+    let key = SortKey::new(format);
+    let nan = key.code_mask();
+    // Reversed keys with NaN largest again: the first largest is the first
+    // smallest value, or the first NaN.
+    arg_extreme(codes, move |c| {
+        let k = key.key(c.word());
+        if k == nan {
+            nan
+        } else {
+            nan - 1 - k
+        }
+    })
+}
+
+/// The first index of the largest `key` of `codes`: the largest key by a
+/// vectorised pass (stopping early at the largest possible key, NaN's),
+/// then its first occurrence.
+fn arg_extreme<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> Option<usize> {
+    if codes.is_empty() {
+        return None;
+    }
+    let top = key_max(codes, key);
+    first_key(codes, key, top)
+}
+
+/// The first index of `codes` whose key is `top`: blocks of 256 tested
+/// at once (vectorised), then the block that has it element by element.
+fn first_key<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy, top: u32) -> Option<usize> {
+    #[inline(always)]
+    fn run<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy, top: u32) -> Option<usize> {
+        for (b, block) in codes.chunks(256).enumerate() {
+            if block.iter().fold(false, |a, &c| a | (key(c) == top)) {
+                return block
+                    .iter()
+                    .position(|&c| key(c) == top)
+                    .map(|i| 256 * b + i);
+            }
+        }
+        None
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+        unsafe fn avx512<C: CodeWord>(
+            codes: &[C],
+            key: impl Fn(C) -> u32 + Copy,
+            top: u32,
+        ) -> Option<usize> {
+            run(codes, key, top)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<C: CodeWord>(
+            codes: &[C],
+            key: impl Fn(C) -> u32 + Copy,
+            top: u32,
+        ) -> Option<usize> {
+            run(codes, key, top)
+        }
+        match dispatch::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(codes, key, top) },
+            Path::Avx2 => return unsafe { avx2(codes, key, top) },
+            _ => {}
+        }
+    }
+    run(codes, key, top)
+}
+
+/// The largest `key` of `codes` (not empty), on the best instruction set.
+fn key_max<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> u32 {
+    #[inline(always)]
+    fn run<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> u32 {
+        let mut best = 0u32;
+        for chunk in codes.chunks(4096) {
+            best = chunk.iter().fold(best, |m, &c| m.max(key(c)));
+        }
+        best
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+        unsafe fn avx512<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> u32 {
+            run(codes, key)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<C: CodeWord>(codes: &[C], key: impl Fn(C) -> u32 + Copy) -> u32 {
+            run(codes, key)
+        }
+        match dispatch::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(codes, key) },
+            Path::Avx2 => return unsafe { avx2(codes, key) },
+            _ => {}
+        }
+    }
+    run(codes, key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::{BFLOAT16, FLOAT4_E2M1FN, FLOAT8_E4M3FNUZ};
+
+    #[test]
+    fn column_sums_equal_each_columns_sum() {
+        for &(rows, cols) in &[
+            (0, 3),
+            (1, 5),
+            (7, 3),
+            (128, 2),
+            (129, 3),
+            (1000, 5),
+            (5000, 3),
+        ] {
+            let x: Vec<f32> = (0..rows * cols)
+                .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 150.0)
+                .collect();
+            let got = sum_f32_columns(&x, rows, cols).unwrap();
+            for j in 0..cols {
+                let col: Vec<f32> = (0..rows).map(|r| x[r * cols + j]).collect();
+                assert_eq!(
+                    got[j].to_bits(),
+                    sum_f32(&col).unwrap().to_bits(),
+                    "{rows}x{cols} col {j}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn argmax_argmin_follow_ml_dtypes() {
+        // -0 and +0 are equal: the first wins.
+        assert_eq!(argmax(&BFLOAT16, &[0x8000u16, 0x0000]), Some(0));
+        assert_eq!(argmin(&BFLOAT16, &[0x0000u16, 0x8000]), Some(0));
+        assert_eq!(
+            argmin(&BFLOAT16, &[0x3f80u16, 0xff80, 0xffc1, 0x7fc0]),
+            Some(2)
+        );
+        assert_eq!(argmax(&BFLOAT16, &[0x3f80u16, 0x7f80, 0x7f80]), Some(1));
+        assert_eq!(argmax::<u16>(&BFLOAT16, &[]), None);
+        // the fnuz NaN is 0x80
+        assert_eq!(argmax(&FLOAT8_E4M3FNUZ, &[0x7fu8, 0x80, 0x7f]), Some(1));
+        assert_eq!(argmin(&FLOAT8_E4M3FNUZ, &[0xffu8, 0x01, 0x80]), Some(2));
+        // float4 codes in the low bits; the high bits are ignored
+        assert_eq!(argmax(&FLOAT4_E2M1FN, &[0x01u8, 0xf7, 0x07]), Some(1));
+    }
 
     #[test]
     fn pairwise_matches_exact_small_sums() {
@@ -197,5 +580,97 @@ mod tests {
         assert_eq!(pairwise(&x), 499_500.0);
         assert_eq!(pairwise(&[]), 0.0);
         assert_eq!(pairwise(&[3.0]), 3.0);
+    }
+}
+
+#[cfg(feature = "ndarray")]
+pub use array::ArrayReduce;
+
+#[cfg(feature = "ndarray")]
+mod array {
+    use super::{CastError, Element};
+    use ::ndarray::{ArrayBase, Data, Dimension};
+
+    /// Reductions of `ndarray` arrays that accumulate in float32 and round
+    /// once, as the slice reductions of [`crate::cast::reduce`] do (feature
+    /// `ndarray`). This is how to sum an array of bfloat16, float16 or
+    /// float8 values: ndarray's `sum` adds in the element type, and a
+    /// 16-bit running sum stops growing once its ulp exceeds the addends.
+    ///
+    /// Contiguous arrays (either memory order) are reduced in place; other
+    /// layouts are copied once, in logical order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::cast::reduce::ArrayReduce;
+    /// use mldtypes::float16;
+    /// let a = ndarray::Array2::from_elem((100, 100), float16::from_f32(0.1));
+    /// // 10,000 × 0.0999755859375 (0.1 in float16) = 999.755859375
+    /// assert_eq!(a.reduce_sum_f32().unwrap(), 999.75586);
+    /// assert_eq!(a.reduce_sum().unwrap().to_f32(), 1000.0); // rounded once
+    /// // ndarray's own sum adds in float16 (eight running sums), off by 9 %.
+    /// assert_eq!(a.sum().to_f32(), 1091.0);
+    /// assert_eq!(a.t().reduce_mean().unwrap(), a.reduce_mean().unwrap());
+    /// ```
+    pub trait ArrayReduce<T: Element> {
+        /// Sum of the elements accumulated in float32 (pairwise), as float32.
+        ///
+        /// # Errors
+        ///
+        /// [`CastError::UnsupportedPair`] if `T` does not convert to float32.
+        fn reduce_sum_f32(&self) -> Result<f32, CastError>;
+        /// [`ArrayReduce::reduce_sum_f32`] rounded once to `T`.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_sum(&self) -> Result<T, CastError>;
+        /// Mean accumulated in float32 (NaN for an empty array), as float32.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_mean_f32(&self) -> Result<f32, CastError>;
+        /// [`ArrayReduce::reduce_mean_f32`] rounded once to `T`.
+        ///
+        /// # Errors
+        ///
+        /// As [`ArrayReduce::reduce_sum_f32`].
+        fn reduce_mean(&self) -> Result<T, CastError>;
+    }
+
+    impl<T, S, D> ArrayReduce<T> for ArrayBase<S, D>
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        fn reduce_sum_f32(&self) -> Result<f32, CastError> {
+            with_slice(self, super::sum_f32)
+        }
+        fn reduce_sum(&self) -> Result<T, CastError> {
+            with_slice(self, super::sum)
+        }
+        fn reduce_mean_f32(&self) -> Result<f32, CastError> {
+            with_slice(self, super::mean_f32)
+        }
+        fn reduce_mean(&self) -> Result<T, CastError> {
+            with_slice(self, super::mean)
+        }
+    }
+
+    /// `f` of the array's elements as one slice: in place when contiguous,
+    /// else copied in logical order.
+    fn with_slice<T, S, D, R>(a: &ArrayBase<S, D>, f: impl Fn(&[T]) -> R) -> R
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        match a.as_slice_memory_order() {
+            Some(s) => f(s),
+            None => f(&a.iter().copied().collect::<Vec<T>>()),
+        }
     }
 }

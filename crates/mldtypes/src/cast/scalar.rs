@@ -4,26 +4,13 @@
 
 use crate::format::{Format, Overflow};
 
-/// A small index identifying each named format (its position in
-/// [`crate::format::ALL`]), found from the primary facts without comparing
-/// names, so that kernel selection stays cheap.
+/// The position in [`crate::format::ALL`] of the named format `f` states
+/// (every field but the name equal), so that kernel selection stays cheap.
+/// Called only for descriptors that state a named format.
 pub(crate) fn fmt_id(f: &Format) -> usize {
-    use crate::format::NonFinite::*;
-    match (f.exp_bits, f.man_bits, f.bias, f.non_finite) {
-        (8, 7, 127, Ieee) => 0,      // bfloat16
-        (5, 10, 15, Ieee) => 1,      // float16
-        (3, 4, 3, Ieee) => 2,        // float8_e3m4
-        (4, 3, 7, Ieee) => 3,        // float8_e4m3
-        (4, 3, 7, NanOnly) => 4,     // float8_e4m3fn
-        (4, 3, 8, NanOnly) => 5,     // float8_e4m3fnuz
-        (4, 3, 11, NanOnly) => 6,    // float8_e4m3b11fnuz
-        (5, 2, 15, Ieee) => 7,       // float8_e5m2
-        (5, 2, 16, NanOnly) => 8,    // float8_e5m2fnuz
-        (8, 0, 127, NanOnly) => 9,   // float8_e8m0fnu
-        (2, 3, 1, FiniteOnly) => 10, // float6_e2m3fn
-        (3, 2, 3, FiniteOnly) => 11, // float6_e3m2fn
-        (2, 1, 1, FiniteOnly) => 12, // float4_e2m1fn
-        _ => unreachable!("not a named format: {}", f.name),
+    match super::codec::named_id(f) {
+        Some(i) => i,
+        None => unreachable!("not a named format: {}", f.name),
     }
 }
 

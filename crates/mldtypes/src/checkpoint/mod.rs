@@ -103,6 +103,7 @@ mod recipe;
 mod source;
 mod stats;
 mod tags;
+pub mod tensor_file;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -135,6 +135,42 @@ pub trait MiniFloatOps:
     fn min(self, other: Self) -> Self;
 }
 
+/// The largest `n` with `10^n <= x` (`x` finite, positive).
+pub(crate) const fn max_10_exp(x: f64) -> i32 {
+    let mut n = 0;
+    let mut p = 1.0;
+    if x >= 1.0 {
+        while p * 10.0 <= x {
+            p *= 10.0;
+            n += 1;
+        }
+    } else {
+        while p > x {
+            p /= 10.0;
+            n -= 1;
+        }
+    }
+    n
+}
+
+/// The smallest `n` with `10^n >= x` (`x` finite, positive).
+pub(crate) const fn min_10_exp(x: f64) -> i32 {
+    let mut n = 0;
+    let mut p = 1.0;
+    if x <= 1.0 {
+        while p / 10.0 >= x {
+            p /= 10.0;
+            n -= 1;
+        }
+    } else {
+        while p < x {
+            p *= 10.0;
+            n += 1;
+        }
+    }
+    n
+}
+
 /// The [`MiniFloatOps`] impl and the API additions of one float type.
 macro_rules! minifloat_api {
     ($name:ident, $bits:ty, $fmt:ident) => {
@@ -269,6 +305,155 @@ macro_rules! minifloat_api {
             #[inline]
             pub fn shortest(self) -> Shortest<Self> {
                 Shortest(self)
+            }
+
+            /// The exact value as `f32` in a `const` context (the same value
+            /// as [`Self::to_f32`]; NaN payloads may differ).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// const ONE: f32 = T::ONE.to_f32_const();
+            /// assert_eq!(ONE, 1.0);
+            /// ```
+            #[inline]
+            pub const fn to_f32_const(self) -> f32 {
+                f32::from_bits(crate::float::core::decode_f32_bits(&format::$fmt, self.0 as u32))
+            }
+
+            /// The exact value as `f64` in a `const` context.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// const MAX: f64 = T::MAX.to_f64_const();
+            /// assert_eq!(MAX, T::MAX.to_f64());
+            /// ```
+            #[inline]
+            pub const fn to_f64_const(self) -> f64 {
+                self.to_f32_const() as f64
+            }
+
+            /// `self` restricted to `[min, max]`, as `f32::clamp`: NaN stays
+            /// NaN.
+            ///
+            /// # Panics
+            ///
+            /// If `min > max`, or either bound is NaN (as `f32::clamp` and
+            /// `half`'s `clamp`).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// assert_eq!(T::MAX.clamp(T::ONE, T::ONE), T::ONE);
+            /// ```
+            #[inline]
+            pub fn clamp(self, min: Self, max: Self) -> Self {
+                assert!(min <= max, "clamp needs min <= max, both not NaN");
+                if self < min {
+                    min
+                } else if self > max {
+                    max
+                } else {
+                    self
+                }
+            }
+
+            /// Number of significant binary digits (`man_bits + 1`), as
+            /// `f32::MANTISSA_DIGITS`.
+            pub const MANTISSA_DIGITS: u32 = format::$fmt.man_bits + 1;
+            /// Decimal digits that survive a round trip through the format,
+            /// `⌊(MANTISSA_DIGITS − 1) · log10 2⌋`, as `f32::DIGITS`.
+            pub const DIGITS: u32 = format::$fmt.man_bits * 30103 / 100_000;
+            /// The radix of the representation: 2.
+            pub const RADIX: u32 = 2;
+            /// One more than the largest power of two's exponent below
+            /// `MAX`, as `f32::MAX_EXP` (128 for float32).
+            pub const MAX_EXP: i32 = format::$fmt.max_exp() + 1;
+            /// One more than the exponent of the smallest normal value, as
+            /// `f32::MIN_EXP` (−125 for float32).
+            pub const MIN_EXP: i32 = format::$fmt.min_exp() + 1;
+            /// The largest `n` with `10^n <= MAX`, as `f32::MAX_10_EXP`.
+            pub const MAX_10_EXP: i32 = crate::float::api::max_10_exp(format::$fmt.max_finite());
+            /// The smallest `n` with `10^n >= MIN_POSITIVE`, as
+            /// `f32::MIN_10_EXP`.
+            pub const MIN_10_EXP: i32 =
+                crate::float::api::min_10_exp(format::$fmt.min_positive_normal());
+
+        }
+
+        impl std::fmt::Binary for $name {
+            /// The bit pattern (`half`'s formatting of the bits).
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Binary::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::Octal for $name {
+            /// The bit pattern.
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Octal::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::LowerHex for $name {
+            /// The bit pattern.
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::LowerHex::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::UpperHex for $name {
+            /// The bit pattern.
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::UpperHex::fmt(&self.0, f)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl $name {
+            /// Serializes as an `f32` number whatever the serializer (for
+            /// `#[serde(serialize_with = ...)]`, as `half`'s method).
+            ///
+            /// # Errors
+            ///
+            /// The serializer's.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// let mut out = Vec::new();
+            /// T::ONE.serialize_as_f32(&mut serde_json::Serializer::new(&mut out)).unwrap();
+            /// assert_eq!(out, b"1.0");
+            /// ```
+            pub fn serialize_as_f32<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_f32(self.to_f32())
+            }
+
+            /// Serializes as the value's `Display` text (`"1"`, `"NaN"`,
+            /// `"inf"`), as `half`'s method.
+            ///
+            /// # Errors
+            ///
+            /// The serializer's.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use mldtypes::", stringify!($name), " as T;")]
+            /// let mut out = Vec::new();
+            /// T::ONE.serialize_as_string(&mut serde_json::Serializer::new(&mut out)).unwrap();
+            /// assert_eq!(out, b"\"1\"");
+            /// ```
+            pub fn serialize_as_string<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
             }
         }
 

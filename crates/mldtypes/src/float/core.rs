@@ -38,7 +38,7 @@
 //! assert_eq!(encode_f64(&FLOAT8_E4M3FN, 464.01, Overflow::NonSaturating), 0x7f); // NaN
 //! ```
 
-use crate::cast::kernels::{self, Fmt};
+use super::kernels::{self, Fmt};
 use crate::format::{self, Format, NanEncoding, NonFinite, Overflow, FLOAT16};
 
 /// Whether two descriptors state the same format (every field but the name).
@@ -132,14 +132,23 @@ enum Round {
     TiesAway,
 }
 
-/// The rounding rule ml_dtypes uses for a format: ties away from zero when
-/// the format has no mantissa bits (float8_e8m0fnu), ties to even otherwise.
+/// The round-to-nearest rule of a format: ties away from zero for
+/// float8_e8m0fnu (no mantissa bits and no zero), as ml_dtypes does; ties
+/// to the even code otherwise (for the IEEE P3109 formats without mantissa
+/// bits that is the even biased exponent, as gfloat rounds them).
 const fn nearest_rule(fmt: &Format) -> Round {
-    if fmt.man_bits == 0 {
+    if fmt.man_bits == 0 && !fmt.has_zero {
         Round::TiesAway
     } else {
         Round::TiesEven
     }
+}
+
+/// Whether `fmt` is IEEE binary16 (whatever its name), whose NaN payloads
+/// follow NumPy's conversions.
+#[inline(always)]
+const fn is_binary16(fmt: &Format) -> bool {
+    same(fmt, &FLOAT16)
 }
 
 /// `2^k` as an `f64`, for `-1074 <= k <= 1023`.
@@ -150,6 +159,28 @@ const fn pow2(k: i32) -> f64 {
     } else {
         f64::from_bits(1u64 << (k + 1074))
     }
+}
+
+/// `sig · 2^exp` rounded once to the nearest `f64` (ties to even; overflow
+/// to +inf, gradual underflow), for `sig < 2^53` and any `exp`: the first
+/// factor keeps the product exact and normal, the second rounds it.
+const fn scale_f64(sig: u64, exp: i32) -> f64 {
+    let s1 = if exp < -1000 {
+        -1000
+    } else if exp > 1000 {
+        1000
+    } else {
+        exp
+    };
+    let rest = exp - s1;
+    let s2 = if rest < -1000 {
+        -1000
+    } else if rest > 1000 {
+        1000
+    } else {
+        rest
+    };
+    sig as f64 * pow2(s1) * pow2(s2)
 }
 
 /// The sign bit of `fmt` if `neg`, else 0.
@@ -193,8 +224,12 @@ fn float16_nan(neg: bool, payload: u64, bits: u32) -> u32 {
 #[inline]
 fn overflow_result(fmt: &Format, neg: bool, ov: Overflow) -> u32 {
     match (ov, fmt.non_finite) {
-        (Overflow::NonSaturating, NonFinite::Ieee) => fmt.exp_mask() | sign_bit(fmt, neg),
+        (Overflow::NonSaturating, NonFinite::Ieee | NonFinite::InfAtMax) => {
+            fmt.inf_code().unwrap_or(0) | sign_bit(fmt, neg)
+        }
         (Overflow::NonSaturating, NonFinite::NanOnly) => nan_result(fmt, neg),
+        // A largest value of zero (p3109_k2p1se) takes the zero's sign rule.
+        _ if fmt.max_code() == 0 => zero_result(fmt, neg),
         _ => fmt.max_code() | sign_bit(fmt, neg),
     }
 }
@@ -206,7 +241,9 @@ fn inf_result(fmt: &Format, neg: bool, ov: Overflow) -> u32 {
         return nan_result(fmt, neg);
     }
     match (ov, fmt.non_finite) {
-        (Overflow::NonSaturating, NonFinite::Ieee) => fmt.exp_mask() | sign_bit(fmt, neg),
+        (Overflow::NonSaturating, NonFinite::Ieee | NonFinite::InfAtMax) => {
+            fmt.inf_code().unwrap_or(0) | sign_bit(fmt, neg)
+        }
         _ => overflow_result(fmt, neg, ov),
     }
 }
@@ -224,10 +261,14 @@ fn zero_result(fmt: &Format, neg: bool) -> u32 {
 }
 
 /// Rounds the non-zero finite value `(-1)^neg × sig × 2^exp` into `fmt`.
+///
+/// Unsigned formats: without a zero (float8_e8m0fnu) every negative value
+/// is NaN; with one (the IEEE P3109 `u` formats) a negative value whose
+/// magnitude rounds to zero gives +0 and any other gives NaN.
 #[inline]
 fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Overflow) -> u32 {
     debug_assert!(sig != 0);
-    if neg && !fmt.signed {
+    if neg && !fmt.signed && !fmt.has_zero {
         return nan_result(fmt, neg);
     }
     let man_bits = fmt.man_bits as i32;
@@ -248,8 +289,15 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
                 1u64 << (shift - 1),
             )
         };
+        // The parity of the code `m` stands for: its last mantissa bit, or
+        // without mantissa bits its biased exponent (0 is the even zero).
+        let odd = if man_bits > 0 {
+            m & 1 == 1
+        } else {
+            m == 1 && (q + fmt.bias) & 1 == 1
+        };
         let up = match mode {
-            Round::TiesEven => rem > half || (rem == half && m & 1 == 1),
+            Round::TiesEven => rem > half || (rem == half && odd),
             Round::TiesAway => rem >= half,
         };
         m + up as u64
@@ -265,6 +313,9 @@ fn round_finite(fmt: &Format, neg: bool, sig: u64, exp: i32, mode: Round, ov: Ov
         } else {
             0
         };
+    }
+    if neg && !fmt.signed {
+        return nan_result(fmt, neg);
     }
     let implicit = 1u64 << man_bits;
     let code = if m >= implicit {
@@ -350,7 +401,7 @@ pub(crate) fn encode_f32_generic(fmt: &Format, x: f32, ov: Overflow) -> u32 {
     let e = (b >> 23) & 0xff;
     let m = b & 0x7f_ffff;
     if e == 0xff {
-        return if m != 0 && *fmt == FLOAT16 {
+        return if m != 0 && is_binary16(fmt) {
             float16_nan(neg, m as u64, 23)
         } else if m != 0 {
             nan_result(fmt, neg)
@@ -362,7 +413,7 @@ pub(crate) fn encode_f32_generic(fmt: &Format, x: f32, ov: Overflow) -> u32 {
         if m == 0 {
             return zero_result(fmt, neg);
         }
-        if fmt.man_bits == 0 && m > 0x40_0000 {
+        if fmt.man_bits == 0 && !fmt.has_zero && m > 0x40_0000 {
             // ml_dtypes 0.6.0 and PyTorch: above 2^-127, 2^-126 (see above).
             return round_finite(fmt, neg, 1, -126, nearest_rule(fmt), ov);
         }
@@ -427,7 +478,7 @@ pub(crate) fn encode_f64_generic(fmt: &Format, x: f64, ov: Overflow) -> u32 {
     let e = ((b >> 52) & 0x7ff) as i32;
     let m = b & ((1u64 << 52) - 1);
     if e == 0x7ff {
-        return if m != 0 && *fmt == FLOAT16 {
+        return if m != 0 && is_binary16(fmt) {
             float16_nan(neg, m, 52)
         } else if m != 0 {
             nan_result(fmt, neg)
@@ -461,30 +512,172 @@ const fn nan_bits_f32(fmt: &Format, code: u32) -> u32 {
     }
 }
 
-/// Decodes `code` of `fmt` to its exact `f64` value, magnitude part only
-/// for finite, non-NaN codes. Returns `None` for NaN codes.
-#[inline]
-const fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
+/// The exact value of a code of some format: what [`value_parts`] returns.
+///
+/// A finite value is `(-1)^negative × significand × 2^exponent` exactly
+/// (the significand has at most 16 bits; zero has significand 0), which
+/// holds the values of every format, also those of the IEEE P3109 formats
+/// beyond float64's range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodeValue {
+    /// A NaN code.
+    Nan,
+    /// ±infinity.
+    Infinity {
+        /// −infinity.
+        negative: bool,
+    },
+    /// A finite value (zero included).
+    Finite {
+        /// The sign bit is set (−0 included).
+        negative: bool,
+        /// The integer significand.
+        significand: u64,
+        /// The power of two it is scaled by.
+        exponent: i32,
+    },
+}
+
+/// The exact value of `code` (low [`Format::bits`] bits) of `fmt`, as an
+/// integer significand and a power of two.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::core::{value_parts, CodeValue};
+/// use mldtypes::format::{Format, FLOAT8_E4M3FN};
+/// assert_eq!(
+///     value_parts(&FLOAT8_E4M3FN, 0x7e), // 448 = 14 × 2^5
+///     CodeValue::Finite { negative: false, significand: 14, exponent: 5 }
+/// );
+/// assert_eq!(value_parts(&FLOAT8_E4M3FN, 0xff), CodeValue::Nan);
+/// // p3109_k16p1se's largest value is 2^16382, beyond float64.
+/// let wide = Format::p3109(16, 1, true, true).unwrap();
+/// assert_eq!(
+///     value_parts(&wide, 0x7ffe),
+///     CodeValue::Finite { negative: false, significand: 1, exponent: 16382 }
+/// );
+/// assert_eq!(value_parts(&wide, 0xffff), CodeValue::Infinity { negative: true });
+/// ```
+pub const fn value_parts(fmt: &Format, code: u32) -> CodeValue {
+    let code = code & fmt.code_mask();
     if fmt.is_nan_code(code) {
-        return None;
+        return CodeValue::Nan;
     }
-    let neg = code & fmt.sign_mask() != 0;
-    let mag = code & !fmt.sign_mask() & fmt.code_mask();
+    let negative = code & fmt.sign_mask() != 0;
+    let mag = code & !fmt.sign_mask();
+    if let Some(inf) = fmt.inf_code() {
+        if mag == inf {
+            return CodeValue::Infinity { negative };
+        }
+    }
     let e = mag >> fmt.man_bits;
     let f = mag & fmt.man_mask();
     let man_bits = fmt.man_bits as i32;
-    let v = if matches!(fmt.non_finite, NonFinite::Ieee) && e == fmt.max_biased_exp() {
-        f64::INFINITY
-    } else if e == 0 && fmt.has_zero {
-        f as f64 * pow2(fmt.min_exp() - man_bits)
+    let (significand, exponent) = if e == 0 && fmt.has_zero {
+        (f as u64, fmt.min_exp() - man_bits)
     } else {
-        ((1u64 << man_bits) | f as u64) as f64 * pow2(e as i32 - fmt.bias - man_bits)
+        (
+            ((1u64 << man_bits) | f as u64),
+            e as i32 - fmt.bias - man_bits,
+        )
+    };
+    CodeValue::Finite {
+        negative,
+        significand,
+        exponent,
+    }
+}
+
+impl std::fmt::Display for CodeValue {
+    /// Exact hexadecimal-float text, as C's `%a` (and Rust's hex-float
+    /// parsers) read it: `0x1.8p+16001`, `-0x1p-16383`, `0x0p+0`, `inf`,
+    /// `-inf`, `nan`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float::core::value_parts;
+    /// use mldtypes::format::{Format, FLOAT8_E4M3FN};
+    /// assert_eq!(value_parts(&FLOAT8_E4M3FN, 0x7e).to_string(), "0x1.cp+8"); // 448
+    /// assert_eq!(value_parts(&FLOAT8_E4M3FN, 0x80).to_string(), "-0x0p+0");
+    /// let wide = Format::p3109(16, 2, true, true).unwrap();
+    /// assert_eq!(value_parts(&wide, 0x7ffe).to_string(), "0x1p+8191"); // the largest value
+    /// assert_eq!(value_parts(&wide, 0x7ffd).to_string(), "0x1.8p+8190");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            CodeValue::Nan => f.write_str("nan"),
+            CodeValue::Infinity { negative } => f.write_str(if negative { "-inf" } else { "inf" }),
+            CodeValue::Finite {
+                negative,
+                significand,
+                exponent,
+            } => {
+                let sign = if negative { "-" } else { "" };
+                if significand == 0 {
+                    return write!(f, "{sign}0x0p+0");
+                }
+                let lead = 63 - significand.leading_zeros() as i32;
+                // Fraction bits below the leading one, padded to whole
+                // hexadecimal digits, trailing zero digits dropped.
+                let frac = significand & ((1u64 << lead) - 1);
+                let digits = (lead as u32).div_ceil(4);
+                let mut text = String::new();
+                if digits > 0 {
+                    let v = frac << (digits * 4 - lead as u32);
+                    text = format!("{v:0width$x}", width = digits as usize);
+                    while text.ends_with('0') {
+                        text.pop();
+                    }
+                }
+                let e = exponent + lead;
+                let dot = if text.is_empty() { "" } else { "." };
+                write!(f, "{sign}0x1{dot}{text}p{e:+}")
+            }
+        }
+    }
+}
+
+/// The IEEE class of `code` of `fmt` (zero, subnormal, normal, infinite,
+/// NaN), from the code's fields: exact also where the value reaches beyond
+/// float64.
+///
+/// # Examples
+///
+/// ```
+/// use std::num::FpCategory;
+/// use mldtypes::float::core::classify;
+/// use mldtypes::format::Format;
+/// let f = Format::p3109(16, 1, true, true).unwrap();
+/// assert_eq!(classify(&f, 0x0001), FpCategory::Normal); // 2^-16383, which float64 flushes to 0
+/// assert_eq!(classify(&f, 0x7fff), FpCategory::Infinite);
+/// assert_eq!(classify(&f, 0x8000), FpCategory::Nan);
+/// ```
+pub fn classify(fmt: &Format, code: u32) -> std::num::FpCategory {
+    super::ops::classify(fmt, code)
+}
+
+/// Decodes `code` of `fmt` to its `f64` value (rounded to nearest even
+/// where the format reaches beyond float64), `None` for NaN codes.
+#[inline]
+const fn finite_or_inf(fmt: &Format, code: u32) -> Option<f64> {
+    let (neg, v) = match value_parts(fmt, code) {
+        CodeValue::Nan => return None,
+        CodeValue::Infinity { negative } => (negative, f64::INFINITY),
+        CodeValue::Finite {
+            negative,
+            significand,
+            exponent,
+        } => (negative, scale_f64(significand, exponent)),
     };
     Some(if neg { -v } else { v })
 }
 
-/// Decodes `code` of `fmt` to `f32`. Exact for every format of this crate
-/// (every value of every format is an `f32`).
+/// Decodes `code` of `fmt` to `f32`: exact for every named format and every
+/// format that [fits float32](Format::fits_f32); the IEEE P3109 formats with
+/// more than 8 exponent bits round to nearest even (overflow to ±inf,
+/// gradual underflow to subnormals and ±0).
 ///
 /// NaN codes give the NaN bit pattern ml_dtypes gives: bfloat16 (and
 /// float16) keep sign and payload; float8 IEEE formats and float8_e4m3fn
@@ -519,7 +712,9 @@ pub fn decode_f32(fmt: &Format, code: u32) -> f32 {
 }
 
 /// The `f32` bit pattern of `code`, from the descriptor's fields alone
-/// (the definition behind [`decode_f32`] and its tables).
+/// (the definition behind [`decode_f32`] and its tables). Where the value
+/// is not a float64 (beyond its range) the float32 result is ±0 or ±inf
+/// either way, so rounding through the float64 rounds once.
 #[inline(never)]
 pub(crate) const fn decode_f32_bits(fmt: &Format, code: u32) -> u32 {
     match finite_or_inf(fmt, code) {
@@ -545,7 +740,9 @@ const fn decode_table(fmt: &Format) -> [u32; 256] {
     t
 }
 
-/// Decodes `code` of `fmt` to its exact `f64` value.
+/// Decodes `code` of `fmt` to its exact `f64` value (rounded to nearest
+/// even for the IEEE P3109 formats that reach beyond float64, see
+/// [`Format::fits_f64`]; [`value_parts`] gives their exact values).
 ///
 /// NaN codes give the `f32` NaN of [`decode_f32`] widened as hardware does
 /// (sign and payload kept, quiet bit set), which is what NumPy's
@@ -563,11 +760,14 @@ const fn decode_table(fmt: &Format) -> [u32; 256] {
 /// ```
 #[inline(always)]
 pub fn decode_f64(fmt: &Format, code: u32) -> f64 {
+    if !fmt.fits_f32() {
+        return decode_f64_generic(fmt, code);
+    }
     let x = decode_f32(fmt, code);
     if x.is_nan() {
         decode_f64_generic(fmt, code)
     } else {
-        // Every value of every format is an `f32`: widening is exact.
+        // The format's values are `f32`s: widening is exact.
         x as f64
     }
 }
@@ -582,7 +782,7 @@ pub(crate) fn decode_f64_generic(fmt: &Format, code: u32) -> f64 {
             // NumPy widens float16 bit by bit (signalling NaNs stay
             // signalling); the ml_dtypes formats go through a hardware
             // float32 → float64 conversion, which sets the quiet bit.
-            let quiet = if *fmt == FLOAT16 {
+            let quiet = if is_binary16(fmt) {
                 0
             } else {
                 0x0008_0000_0000_0000
@@ -598,8 +798,9 @@ pub(crate) fn decode_f64_generic(fmt: &Format, code: u32) -> f64 {
 /// rounded (one rounding), equal to ml_dtypes 0.6.0's array casts
 /// (`a.astype(to)`).
 ///
-/// Every value of every format is exactly an `f32`, so this is
-/// `encode_f32(to, decode_f32(from, code), ov)`, with two refinements that
+/// Where every value of `from` is exactly an `f32` (every named format),
+/// this is `encode_f32(to, decode_f32(from, code), ov)`; other sources are
+/// rounded from their exact value. Two refinements, which
 /// ml_dtypes makes as well: converting a format to itself returns the code
 /// unchanged (NaN payloads included; with [`Overflow::Saturating`]
 /// infinities still become ±max), and NaN payloads are never carried into
@@ -627,6 +828,9 @@ pub fn convert(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
     if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
         return code;
     }
+    if !from.fits_f32() {
+        return convert_exact(from, to, code, ov);
+    }
     encode_f32(to, drop_payload(decode_f32(from, code)), ov)
 }
 
@@ -637,7 +841,30 @@ pub(crate) fn convert_generic(from: &Format, to: &Format, code: u32, ov: Overflo
     if from == to && (ov == Overflow::NonSaturating || !from.has_infinity()) {
         return code;
     }
+    if !from.fits_f32() {
+        return convert_exact(from, to, code, ov);
+    }
     encode_f32_generic(to, drop_payload(decode_f32_generic(from, code)), ov)
+}
+
+/// [`convert`] from the exact value of the source code: NaN gives the
+/// target's NaN with the sign the source's NaN has as an `f32` (as the
+/// `f32` route does), infinities and finite values round once.
+fn convert_exact(from: &Format, to: &Format, code: u32, ov: Overflow) -> u32 {
+    match value_parts(from, code) {
+        CodeValue::Nan => nan_result(to, nan_bits_f32(from, code) >> 31 != 0),
+        CodeValue::Infinity { negative } => inf_result(to, negative, ov),
+        CodeValue::Finite {
+            negative,
+            significand: 0,
+            ..
+        } => zero_result(to, negative),
+        CodeValue::Finite {
+            negative,
+            significand,
+            exponent,
+        } => round_finite(to, negative, significand, exponent, nearest_rule(to), ov),
+    }
 }
 
 /// A NaN becomes the quiet NaN with its sign (payload dropped); other
@@ -679,8 +906,9 @@ pub(crate) fn encode_exact(
     if sticky || dropped {
         sig |= 1;
     }
-    // Far outside every format's range: clamp, keeping the rounding result.
-    let exp = exp.clamp(-4096, 4096);
+    // Far outside every format's range (exponents stay within ±2^17):
+    // clamp, keeping the rounding result.
+    let exp = exp.clamp(-(1 << 20), 1 << 20);
     round_finite(fmt, neg, sig, exp as i32, nearest_rule(fmt), ov)
 }
 

@@ -37,7 +37,10 @@ const fn nan(fmt: &Format, neg: bool) -> u32 {
 
 const fn overflow(fmt: &Format, neg: bool) -> u32 {
     match fmt.non_finite {
-        NonFinite::Ieee => fmt.exp_mask() | sign(fmt, neg),
+        NonFinite::Ieee | NonFinite::InfAtMax => match fmt.inf_code() {
+            Some(c) => c | sign(fmt, neg),
+            None => 0,
+        },
         NonFinite::NanOnly => nan(fmt, neg),
         NonFinite::FiniteOnly => fmt.max_code() | sign(fmt, neg),
     }
@@ -55,7 +58,7 @@ const fn zero(fmt: &Format, neg: bool) -> u32 {
 
 /// Rounds the non-zero value `(-1)^neg × sig × 2^exp` (`sig < 2^53`).
 const fn round(fmt: &Format, neg: bool, sig: u64, exp: i32) -> u32 {
-    if neg && !fmt.signed {
+    if neg && !fmt.signed && !fmt.has_zero {
         return nan(fmt, neg);
     }
     let man_bits = fmt.man_bits as i32;
@@ -75,10 +78,15 @@ const fn round(fmt: &Format, neg: bool, sig: u64, exp: i32) -> u32 {
         let kept = sig >> shift;
         let rem = sig & ((1u64 << shift) - 1);
         let half = 1u64 << (shift - 1);
-        let up = if man_bits == 0 {
+        let odd = if man_bits > 0 {
+            kept & 1 == 1
+        } else {
+            kept == 1 && (q + fmt.bias) & 1 == 1
+        };
+        let up = if man_bits == 0 && !fmt.has_zero {
             rem >= half
         } else {
-            rem > half || (rem == half && kept & 1 == 1)
+            rem > half || (rem == half && odd)
         };
         kept + up as u64
     };
@@ -88,6 +96,9 @@ const fn round(fmt: &Format, neg: bool, sig: u64, exp: i32) -> u32 {
     }
     if m == 0 {
         return if fmt.has_zero { zero(fmt, neg) } else { 0 };
+    }
+    if neg && !fmt.signed {
+        return nan(fmt, neg);
     }
     let implicit = 1u64 << man_bits;
     let code = if m >= implicit {
@@ -123,7 +134,7 @@ pub(crate) const fn encode(fmt: &Format, x: f64, from_f32: bool) -> u32 {
     }
     // float32 subnormals above 2^-127 (biased f64 exponent 896 with a
     // non-zero fraction): 2^-126, as ml_dtypes and PyTorch.
-    if from_f32 && fmt.man_bits == 0 && e == 896 && m != 0 {
+    if from_f32 && fmt.man_bits == 0 && !fmt.has_zero && e == 896 && m != 0 {
         return round(fmt, neg, 1, -126);
     }
     if e == 0 {

@@ -1,11 +1,11 @@
 //! One generic minifloat; every named ml_dtypes float format is a descriptor.
 //!
-//! The scalar types [`bfloat16`], [`float8_e3m4`], [`float8_e4m3`],
+//! The scalar types [`bfloat16`], [`float16`], [`float8_e3m4`], [`float8_e4m3`],
 //! [`float8_e4m3fn`], [`float8_e4m3fnuz`], [`float8_e4m3b11fnuz`],
 //! [`float8_e5m2`], [`float8_e5m2fnuz`], [`float8_e8m0fnu`],
 //! [`float6_e2m3fn`], [`float6_e3m2fn`] and [`float4_e2m1fn`] are
 //! `#[repr(transparent)]` wrappers around their bit pattern (`u8`, `u16` for
-//! bfloat16; sub-byte formats use the low bits). They are all declared by one
+//! bfloat16 and float16; sub-byte formats use the low bits). They are all declared by one
 //! macro, one line per format, from the [`Format`] descriptors of
 //! [`crate::format`]; all arithmetic on codes is done by the generic
 //! functions of [`core`], which are the single source of truth for rounding.
@@ -28,10 +28,13 @@ mod api;
 pub mod complex;
 pub mod core;
 mod display;
+pub(crate) mod kernels;
 mod konst;
 mod ops;
 pub mod parse;
-pub mod slice;
+/// Slice and `Vec` conversions of the float types: [`crate::cast::slice`]
+/// (the bulk kernels' layer), re-exported here under its former path.
+pub use crate::cast::slice;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -895,6 +898,12 @@ macro_rules! minifloat_flag {
         impl $name {
             /// Positive zero.
             pub const ZERO: Self = Self::c(0);
+            /// −1 (every format with a zero is signed here).
+            pub const NEG_ONE: Self =
+                Self::c(ops::pow2_code(&format::$fmt, 0) | format::$fmt.sign_mask());
+            /// The largest subnormal value (all mantissa bits set, exponent
+            /// field zero).
+            pub const MAX_SUBNORMAL: Self = Self::c(format::$fmt.man_mask());
         }
         impl num_traits::Zero for $name {
             fn zero() -> Self {
@@ -1147,26 +1156,101 @@ impl<'de, T: MiniFloat> serde::de::Visitor<'de> for NumberVisitor<T> {
     }
 }
 
-macro_rules! bfloat16_from_int {
-    ($($t:ty),*) => {$(
-        impl From<$t> for bfloat16 {
-            /// Exact: every value of the integer type is a bfloat16
-            /// (8 significant bits).
+macro_rules! from_small_int {
+    ($f:ident: $($t:ty),*) => {$(
+        impl From<$t> for $f {
+            /// Exact: every value of the integer type is a value of the
+            /// format (8 significant bits at most are needed).
             ///
             /// # Examples
             ///
             /// ```
-            #[doc = concat!("let x = mldtypes::bfloat16::from(", stringify!($t), "::MAX);")]
+            #[doc = concat!("let x = mldtypes::", stringify!($f), "::from(", stringify!($t), "::MAX);")]
             #[doc = concat!("assert_eq!(x.to_f32(), ", stringify!($t), "::MAX as f32);")]
             /// ```
             #[inline]
-            fn from(x: $t) -> bfloat16 {
-                bfloat16::from_f32(x as f32)
+            fn from(x: $t) -> $f {
+                $f::from_f32(x as f32)
             }
         }
     )*};
 }
-bfloat16_from_int!(u8, i8);
+from_small_int!(bfloat16: u8, i8);
+from_small_int!(float16: u8, i8);
+
+impl From<float16> for half::f16 {
+    /// Zero-cost: the same bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let x = mldtypes::float16::from_f32(1.5);
+    /// assert_eq!(half::f16::from(x), half::f16::from_f32(1.5));
+    /// ```
+    #[inline]
+    fn from(x: float16) -> half::f16 {
+        half::f16::from_bits(x.to_bits())
+    }
+}
+
+/// `half::f16`'s mathematical constants as inherent constants (as there;
+/// the other formats give them through `num_traits::FloatConst`, whose
+/// methods these would shadow).
+impl float16 {
+    /// Euler's number `e`, rounded to float16 (`half::f16`'s constant).
+    pub const E: Self = Self::from_f64_const(std::f64::consts::E);
+    /// π, rounded to float16 (`half::f16`'s constant).
+    pub const PI: Self = Self::from_f64_const(std::f64::consts::PI);
+    /// τ = 2π, rounded to float16 (`half` has no `TAU`; `FloatConst::TAU`'s value).
+    pub const TAU: Self = Self::from_f64_const(std::f64::consts::TAU);
+    /// 1/π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_1_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_1_PI);
+    /// 1/√2, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_1_SQRT_2: Self = Self::from_f64_const(std::f64::consts::FRAC_1_SQRT_2);
+    /// 2/π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_2_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_2_PI);
+    /// 2/√π, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_2_SQRT_PI: Self = Self::from_f64_const(std::f64::consts::FRAC_2_SQRT_PI);
+    /// π/2, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_2: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_2);
+    /// π/3, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_3: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_3);
+    /// π/4, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_4: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_4);
+    /// π/6, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_6: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_6);
+    /// π/8, rounded to float16 (`half::f16`'s constant).
+    pub const FRAC_PI_8: Self = Self::from_f64_const(std::f64::consts::FRAC_PI_8);
+    /// ln 10, rounded to float16 (`half::f16`'s constant).
+    pub const LN_10: Self = Self::from_f64_const(std::f64::consts::LN_10);
+    /// ln 2, rounded to float16 (`half::f16`'s constant).
+    pub const LN_2: Self = Self::from_f64_const(std::f64::consts::LN_2);
+    /// log10 e, rounded to float16 (`half::f16`'s constant).
+    pub const LOG10_E: Self = Self::from_f64_const(std::f64::consts::LOG10_E);
+    /// log10 2, rounded to float16 (`half::f16`'s constant).
+    pub const LOG10_2: Self = Self::from_f64_const(std::f64::consts::LOG10_2);
+    /// log2 e, rounded to float16 (`half::f16`'s constant).
+    pub const LOG2_E: Self = Self::from_f64_const(std::f64::consts::LOG2_E);
+    /// log2 10, rounded to float16 (`half::f16`'s constant).
+    pub const LOG2_10: Self = Self::from_f64_const(std::f64::consts::LOG2_10);
+    /// √2, rounded to float16 (`half::f16`'s constant).
+    pub const SQRT_2: Self = Self::from_f64_const(std::f64::consts::SQRT_2);
+}
+
+impl From<half::f16> for float16 {
+    /// Zero-cost: the same bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let x = mldtypes::float16::from(half::f16::from_f32(-2.0));
+    /// assert_eq!(x.to_f32(), -2.0);
+    /// ```
+    #[inline]
+    fn from(x: half::f16) -> float16 {
+        float16::from_bits(x.to_bits())
+    }
+}
 
 impl From<bfloat16> for half::bf16 {
     /// Zero-cost: the same bits.
@@ -1215,6 +1299,29 @@ minifloats! {
     /// assert_eq!(bfloat16::from(255u8).to_f32(), 255.0);
     /// ```
     bfloat16: u16 = BFLOAT16 [zero neg_zero inf nan float];
+    /// float16: IEEE 754 binary16 (half precision; `half::f16`, NumPy's
+    /// `float16`): 1 sign, 5 exponent, 10 mantissa bits, bias 15, with
+    /// infinities and NaN; max 65504. `Default` is +0.
+    ///
+    /// Every value and every rounding from `f32` is `half::f16`'s, bit for
+    /// bit; `from_f64` rounds once (`half::f16::from_f64` rounds through
+    /// `f32` on x86 with F16C, twice, and its software fallback ignores the
+    /// low 29 bits of the `f64`). NaN payloads follow NumPy's float16
+    /// conversions (sign and top payload bits kept, no quiet bit forced),
+    /// where `half` sets the quiet bit of a signalling NaN.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mldtypes::float16;
+    /// assert_eq!(float16::MAX.to_f32(), 65504.0);
+    /// assert_eq!(float16::from_f32(0.1).to_bits(), half::f16::from_f32(0.1).to_bits());
+    /// assert_eq!(float16::PI.to_f32(), 3.140625);
+    /// assert!(float16::from_f32(65520.0).is_infinite()); // the tie above MAX overflows
+    /// let s: float16 = [float16::from_f32(0.1); 1000].iter().sum(); // f32 accumulation
+    /// assert_eq!(s.to_f32(), 100.0);
+    /// ```
+    float16: u16 = FLOAT16 [zero neg_zero inf nan float];
     /// float8_e3m4: 1 sign, 3 exponent, 4 mantissa bits, bias 3, IEEE
     /// infinities and NaN; max 15.5. `Default` is +0.
     ///
@@ -1361,6 +1468,26 @@ minifloats! {
     float4_e2m1fn: u8 = FLOAT4_E2M1FN [zero neg_zero];
 }
 
-minifloat_as_between!(bfloat16 float8_e3m4 float8_e4m3 float8_e4m3fn float8_e4m3fnuz
+minifloat_as_between!(bfloat16 float16 float8_e3m4 float8_e4m3 float8_e4m3fn float8_e4m3fnuz
     float8_e4m3b11fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn float6_e3m2fn
     float4_e2m1fn);
+
+/// Negation of a code of any format, as ml_dtypes negates its scalars:
+/// the sign bit is flipped (NaN payloads and −0 kept), except that the zero
+/// and the NaN of formats whose NaN is the would-be −0 code ("fnuz") are
+/// their own negation, and every code of an unsigned format negates to its
+/// NaN (0 < x, so −x is not representable; float8_e8m0fnu has no zero).
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::float::negate_code;
+/// use mldtypes::format::{FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E8M0FNU};
+/// assert_eq!(negate_code(&FLOAT8_E4M3FN, 0x38), 0xb8); // 1.0 → −1.0
+/// assert_eq!(negate_code(&FLOAT8_E4M3FN, 0x00), 0x80); // +0 → −0
+/// assert_eq!(negate_code(&FLOAT8_E4M3FNUZ, 0x00), 0x00); // single zero
+/// assert_eq!(negate_code(&FLOAT8_E8M0FNU, 0x7f), 0xff); // unsigned → NaN
+/// ```
+pub fn negate_code(fmt: &Format, code: u32) -> u32 {
+    ops::neg(fmt, code)
+}

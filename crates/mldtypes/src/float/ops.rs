@@ -53,7 +53,10 @@ fn nan_or(fmt: &Format, code: u32) -> u32 {
 /// Whether `code` is ±infinity.
 #[inline]
 pub(crate) fn is_infinite(fmt: &Format, code: u32) -> bool {
-    fmt.has_infinity() && mag(fmt, code) == fmt.exp_mask()
+    match fmt.inf_code() {
+        Some(inf) => mag(fmt, code) == inf,
+        None => false,
+    }
 }
 
 /// Whether `code` is a zero.
@@ -155,10 +158,9 @@ pub(crate) fn next_up(fmt: &Format, code: u32) -> u32 {
     }
     if !negative {
         return if m == fmt.max_code() {
-            if fmt.has_infinity() {
-                fmt.exp_mask()
-            } else {
-                beyond_max(fmt, code)
+            match fmt.inf_code() {
+                Some(inf) => inf,
+                None => beyond_max(fmt, code),
             }
         } else {
             m + 1
@@ -201,10 +203,9 @@ pub(crate) fn next_down(fmt: &Format, code: u32) -> u32 {
     }
     if negative {
         return if m == fmt.max_code() {
-            if fmt.has_infinity() {
-                fmt.exp_mask() | fmt.sign_mask()
-            } else {
-                beyond_max(fmt, code)
+            match fmt.inf_code() {
+                Some(inf) => inf | fmt.sign_mask(),
+                None => beyond_max(fmt, code),
             }
         } else {
             (m + 1) | fmt.sign_mask()

@@ -106,6 +106,11 @@ impl std::error::Error for ParseError {}
 /// assert_eq!(parse_code(&FLOAT8_E4M3FN, "464.0000000000000000001"), Ok(0x7f)); // NaN
 /// assert_eq!(parse_code(&FLOAT8_E4M3FN, "-0x1.8p1"), Ok(0xc4)); // −3
 /// assert!(parse_code(&FLOAT8_E4M3FN, "1,5").is_err());
+/// // Beyond float64 (IEEE P3109 with 12 or more exponent bits): from the
+/// // exact decimal value. 10^400 lies nearer 2^1329 than 2^1328.
+/// let wide = mldtypes::format::Format::p3109(16, 1, true, true).unwrap();
+/// assert_eq!(parse_code(&wide, "1e400"), Ok(0x4000 + 1329));
+/// assert_eq!(parse_code(&wide, "-1e-4000"), Ok(0x8000 | (0x4000 - 13288)));
 /// ```
 pub fn parse_code(fmt: &Format, s: &str) -> Result<u32, ParseError> {
     let err = |kind| ParseError {
@@ -126,6 +131,11 @@ pub fn parse_code(fmt: &Format, s: &str) -> Result<u32, ParseError> {
     // Rust's f64 parser is correctly rounded and validates the grammar.
     let f: f64 = s.parse().map_err(|_| err(ParseErrorKind::Invalid))?;
     let ov = Overflow::NonSaturating;
+    if !fmt.fits_f64() && (f.is_finite() || !body.to_ascii_lowercase().contains("inf")) {
+        // Beyond float64 (IEEE P3109 formats with 12 or more exponent
+        // bits): round the exact decimal value itself.
+        return Ok(decimal_exact(fmt, neg, body, f));
+    }
     if !f.is_finite() {
         return Ok(encode_f64(fmt, f, ov));
     }
@@ -160,6 +170,59 @@ pub fn parse_code(fmt: &Format, s: &str) -> Result<u32, ParseError> {
         Ordering::Equal => here,
         Ordering::Greater => hi,
     })
+}
+
+/// The code of the decimal text `body` (validated, no sign; `f` its float64
+/// value), rounded once from its exact value: for formats whose range
+/// reaches beyond float64.
+fn decimal_exact(fmt: &Format, neg: bool, body: &str, f: f64) -> u32 {
+    if f.is_nan() {
+        return encode_f64(
+            fmt,
+            if neg { -f64::NAN } else { f64::NAN },
+            Overflow::NonSaturating,
+        );
+    }
+    let (digits, exp10) = decimal_parts(body);
+    if digits.is_empty() {
+        return encode_f64(fmt, if neg { -0.0 } else { 0.0 }, Overflow::NonSaturating);
+    }
+    let n = BigUint::parse_bytes(&digits, 10).unwrap_or_default();
+    let magnitude = digits.len() as i64 + exp10; // the value is below 10^magnitude
+                                                 // Every format's range lies within 2^±(2^17): 10^±40000 decides.
+    let (sig, exp2, sticky) = if magnitude > 40_000 {
+        (1u64, 1i64 << 20, false)
+    } else if magnitude < -40_000 {
+        (1u64, -(1i64 << 20), false)
+    } else if exp10 >= 0 {
+        let v = n * BigUint::from(10u32).pow(exp10 as u32);
+        top_bits(&v, 0, false)
+    } else {
+        let d = BigUint::from(10u32).pow((-exp10) as u32);
+        // At least 64 significant bits in the quotient.
+        let s = (64 + d.bits() as i64 - n.bits() as i64 + 1).max(0);
+        let num = n << s as u64;
+        let q = &num / &d;
+        let r_nonzero = &q * &d != num;
+        top_bits(&q, -s, r_nonzero)
+    };
+    encode_exact(fmt, neg, sig, exp2, sticky, Overflow::NonSaturating)
+}
+
+/// The top 64 bits of `v · 2^exp2` as (significand, exponent, sticky).
+fn top_bits(v: &BigUint, exp2: i64, sticky: bool) -> (u64, i64, bool) {
+    let bits = v.bits() as i64;
+    if bits <= 64 {
+        return (v.iter_u64_digits().next().unwrap_or(0), exp2, sticky);
+    }
+    let shift = (bits - 64) as u64;
+    let top: BigUint = v >> shift;
+    let dropped = &(top.clone() << shift) != v;
+    (
+        top.iter_u64_digits().next().unwrap_or(0),
+        exp2 + shift as i64,
+        sticky || dropped,
+    )
 }
 
 /// The significant digits (no leading or trailing zeros; empty for zero)

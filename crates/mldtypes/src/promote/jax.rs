@@ -6,6 +6,13 @@
 //! [`DType`] except `complex32` and `bcomplex32`) plus the three weak types
 //! `i*`, `f*`, `c*` (Python `int`, `float`, `complex` and weakly typed values).
 //!
+//! The IEEE P3109 members are promoted as JAX promotes its float8 types:
+//! each is a sink directly above `f*` (a weakly typed value of any kind
+//! below `f*` joins into it, and in the standard lattice so do `bool` and
+//! every integer), and no two different float types join; the error text
+//! names their width as JAX's does for float8 (`8-bit floats do not
+//! support implicit promotion …`, and `K-bit floats` for the other widths).
+//!
 //! # Examples
 //!
 //! ```
@@ -459,6 +466,9 @@ pub enum NoPathReason {
     Float6,
     /// An input is a 4-bit float.
     Float4,
+    /// An input is an IEEE P3109 float of a width other than 4, 6 and 8
+    /// bits (those take the float4/6/8 texts).
+    NarrowFloat(u32),
     /// An input is a 1-, 2- or 4-bit integer.
     SubByteInt,
     /// None of the above.
@@ -581,6 +591,9 @@ impl fmt::Display for TypePromotionError {
                     NoPathReason::Float4 => {
                         write!(f, ". To avoid unintended promotion, 4-bit floats {ASTYPE}('float32')")
                     }
+                    NoPathReason::NarrowFloat(k) => {
+                        write!(f, ". To avoid unintended promotion, {k}-bit floats {ASTYPE}('float32')")
+                    }
                     NoPathReason::SubByteInt => write!(
                         f,
                         ". To avoid unintended promotion, 1-bit, 2-bit and 4-bit integers {ASTYPE}('int32')"
@@ -612,13 +625,13 @@ impl fmt::Display for TypePromotionError {
 
 impl std::error::Error for TypePromotionError {}
 
-/// `dtype as usize` → index in [`NODES`] (`u8::MAX`: not a lattice node).
+/// [`DType::ordinal`] → index in [`NODES`] (`u8::MAX`: not a lattice node).
 const NODE_OF_DTYPE: [u8; DType::ALL.len()] = {
     let mut t = [u8::MAX; DType::ALL.len()];
     let mut i = 0;
     while i < NODES.len() {
         if let JaxType::Strong(d) = NODES[i] {
-            t[d as usize] = i as u8;
+            t[d.ordinal()] = i as u8;
         }
         i += 1;
     }
@@ -626,11 +639,13 @@ const NODE_OF_DTYPE: [u8; DType::ALL.len()] = {
 };
 
 /// The index of a node in [`NODES`] (and in every JAX lattice), or `None`
-/// for complex32 / bcomplex32.
+/// for complex32 / bcomplex32 and the IEEE P3109 members (which are joined
+/// outside the lattice tables, see [`PromotionConfig::least_upper_bound`]).
 #[inline]
 const fn node_index(t: JaxType) -> Option<usize> {
     match t {
-        JaxType::Strong(d) => match NODE_OF_DTYPE[d as usize] {
+        JaxType::Strong(DType::P3109(_)) => None,
+        JaxType::Strong(d) => match NODE_OF_DTYPE[d.ordinal()] {
             u8::MAX => None,
             i => Some(i as usize),
         },
@@ -835,6 +850,11 @@ impl PromotionConfig {
             NoPathReason::Float6
         } else if any(&|d| d.is_float() && d.bits() == 4) {
             NoPathReason::Float4
+        } else if let Some(k) = inputs.iter().find_map(|t| match t {
+            JaxType::Strong(DType::P3109(p)) => Some(p.k()),
+            _ => None,
+        }) {
+            NoPathReason::NarrowFloat(k)
         } else if any(&|d| d.is_integer() && d.bits() < 8) {
             NoPathReason::SubByteInt
         } else {
@@ -864,7 +884,33 @@ impl PromotionConfig {
 
     /// The least upper bound of `nodes` on this configuration's lattice
     /// (JAX's `_least_upper_bound`), listing `nodes` in the error as given.
+    ///
+    /// An IEEE P3109 member is a sink right above `f*`, as JAX's float8
+    /// types are: the join of nodes with one member is that member when
+    /// every other node is at most `f*`, and undefined otherwise.
     fn least_upper_bound(&self, nodes: &[JaxType]) -> Result<JaxType, TypePromotionError> {
+        let mut member = None;
+        for t in nodes {
+            if let JaxType::Strong(d @ DType::P3109(_)) = *t {
+                match member {
+                    Some(m) if m != d => return Err(self.no_path(nodes.to_vec())),
+                    _ => member = Some(d),
+                }
+            }
+        }
+        if let Some(m) = member {
+            let others: Vec<JaxType> = nodes
+                .iter()
+                .copied()
+                .filter(|t| *t != JaxType::Strong(m))
+                .chain([JaxType::WeakFloat])
+                .collect();
+            return match self.least_upper_bound(&others) {
+                Ok(JaxType::WeakFloat) => Ok(JaxType::Strong(m)),
+                Err(e @ TypePromotionError::InvalidDType(_)) => Err(e),
+                _ => Err(self.no_path(nodes.to_vec())),
+            };
+        }
         let l = jax_lattice(self.mode, self.x64);
         let mut acc: Option<usize> = None;
         let mut ok = true;
@@ -916,7 +962,9 @@ impl PromotionConfig {
     /// ```
     pub fn lattice_node(&self, op: Operand) -> Result<JaxType, TypePromotionError> {
         Ok(match op {
-            Operand::Strong(d) | Operand::Weak(d) if node_index(JaxType::Strong(d)).is_none() => {
+            Operand::Strong(d) | Operand::Weak(d)
+                if node_index(JaxType::Strong(d)).is_none() && !d.is_p3109() =>
+            {
                 return Err(TypePromotionError::NotAJaxType(d))
             }
             Operand::Strong(d) => JaxType::Strong(self.canonicalize_dtype(d)),
@@ -967,7 +1015,25 @@ impl PromotionConfig {
     /// assert_eq!(e.paths[0], vec![DType::BFloat16.into(), DType::Float32.into()]);
     /// ```
     pub fn explain(&self, nodes: &[JaxType]) -> Result<Explanation<JaxType>, TypePromotionError> {
-        self.least_upper_bound(nodes)?;
+        let join = self.least_upper_bound(nodes)?;
+        if let JaxType::Strong(DType::P3109(_)) = join {
+            // Each input's path up to `f*`, then the edge to the member.
+            let mut paths = Vec::with_capacity(nodes.len());
+            for &t in nodes {
+                if t == join {
+                    paths.push(vec![t]);
+                    continue;
+                }
+                let mut p = self
+                    .lattice()
+                    .explain(&[t, JaxType::WeakFloat])
+                    .map(|e| e.paths[0].clone())
+                    .ok_or_else(|| self.no_path(nodes.to_vec()))?;
+                p.push(join);
+                paths.push(p);
+            }
+            return Ok(Explanation { join, paths });
+        }
         self.lattice()
             .explain(nodes)
             .ok_or_else(|| self.no_path(nodes.to_vec()))

@@ -101,7 +101,16 @@ impl<T: Copy> Array<T> {
 
 /// Loads `NAME.npy.gz` as elements of type `T` (the stored dtype must match).
 pub fn load<T: npyz::Deserialize>(name: &str) -> Array<T> {
-    let path = dir().join(format!("{name}.npy.gz"));
+    load_in("formats", name)
+}
+
+/// [`load`] from another directory of `tests/vectors/` (`"p3109"`).
+pub fn load_in<T: npyz::Deserialize>(sub: &str, name: &str) -> Array<T> {
+    let path = dir()
+        .parent()
+        .expect("tests/vectors")
+        .join(sub)
+        .join(format!("{name}.npy.gz"));
     let file = File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let npy = npyz::NpyFile::new(GzDecoder::new(BufReader::new(file)))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -179,7 +188,16 @@ pub fn load_cast(src: &str, dst: &str) -> Vec<u32> {
 
 /// Loads `NAME.json`.
 pub fn load_json(name: &str) -> serde_json::Value {
-    let path = dir().join(format!("{name}.json"));
+    load_json_in("formats", name)
+}
+
+/// [`load_json`] from another directory of `tests/vectors/` (`"p3109"`).
+pub fn load_json_in(sub: &str, name: &str) -> serde_json::Value {
+    let path = dir()
+        .parent()
+        .expect("tests/vectors")
+        .join(sub)
+        .join(format!("{name}.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

@@ -3,6 +3,8 @@
 //! generator.
 #![allow(dead_code)]
 
+pub mod p3109_oracle;
+
 use mldtypes::cast::Overflow;
 use mldtypes::dtype::DType;
 use mldtypes::float::core;

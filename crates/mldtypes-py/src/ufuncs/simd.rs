@@ -1,0 +1,599 @@
+//! Vector paths of the one-operand loops, each proven equal to the result
+//! table on every input, results and flags, by the test suite
+//! (`_ufunc_check` on every kernel path).
+//!
+//! - [`lut8`]: a 256-entry table look-up of one-byte codes, 64 at a time
+//!   with AVX-512 VBMI's two-table byte permutation (`vpermi2b`); the flags
+//!   of each code come from the flag table by the same permutation.
+//! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
+//!   float32 functions whose instructions vectorise (rounding, square,
+//!   reciprocal, the degree conversions, the square root) computed on the
+//!   codes in registers: widened by a shift, the float32 instruction (which
+//!   raises the flags the scalar path raises for the same lane), rounded
+//!   to nearest even in integer arithmetic (as the library's float32 →
+//!   bfloat16 conversion: NaN becomes `0x7fc0` with its sign).
+
+use super::funcs::{self, Real};
+
+/// The 256-entry look-up `dst[k] = table[src[k]]` for `k < n`; returns
+/// the union of `flags[src[k]]` (no flags when `flags` is None).
+///
+/// # Safety
+///
+/// `src` and `dst` address `n` bytes each, either the same bytes or
+/// disjoint ones.
+#[inline]
+pub(crate) unsafe fn lut8(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return lut8_vbmi(src, dst, n, table, flags);
+    }
+    lut8_scalar(src, dst, n, table, flags)
+}
+
+/// [`lut8`] one element at a time (each element read before it is
+/// written).
+#[inline]
+unsafe fn lut8_scalar(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    let mut f = 0u8;
+    match flags {
+        Some(fl) => {
+            for k in 0..n {
+                let c = *src.add(k) as usize;
+                *dst.add(k) = table[c];
+                f |= fl[c];
+            }
+        }
+        None => {
+            for k in 0..n {
+                *dst.add(k) = table[*src.add(k) as usize];
+            }
+        }
+    }
+    f
+}
+
+/// [`lut8`] with AVX-512 VBMI: `vpermi2b` looks 64 codes up in two
+/// 128-byte halves of the table; the code's top bit picks the half.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn lut8_vbmi(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let load = |p: &[u8; 256], k: usize| _mm512_loadu_si512(p.as_ptr().add(64 * k).cast());
+    let (t0, t1, t2, t3) = (
+        load(table, 0),
+        load(table, 1),
+        load(table, 2),
+        load(table, 3),
+    );
+    let zero = [0u8; 256];
+    let fl = flags.unwrap_or(&zero);
+    let (f0, f1, f2, f3) = (load(fl, 0), load(fl, 1), load(fl, 2), load(fl, 3));
+    let look = |idx: __m512i, a: __m512i, b: __m512i, c: __m512i, d: __m512i| {
+        let lo = _mm512_permutex2var_epi8(a, idx, b);
+        let hi = _mm512_permutex2var_epi8(c, idx, d);
+        _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
+    };
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 64 <= n {
+        let idx = _mm512_loadu_si512(src.add(k).cast());
+        _mm512_storeu_si512(dst.add(k).cast(), look(idx, t0, t1, t2, t3));
+        if flags.is_some() {
+            acc = _mm512_or_si512(acc, look(idx, f0, f1, f2, f3));
+        }
+        k += 64;
+    }
+    if k < n {
+        let m: __mmask64 = (1u64 << (n - k)) - 1;
+        let idx = _mm512_maskz_loadu_epi8(m, src.add(k).cast());
+        _mm512_mask_storeu_epi8(dst.add(k).cast(), m, look(idx, t0, t1, t2, t3));
+        if flags.is_some() {
+            acc = _mm512_or_si512(acc, _mm512_maskz_mov_epi8(m, look(idx, f0, f1, f2, f3)));
+        }
+    }
+    let mut bytes = [0u8; 64];
+    _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
+    bytes.iter().fold(0, |a, &b| a | b)
+}
+
+/// The 65,536-entry look-up `dst[k] = table[src[k]]` of two-byte codes
+/// for `k < n`, with AVX-512 gathers (16 entries per instruction); returns
+/// the union of `summary[src[k] >> 8]` (the table's per-run flag summary,
+/// see `table::FlagPages::summary`; None: no flags). On other paths,
+/// `None` is returned and nothing is done.
+///
+/// # Safety
+///
+/// `src` and `dst` address `n` two-byte elements each, disjoint; `table`
+/// holds at least 65,538 entries (the gather reads four bytes at each
+/// entry).
+#[inline]
+pub(crate) unsafe fn lut16(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    summary: Option<&[u8; 256]>,
+) -> Option<u8> {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 && table.len() >= 65538 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return Some(lut16_avx512(src, dst, n, table, summary));
+    }
+    let _ = (src, dst, n, table, summary);
+    None
+}
+
+/// [`lut16`] on AVX-512: 32 codes per step, widened to 32-bit indices,
+/// two gathers of the entries (scale 2: the low half of each gathered
+/// word), narrowed and stored; the summary of each code's high byte by the
+/// two-table byte permutation.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn lut16_avx512(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    summary: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let zero = [0u8; 256];
+    let sm = summary.unwrap_or(&zero);
+    let load = |k: usize| _mm512_loadu_si512(sm.as_ptr().add(64 * k).cast());
+    let (s0, s1, s2, s3) = (load(0), load(1), load(2), load(3));
+    let base = table.as_ptr().cast::<u8>();
+    let high = _mm512_set1_epi16(0xff00u16 as i16);
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 32 <= n {
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+        let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
+        let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
+        let r = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
+            _mm512_cvtepi32_epi16(g_hi),
+        );
+        _mm512_storeu_si512(dst.add(k).cast(), r);
+        if summary.is_some() {
+            // Each code's high byte (the odd bytes) looked up in the
+            // 256-byte summary; the even bytes' results dropped.
+            let a = _mm512_permutex2var_epi8(s0, v, s1);
+            let b = _mm512_permutex2var_epi8(s2, v, s3);
+            let f = _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), a, b);
+            acc = _mm512_or_si512(acc, _mm512_and_si512(f, high));
+        }
+        k += 32;
+    }
+    let mut flags = 0u8;
+    if k < n {
+        let rest = lut16_rest(src.add(k), dst.add(k), n - k, table, sm);
+        flags |= if summary.is_some() { rest } else { 0 };
+    }
+    let mut bytes = [0u8; 64];
+    _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
+    bytes.iter().fold(flags, |a, &b| a | b)
+}
+
+/// The elements of [`lut16`] after the last full step, one by one.
+#[inline]
+unsafe fn lut16_rest(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    sm: &[u8; 256],
+) -> u8 {
+    let mut f = 0u8;
+    for k in 0..n {
+        let c = src.add(k).read_unaligned();
+        dst.add(k).write_unaligned(table[c as usize]);
+        f |= sm[(c >> 8) as usize];
+    }
+    f
+}
+
+/// A bfloat16 one-operand function with a vector kernel.
+pub(crate) trait Bf16Op {
+    /// Whether the output is a boolean (one byte) rather than a code.
+    const BOOL: bool = false;
+    /// Whether reading a signalling NaN raises invalid (Eigen reads the
+    /// value as float32 for this function).
+    const READS_VALUE: bool = false;
+    /// The result of one code (a code, or 0/1).
+    fn apply(c: u16) -> u16;
+}
+
+/// bfloat16's `T(1)` and `T(-1)`.
+const ONE: u16 = 0x3f80;
+const MINUS_ONE: u16 = 0xbf80;
+/// +infinity's magnitude bits.
+const INF: u16 = 0x7f80;
+
+/// float32 bits rounded to bfloat16 (nearest even; NaN `0x7fc0` with its
+/// sign, or `+NaN` when `positive_nan`), in integer operations.
+#[inline(always)]
+fn round(u: u32, positive_nan: bool) -> u16 {
+    let r = (u.wrapping_add(0x7fff + ((u >> 16) & 1)) >> 16) as u16;
+    let sign = if positive_nan {
+        0
+    } else {
+        (u >> 16) as u16 & 0x8000
+    };
+    if u & 0x7fff_ffff > 0x7f80_0000 {
+        0x7fc0 | sign
+    } else {
+        r
+    }
+}
+
+macro_rules! bit_ops {
+    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr] = |$c:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op for $name {
+            const BOOL: bool = $bool;
+            const READS_VALUE: bool = $reads;
+            #[inline(always)]
+            fn apply($c: u16) -> u16 { $e }
+        }
+    )*};
+}
+
+bit_ops! {
+    /// `negative`: the sign flipped (NaN included).
+    Negative [false, false] = |c| c ^ 0x8000;
+    /// `positive`, `conjugate`.
+    Identity [false, false] = |c| c;
+    /// `absolute`, `fabs`.
+    Absolute [false, false] = |c| c & 0x7fff;
+    /// `sign`: NaN and zeros unchanged, else ±1.
+    Sign [false, true] = |c| {
+        let mag = c & 0x7fff;
+        if mag > INF || mag == 0 {
+            c
+        } else if c & 0x8000 != 0 {
+            MINUS_ONE
+        } else {
+            ONE
+        }
+    };
+    IsNan [true, true] = |c| (c & 0x7fff > INF) as u16;
+    IsInf [true, true] = |c| (c & 0x7fff == INF) as u16;
+    IsFinite [true, true] = |c| (c & 0x7fff < INF) as u16;
+    SignBit [true, false] = |c| c >> 15;
+    /// `logical_not`: true for the zeros only (NaN is true).
+    LogicalNot [true, true] = |c| (c & 0x7fff == 0) as u16;
+}
+
+macro_rules! float_ops {
+    ($($(#[$doc:meta])* $name:ident [$nonneg:expr] = |$x:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op for $name {
+            // The scalar path raises invalid for a signalling NaN input
+            // whatever the instruction does (Eigen reads it as float32).
+            const READS_VALUE: bool = true;
+            #[inline(always)]
+            fn apply(c: u16) -> u16 {
+                let $x = f32::from_bits((c as u32) << 16);
+                round(($e).to_bits(), $nonneg)
+            }
+        }
+    )*};
+}
+
+float_ops! {
+    /// `rint`: to nearest, ties to even (the values of C `rintf`).
+    Rint [false] = |x| x.round_ties_even();
+    Floor [false] = |x| Real::floor(x);
+    Ceil [false] = |x| Real::ceil(x);
+    Trunc [false] = |x| Real::trunc(x);
+    /// `square`: NaN results `+NaN` (see `Unary::NONNEGATIVE`).
+    Square [true] = |x| x * x;
+    Reciprocal [false] = |x| 1.0 / x;
+    Deg2rad [false] = |x| x * <f32 as Real>::RADIANS_PER_DEGREE;
+    Rad2deg [false] = |x| x * <f32 as Real>::DEGREES_PER_RADIAN;
+    Sqrt [false] = |x| Real::sqrt(x);
+}
+
+/// `dst[k] = O(src[k])` on packed codes (one output byte per element for
+/// booleans, else two); whether a signalling NaN was read.
+#[inline(always)]
+fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    let mut snan = false;
+    if O::BOOL {
+        for (d, &c) in dst.iter_mut().zip(src) {
+            *d = O::apply(c) as u8;
+        }
+    } else {
+        assert!(dst.len() >= 2 * src.len());
+        let p = dst.as_mut_ptr() as *mut u16;
+        for (k, &c) in src.iter().enumerate() {
+            // SAFETY: `dst` holds two bytes per element of `src`.
+            unsafe { p.add(k).write_unaligned(O::apply(c)) };
+        }
+    }
+    if O::READS_VALUE {
+        snan = src
+            .iter()
+            .fold(false, |acc, &c| acc | funcs::bf16_snan_code(c as u32));
+    }
+    snan
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn bf16_run_avx512<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run::<O>(src, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16_run_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run::<O>(src, dst)
+}
+
+/// [`bf16_run`] on the best instruction set.
+#[inline]
+pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { bf16_run_avx512::<O>(src, dst) },
+            Path::Avx2 => return unsafe { bf16_run_avx2::<O>(src, dst) },
+            _ => {}
+        }
+    }
+    bf16_run::<O>(src, dst)
+}
+
+/// A bfloat16 two-operand bit-pattern function with a vector kernel.
+pub(crate) trait Bf16Op2 {
+    /// Whether the output is a boolean (one byte) rather than a code.
+    const BOOL: bool = false;
+    /// Whether reading a signalling NaN operand raises invalid.
+    const READS_VALUE: bool = false;
+    /// The result of one pair of codes (a code, or 0/1).
+    fn apply(x: u16, y: u16) -> u16;
+}
+
+/// Whether a bfloat16 code is NaN.
+#[inline(always)]
+fn nan(c: u16) -> bool {
+    c & 0x7fff > INF
+}
+
+macro_rules! bit_ops2 {
+    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr] = |$x:ident, $y:ident| $e:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op2 for $name {
+            const BOOL: bool = $bool;
+            const READS_VALUE: bool = $reads;
+            #[inline(always)]
+            fn apply($x: u16, $y: u16) -> u16 { $e }
+        }
+    )*};
+}
+
+bit_ops2! {
+    /// `heaviside(x, h0)`: NaN `x` unchanged, `h0` for zeros, else 0 or 1.
+    Heaviside [false, true] = |x, h| {
+        if nan(x) {
+            x
+        } else if x & 0x7fff == 0 {
+            h
+        } else if x & 0x8000 != 0 {
+            0
+        } else {
+            ONE
+        }
+    };
+    /// `copysign(a, b)`.
+    CopySign [false, false] = |x, y| (x & 0x7fff) | (y & 0x8000);
+    /// `nextafter(from, to)` on codes (see `funcs::next_after`).
+    NextAfter [false, true] = |x, y| {
+        if nan(x) | nan(y) {
+            0x7fc0
+        } else if x == y {
+            y
+        } else if x & 0x7fff == 0 {
+            if y & 0x7fff == 0 { y } else { 1 | (y & 0x8000) }
+        } else if (x & 0x7fff > y & 0x7fff) | ((x ^ y) & 0x8000 != 0) {
+            x.wrapping_sub(1)
+        } else {
+            x + 1
+        }
+    };
+    /// `logical_and` of the truth values (zeros false, NaN true).
+    And [true, true] = |x, y| ((x & 0x7fff != 0) & (y & 0x7fff != 0)) as u16;
+    /// `logical_or`.
+    Or [true, true] = |x, y| ((x & 0x7fff != 0) | (y & 0x7fff != 0)) as u16;
+    /// `logical_xor`.
+    Xor [true, true] = |x, y| ((x & 0x7fff != 0) ^ (y & 0x7fff != 0)) as u16;
+}
+
+/// `dst[k] = O(a[k], b[k])` on packed codes; whether a signalling NaN was
+/// read.
+#[inline(always)]
+fn bf16_run2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    if O::BOOL {
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = O::apply(x, y) as u8;
+        }
+    } else {
+        assert!(dst.len() >= 2 * a.len().min(b.len()));
+        let p = dst.as_mut_ptr() as *mut u16;
+        for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
+            // SAFETY: `dst` holds two bytes per element.
+            unsafe { p.add(k).write_unaligned(O::apply(x, y)) };
+        }
+    }
+    O::READS_VALUE
+        && a.iter().zip(b).fold(false, |acc, (&x, &y)| {
+            acc | funcs::bf16_snan_code(x as u32) | funcs::bf16_snan_code(y as u32)
+        })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn bf16_run2_avx512<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run2::<O>(a, b, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16_run2_avx2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    bf16_run2::<O>(a, b, dst)
+}
+
+/// [`bf16_run2`] on the best instruction set.
+#[inline]
+pub(crate) fn bf16_block2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { bf16_run2_avx512::<O>(a, b, dst) },
+            Path::Avx2 => return unsafe { bf16_run2_avx2::<O>(a, b, dst) },
+            _ => {}
+        }
+    }
+    bf16_run2::<O>(a, b, dst)
+}
+
+/// What the one-byte bit kernels need of a format.
+#[derive(Clone, Copy)]
+pub(crate) struct ByteFormat {
+    /// The format's code bits.
+    pub(crate) mask: u8,
+    /// The sign bit (0 for unsigned formats).
+    pub(crate) sign: u8,
+    /// Whether the code of negative zero is the NaN ("fnuz"): its
+    /// magnitude-zero codes keep their sign bit under `abs`.
+    pub(crate) fnuz: bool,
+    /// A code is true (nonzero) when it has a bit of this mask set, or
+    /// always when it is 0 (see `float.rs`, `truthy_mask`).
+    pub(crate) truthy: u8,
+}
+
+/// A one-byte two-operand bit function with a vector kernel.
+pub(crate) trait ByteOp2 {
+    /// The result of one pair of codes (a code, or 0/1).
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8;
+}
+
+/// `copysign`: `abs(a)` with `b`'s sign bit (`funcs::CopySign`).
+pub(crate) struct ByteCopySign;
+impl ByteOp2 for ByteCopySign {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        let x = x & f.mask;
+        if f.sign == 0 {
+            return x;
+        }
+        let mag = x & !f.sign;
+        let abs = if f.fnuz && mag == 0 { x } else { mag };
+        abs | (y & f.sign)
+    }
+}
+
+/// Whether `c` is true under `f`'s truthy mask.
+#[inline(always)]
+fn truthy8(f: ByteFormat, c: u8) -> bool {
+    (f.truthy == 0) | (c & f.truthy != 0)
+}
+
+/// `logical_and`.
+pub(crate) struct ByteAnd;
+impl ByteOp2 for ByteAnd {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) & truthy8(f, y)) as u8
+    }
+}
+
+/// `logical_or`.
+pub(crate) struct ByteOr;
+impl ByteOp2 for ByteOr {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) | truthy8(f, y)) as u8
+    }
+}
+
+/// `logical_xor`.
+pub(crate) struct ByteXor;
+impl ByteOp2 for ByteXor {
+    #[inline(always)]
+    fn apply(f: ByteFormat, x: u8, y: u8) -> u8 {
+        (truthy8(f, x) ^ truthy8(f, y)) as u8
+    }
+}
+
+/// `o[k] = O(a[k], b[k])` on packed bytes.
+#[inline(always)]
+fn byte_run2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    for ((d, &x), &y) in o.iter_mut().zip(a).zip(b) {
+        *d = O::apply(f, x, y);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn byte_run2_avx512<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_run2::<O>(f, a, b, o)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn byte_run2_avx2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    byte_run2::<O>(f, a, b, o)
+}
+
+/// [`byte_run2`] on the best instruction set.
+#[inline]
+pub(crate) fn byte_block2<O: ByteOp2>(f: ByteFormat, a: &[u8], b: &[u8], o: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { byte_run2_avx512::<O>(f, a, b, o) },
+            Path::Avx2 => return unsafe { byte_run2_avx2::<O>(f, a, b, o) },
+            _ => {}
+        }
+    }
+    byte_run2::<O>(f, a, b, o)
+}

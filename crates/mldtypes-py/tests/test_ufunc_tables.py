@@ -1,0 +1,199 @@
+"""The table-driven float loops against their scalar path, on every input, results and flags.
+
+Every one-operand float ufunc reads a result table built on first use (or, for bfloat16's bit
+functions and vectorisable float32 functions, runs a vector kernel), and every two-operand ufunc
+of the one-byte formats reads a table of operand pairs. `mldtypes._core._ufunc_check(ufunc,
+dtype)` runs the registered loop on every input (every stored code; every pair of one-byte
+codes), one element per call and then all inputs in one call (contiguous and every second
+element), and compares each result and each input's floating-point flags (invalid, divide by
+zero, overflow, underflow) with the ufunc's scalar definition evaluated one element at a time.
+
+The default run sweeps every one-operand ufunc of every format and the pair tables of three
+formats on the kernel path this CPU selects, and bfloat16's vector kernels and a sample on the
+other paths; `MLDTYPES_FULL_SWEEP=1` sweeps everything on every path.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import mldtypes
+
+FULL = os.environ.get("MLDTYPES_FULL_SWEEP") == "1"
+
+FORMATS = [
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
+    "float4_e2m1fn", "float8_e8m0fnu",
+]
+UNARY = [
+    "negative", "positive", "absolute", "fabs", "rint", "sign", "conjugate", "exp", "exp2",
+    "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "cbrt", "reciprocal", "sin",
+    "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "deg2rad", "rad2deg", "floor", "ceil", "trunc", "spacing", "isfinite", "isinf",
+    "isnan", "signbit", "logical_not", "modf", "frexp",
+]
+PAIRS = [
+    "add", "subtract", "multiply", "divide", "true_divide", "logaddexp", "logaddexp2",
+    "floor_divide", "power", "float_power", "remainder", "mod", "fmod", "divmod", "arctan2",
+    "hypot", "heaviside", "copysign", "nextafter", "logical_and", "logical_or", "logical_xor",
+]
+BF16_KERNELS = [
+    "negative", "positive", "absolute", "fabs", "sign", "conjugate", "rint", "floor", "ceil",
+    "trunc", "square", "reciprocal", "deg2rad", "rad2deg", "sqrt", "isfinite", "isinf", "isnan",
+    "signbit", "logical_not",
+]
+PAIR_FORMATS = FORMATS[1:] if FULL else ["float8_e4m3fn", "float8_e5m2fnuz", "float4_e2m1fn"]
+
+
+def paths():
+    """The kernel paths this CPU can run (the detected one first)."""
+    detected = mldtypes._core._kernel_path()
+    out = [detected]
+    for p in ("avx2", "portable"):
+        if p == detected:
+            continue
+        try:
+            mldtypes._core._set_kernel_path(p)
+        except ValueError:
+            continue
+        finally:
+            mldtypes._core._set_kernel_path(None)
+        out.append(p)
+    return out
+
+
+PATHS = paths()
+
+
+def check(ufunc, name):
+    r = mldtypes._core._ufunc_check(ufunc, np.dtype(getattr(mldtypes, name)))
+    assert r["inputs"] in (256, 65536, 2 * 12 * 65536)
+    assert r["mismatches"] == 0, f"{ufunc} on {name}: {r['mismatches']} mismatches, {r['first']}"
+
+
+@pytest.fixture(params=PATHS)
+def kernel_path(request):
+    if request.param != PATHS[0]:
+        mldtypes._core._set_kernel_path(request.param)
+    yield request.param
+    mldtypes._core._set_kernel_path(None)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_every_unary_ufunc_every_input(name, kernel_path):
+    if kernel_path != PATHS[0] and not FULL:
+        ufuncs = BF16_KERNELS if name == "bfloat16" else ["exp", "sign", "isnan", "frexp"]
+    else:
+        ufuncs = UNARY
+    for ufunc in ufuncs:
+        check(ufunc, name)
+
+
+@pytest.mark.parametrize("name", PAIR_FORMATS)
+def test_pair_tables_every_pair(name, kernel_path):
+    ufuncs = PAIRS if kernel_path == PATHS[0] or FULL else ["add", "divmod"]
+    for ufunc in ufuncs:
+        check(ufunc, name)
+
+
+BF16_PAIR_KERNELS = ["heaviside", "copysign", "nextafter", "logical_and", "logical_or",
+                     "logical_xor"]
+
+
+def test_bf16_pair_kernels(kernel_path):
+    """bfloat16's two-operand bit kernels: every code paired both ways with every class."""
+    ufuncs = BF16_PAIR_KERNELS if kernel_path == PATHS[0] or FULL else ["nextafter"]
+    for ufunc in ufuncs:
+        check(ufunc, "bfloat16")
+
+
+def test_check_refuses_loops_without_tables():
+    with pytest.raises(ValueError, match="no table-driven loop"):
+        mldtypes._core._ufunc_check("add", np.dtype(mldtypes.bfloat16))
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn"])
+def test_table_sizes(name):
+    """A table holds at most 128 KiB of results, plus its flag pages."""
+    dt = np.dtype(getattr(mldtypes, name))
+    for ufunc in ("exp", "log", "tanh", "spacing"):
+        info = mldtypes._core._ufunc_table_info(ufunc, dt)
+        assert info["bytes"] <= 128 * 1024 + 16 * 1024, (ufunc, info)
+
+
+def test_tables_are_built_once_under_threads():
+    """Threads racing to build the same table all see the same results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    codes = np.arange(1 << 16, dtype=np.uint16)
+    x = codes.view(mldtypes.bfloat16)
+
+    def run(_):
+        with np.errstate(all="ignore"):  # errstate is per thread
+            return np.arccosh(x).view(np.uint16)
+
+    with ThreadPoolExecutor(8) as ex:
+        results = list(ex.map(run, range(16)))
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+
+
+def test_flags_reach_errstate():
+    """The flags a table records reach numpy.errstate like the computed loops' did."""
+    x = np.array([-1.0, 0.0, 100.0], np.float32)
+    for name in ("bfloat16", "float8_e5m2"):
+        a = x.astype(getattr(mldtypes, name))
+        with np.errstate(invalid="raise"):
+            with pytest.raises(FloatingPointError, match="invalid"):
+                np.log(a[:1])
+        with np.errstate(divide="raise"):
+            with pytest.raises(FloatingPointError, match="divide"):
+                np.log(a[1:2])
+        with np.errstate(over="raise"):
+            with pytest.raises(FloatingPointError, match="overflow"):
+                np.exp(a[2:])
+        with np.errstate(all="raise"):
+            np.exp(a[:2])  # nothing raised
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("ufunc", ["exp", "log", "sqrt", "negative", "spacing", "rint"])
+def test_in_place_equals_out_of_place(name, ufunc):
+    """`out=` the input (in place) and every second element: the same results and flags."""
+    size = np.dtype(getattr(mldtypes, name)).itemsize
+    codes = np.arange(1 << (8 * size), dtype=np.uint8 if size == 1 else np.uint16)
+    x = codes.view(getattr(mldtypes, name))
+    u = getattr(np, ufunc)
+    with np.errstate(all="ignore"):
+        want = u(x).view(codes.dtype)
+    y = x.copy()
+    with np.errstate(all="ignore"):
+        u(y, out=y)
+    np.testing.assert_array_equal(y.view(codes.dtype), want)
+    z = np.repeat(x, 2)
+    with np.errstate(all="ignore"):
+        u(z[::2], out=z[::2])
+    np.testing.assert_array_equal(z[::2].view(codes.dtype), want)
+
+    def flags(arr, out=None):
+        seen = []
+        old = np.seterrcall(lambda err, _f: seen.append(err))
+        try:
+            with np.errstate(all="call"):
+                u(arr, out=out)
+        finally:
+            np.seterrcall(old)
+        return sorted(set(seen))
+
+    y = x.copy()
+    assert flags(y, out=y) == flags(x)
+
+
+def test_fmod_and_ldexp_shortcuts_equal_the_c_library():
+    """fmod's exact float64 path and x87 fprem, and ldexp's exact float64 path, against fmodf
+    and ldexpf: bits and flags on a grid of bfloat16 operands (every code with MLDTYPES_FULL_SWEEP=1,
+    every 61st otherwise)."""
+    r = mldtypes._core._ufunc_selfcheck(1 if FULL else 61)
+    assert r["fmod"] == 0 and r["ldexp"] == 0, r["first"]
