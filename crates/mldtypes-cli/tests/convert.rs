@@ -1389,6 +1389,10 @@ fn recipe_selection_overrides_and_misuse() {
 /// The FP8 recipes: names, dtypes and shapes of the weight and its scale in
 /// each format, the scales `amax / 448` rounded once, the codes those of
 /// `mx::fp8_quantize`, the configuration, and dequantization back.
+/// One FP8 layout case: target, `--format`, scale name, scale dtype, scale
+/// shape, `quant_method`.
+type Fp8Case<'a> = (&'a str, &'a str, &'a str, Dtype, &'a [usize], &'a str);
+
 #[test]
 fn fp8_recipes_layouts_and_round_trips() {
     let dir = tempfile::tempdir().unwrap();
@@ -1396,7 +1400,7 @@ fn fp8_recipes_layouts_and_round_trips() {
     write_model(&model);
     // proj is [8, 96] float32.
     let x = values(10, 8 * 96);
-    let cases: [(&str, &str, &str, Dtype, &[usize], &str); 6] = [
+    let cases: [Fp8Case; 6] = [
         (
             "fp8",
             "compressed-tensors",

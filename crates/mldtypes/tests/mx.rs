@@ -614,7 +614,7 @@ fn fp8_with_scales_matches_the_exact_reference() {
         ]);
     }
     x.extend([0.0, -0.0, 464.0 * s_tie as f32, 1e30, -1e-30]);
-    while x.len() % 64 != 0 {
+    while !x.len().is_multiple_of(64) {
         x.push(0.5);
     }
     for (scales, seg) in [
