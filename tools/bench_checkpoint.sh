@@ -22,10 +22,22 @@
 #
 # Usage: tools/bench_checkpoint.sh [SIZE_GB] [WORKDIR] [RUNS]   (default 3, a
 # temp dir, 5)
+#        tools/bench_checkpoint.sh --recipes [SIZE_GB] [WORKDIR] [RUNS] [THREADS]
+#   --recipes: every quantization recipe (the MX formats, nvfp4, fp8,
+#   fp8_channel, fp8_block) against a plain `--to float8_e4m3fn` conversion of
+#   the same model, alternating RUNS times each on THREADS threads (default
+#   1), printing the medians and best times and their ratios; the target is
+#   a ratio of at most 1.5. RECIPE_DTYPE=bfloat16 converts the tiled model to
+#   bfloat16 first (as most checkpoints ship).
 # MLDTYPES_BIN=PATH times another build of the command (e.g. an older one, for
 # a before/after comparison on the same model in the same session).
 set -euo pipefail
 
+recipes=0
+if [[ "${1:-}" == "--recipes" ]]; then
+    recipes=1
+    shift
+fi
 size_gb="${1:-3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${2:-$(mktemp -d)}"
@@ -99,6 +111,50 @@ with open(os.path.join(out, "config.json"), "w") as f:
     json.dump({"torch_dtype": "float32"}, f)
 print(f"built {out}: {len(shards)} shards, {total / 1e9:.2f} GB of {origin}", file=sys.stderr)
 PY
+fi
+
+if [[ "$recipes" == 1 ]]; then
+    threads="${4:-1}"
+    dtype="${RECIPE_DTYPE:-float32}"
+    if [[ "$dtype" != float32 ]]; then
+        if [[ ! -f "$work/model-$dtype/model.safetensors.index.json" ]]; then
+            "$bin" convert "$model" "$work/model-$dtype" --to "$dtype" --overwrite > /dev/null
+        fi
+        model="$work/model-$dtype"
+    fi
+    wall() { # $1 = target; prints seconds
+        local out="$work/out-recipe" t0 t1
+        rm -rf "$out"
+        sync
+        t0=$(date +%s.%N)
+        "$bin" convert "$model" "$out" --to "$1" --threads "$threads" > /dev/null
+        t1=$(date +%s.%N)
+        rm -rf "$out"
+        echo "$t1 - $t0" | bc -l
+    }
+    stats() { sort -g | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f %.3f", m, a[1]}'; }
+    in_bytes=$(cat "$model"/*.safetensors | wc -c)
+    echo "input: $(ls "$model"/*.safetensors | wc -l) shards, $((in_bytes / 1000000)) MB of $dtype; $runs runs per row, $threads thread(s)"
+    echo "cpu: $(nproc) cores; $(grep -o -m1 -w "avx512f" /proc/cpuinfo || grep -o -m1 -w "avx2" /proc/cpuinfo || echo "no AVX2")"
+    cat "$model"/*.safetensors > /dev/null
+    printf "%-12s %16s %16s %8s %8s\n" target recipe_s fp8_s "x best" "x med"
+    for to in mxfp4 mxfp6_e3m2 mxfp6_e2m3 mxfp8_e4m3 mxfp8_e5m2 mxint8 nvfp4 fp8 fp8_channel fp8_block; do
+        : > "$work/r-$to"; : > "$work/f-$to"
+        wall "$to" > /dev/null   # warm-up
+        for i in $(seq "$runs"); do
+            if (( i % 2 )); then
+                wall "$to" >> "$work/r-$to"; wall float8_e4m3fn >> "$work/f-$to"
+            else
+                wall float8_e4m3fn >> "$work/f-$to"; wall "$to" >> "$work/r-$to"
+            fi
+        done
+        read -r rm rb <<<"$(stats < "$work/r-$to")"
+        read -r fm fb <<<"$(stats < "$work/f-$to")"
+        printf "%-12s %16s %16s %8.2f %8.2f\n" "$to" "$rm ($rb)" "$fm ($fb)" \
+            "$(echo "$rb / $fb" | bc -l)" "$(echo "$rm / $fm" | bc -l)"
+    done
+    echo "recipe_s, fp8_s: median (best) wall seconds; x best = best / best, x med = median / median."
+    exit 0
 fi
 
 in_bytes=$(cat "$model"/*.safetensors | wc -c)

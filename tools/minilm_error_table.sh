@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's MiniLM error table: converts all-MiniLM-L6-v2 (fetched by
 # scripts/fetch-example-model.sh) to every float, MX and NVFP4 target with
-# `mldtypes convert --json` and prints the totals as a Markdown table.
+# `mldtypes convert --json` (the FP8 recipes too) and prints the totals as a
+# Markdown table.
 #
 # Usage: tools/minilm_error_table.sh [EXTRA CONVERT ARGS...]   (e.g. --mx-scale ceil)
 set -euo pipefail
@@ -14,7 +15,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 echo "| target | tensors | max abs error | relative RMS error | SQNR (dB) | clipped | flushed to zero | size (MB) |"
 echo "|---|---|---|---|---|---|---|---|"
-for to in bfloat16 float8_e4m3fn float8_e5m2 mxfp8_e4m3 mxfp8_e5m2 mxfp6_e3m2 mxfp6_e2m3 mxfp4 mxint8 nvfp4; do
+for to in bfloat16 float8_e4m3fn float8_e5m2 mxfp8_e4m3 mxfp8_e5m2 mxfp6_e3m2 mxfp6_e2m3 mxfp4 mxint8 nvfp4 fp8 fp8_channel fp8_block; do
     "$bin" convert "$model" "$work/out.safetensors" --to "$to" --json "$@" > "$work/s.json" 2>/dev/null
     size=$(wc -c < "$work/out.safetensors")
     python3 - "$to" "$size" "$work/s.json" <<'PY'

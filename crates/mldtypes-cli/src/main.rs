@@ -84,7 +84,8 @@ enum Command {
     /// the IEEE P3109 formats included).
     Cast(formats::CastArgs),
     /// Converts a safetensors checkpoint (a file, a model directory or a
-    /// sharded model's index) to a float dtype, an MX format or NVFP4.
+    /// sharded model's index) to a float dtype, or quantizes it with a recipe
+    /// (MX formats, ModelOpt NVFP4, FP8 with scales) as serving stacks load it.
     Convert(tensors::ConvertArgs),
     /// Lists the tensors of a safetensors checkpoint with statistics.
     Inspect(tensors::InspectArgs),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use mldtypes::checkpoint::{self, Cancel, Options, Progress, Summary, Target};
+use mldtypes::checkpoint::{self, Cancel, CheckpointFormat, Options, Progress, Summary, Target};
 use mldtypes::format::Overflow;
 use mldtypes::mx::ScaleRule;
 use serde_json::{json, Value};
@@ -25,6 +25,17 @@ pub enum MxScale {
     Ceil,
 }
 
+/// The checkpoint format of a recipe.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    /// NVIDIA ModelOpt 0.47's export: hf_quant_config.json, quant_method "modelopt".
+    Modelopt,
+    /// compressed-tensors' float-quantized format (llm-compressor).
+    CompressedTensors,
+    /// quant_method "fp8" with weight_scale_inv (DeepSeek-V3, Qwen3-FP8).
+    Fp8,
+}
+
 /// Arguments of `mldtypes convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
@@ -34,14 +45,33 @@ pub struct ConvertArgs {
     /// The output: a file for a file input, else a directory (written beside
     /// it and renamed into place; a symlink or device is refused).
     output: PathBuf,
-    /// The target: a floating-point dtype (bfloat16, float8_e4m3fn, …), an
-    /// MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4,
-    /// mxint8) or nvfp4. A float target dequantizes MX / NVFP4 inputs.
+    /// The target: a floating-point dtype (bfloat16, float8_e4m3fn, …: every
+    /// float tensor is converted; MX, NVFP4 and FP8-with-scales inputs are
+    /// dequantized), or a quantization recipe: an MX format (mxfp8_e4m3,
+    /// mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8), nvfp4 (ModelOpt
+    /// W4A16_NVFP4), fp8 (per-tensor scales), fp8_channel or fp8_block
+    /// (128×128). Recipes quantize the linear weights a serving stack
+    /// quantizes (gpt-oss MXFP4: its experts), as the model's config.json
+    /// describes it.
     #[arg(long)]
     to: String,
-    /// Convert only the tensors whose names match this glob; others are copied.
+    /// Convert only the tensors whose names match this glob; others are
+    /// copied. For a recipe it replaces the default selection.
     #[arg(long, value_name = "GLOB")]
     only: Option<String>,
+    /// Leave the tensors whose names match this glob unconverted.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Option<String>,
+    /// The checkpoint format of a recipe: modelopt (nvfp4; fp8, fp8_channel,
+    /// fp8_block), compressed-tensors (fp8, fp8_channel, fp8_block; the
+    /// default of fp8 and fp8_channel) or fp8 (quant_method "fp8",
+    /// weight_scale_inv: fp8_block's default).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// nvfp4: one weight_scale_2 per tensor instead of one shared by the
+    /// projections serving stacks fuse (q/k/v, gate/up).
+    #[arg(long)]
+    per_tensor_scale_2: bool,
     /// Saturate: clamp values beyond the largest finite number, infinities
     /// included, to ±max instead of inf / NaN (NaN stays NaN).
     #[arg(long)]
@@ -49,8 +79,9 @@ pub struct ConvertArgs {
     /// The MX scale rule.
     #[arg(long, value_enum, default_value = "floor")]
     mx_scale: MxScale,
-    /// For MX / NVFP4 targets: convert the floating-point tensors that are
-    /// not quantized (1-D, odd shapes) to this dtype instead of copying them.
+    /// For recipes: convert the floating-point tensors that are not
+    /// quantized (norms, biases, embeddings, …) to this dtype instead of
+    /// copying them.
     #[arg(long, value_name = "DTYPE")]
     rest: Option<String>,
     /// Worker threads (default: one per core).
@@ -153,19 +184,20 @@ fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
 /// The longest `--only` glob accepted.
 const MAX_GLOB: usize = 1024;
 
-/// Compiles an `--only` glob; patterns too long or too complex for the glob
-/// compiler are usage errors, never a panic.
-fn compile_glob(g: &str) -> Result<globset::GlobMatcher> {
+/// Compiles an `--only` / `--exclude` glob (`option` names it); patterns
+/// too long or too complex for the glob compiler are usage errors, never a
+/// panic.
+fn compile_glob(g: &str, option: &str) -> Result<globset::GlobMatcher> {
     let n = g.chars().count();
     if n > MAX_GLOB {
         return Err(usage!(
-            "bad --only glob: {n} characters; at most {MAX_GLOB}"
+            "bad --{option} glob: {n} characters; at most {MAX_GLOB}"
         ));
     }
     match std::panic::catch_unwind(|| globset::Glob::new(g).map(|g| g.compile_matcher())) {
         Ok(Ok(m)) => Ok(m),
-        Ok(Err(e)) => Err(usage!("bad --only glob: {e}")),
-        Err(_) => Err(usage!("bad --only glob: too complex to compile")),
+        Ok(Err(e)) => Err(usage!("bad --{option} glob: {e}")),
+        Err(_) => Err(usage!("bad --{option} glob: too complex to compile")),
     }
 }
 
@@ -237,9 +269,28 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let target = Target::parse(&a.to).map_err(lib_err)?;
-    let matcher = a.only.as_deref().map(compile_glob).transpose()?;
+    let matcher = a
+        .only
+        .as_deref()
+        .map(|g| compile_glob(g, "only"))
+        .transpose()?;
+    let excluder = a
+        .exclude
+        .as_deref()
+        .map(|g| compile_glob(g, "exclude"))
+        .transpose()?;
     let select = |name: &str| matcher.as_ref().is_none_or(|m| m.is_match(name));
+    let exclude = |name: &str| excluder.as_ref().is_some_and(|m| m.is_match(name));
     let mut opts = Options::new(target);
+    opts.format = a.format.map(|f| match f {
+        Format::Modelopt => CheckpointFormat::ModelOpt,
+        Format::CompressedTensors => CheckpointFormat::CompressedTensors,
+        Format::Fp8 => CheckpointFormat::Fp8,
+    });
+    opts.fuse_scale_2 = !a.per_tensor_scale_2;
+    if excluder.is_some() {
+        opts.exclude = Some(&exclude);
+    }
     opts.overflow = if a.saturate {
         Overflow::Saturating
     } else {
@@ -250,7 +301,9 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         MxScale::Ceil => ScaleRule::Ceil,
     };
     opts.rest = a.rest.as_deref().map(backend::parse_dtype).transpose()?;
-    opts.select = Some(&select);
+    if matcher.is_some() {
+        opts.select = Some(&select);
+    }
     opts.threads = a.threads;
     opts.fsync = a.fsync;
     opts.overwrite = a.overwrite;

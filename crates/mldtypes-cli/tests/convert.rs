@@ -940,51 +940,54 @@ fn mx_round_trip_through_the_cli() {
                 .stdout,
         )
         .unwrap();
-        // embed [16, 64], proj [8, 96] quantized; lm_head [4, 48] is not a
-        // multiple of 32; the 1-D norm is copied.
+        // The linear weight proj [8, 96] is quantized; the embedding
+        // [16, 64] and the output head lm_head are not (the recipe's
+        // defaults), nor the 1-D norm.
         let quantized: Vec<&str> = v["tensors"]
             .as_array()
             .unwrap()
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(quantized, ["embed.weight", "layer.0.proj.weight"]);
-        let embed = &v["tensors"][0];
-        assert_eq!(embed["clipped"], 0, "ceil never clips");
-        assert!(embed["sqnr_db"].as_f64().unwrap() > 10.0);
-        let buf = std::fs::read(q.join("model-00001-of-00002.safetensors")).unwrap();
+        assert_eq!(quantized, ["layer.0.proj.weight"]);
+        let proj = &v["tensors"][0];
+        assert_eq!(proj["clipped"], 0, "ceil never clips");
+        assert!(proj["sqnr_db"].as_f64().unwrap() > 10.0);
+        let buf = std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap();
         let st = SafeTensors::deserialize(&buf).unwrap();
         let bits = match fmt {
             "mxfp4" => 4,
             "mxfp6_e2m3" => 6,
             _ => 8,
         };
-        let b = st.tensor("embed.weight_blocks").unwrap();
+        let b = st.tensor("layer.0.proj.weight_blocks").unwrap();
         assert_eq!(
             (b.dtype(), b.shape()),
-            (Dtype::U8, &[16, 2, 32 * bits / 8][..])
+            (Dtype::U8, &[8, 3, 32 * bits / 8][..])
         );
-        let s = st.tensor("embed.weight_scales").unwrap();
-        assert_eq!((s.dtype(), s.shape()), (Dtype::U8, &[16, 2][..]));
+        let s = st.tensor("layer.0.proj.weight_scales").unwrap();
+        assert_eq!((s.dtype(), s.shape()), (Dtype::U8, &[8, 3][..]));
+        assert_eq!(st.tensor("lm_head.weight").unwrap().dtype(), Dtype::F32);
         let (_, meta) = SafeTensors::read_metadata(&buf).unwrap();
         let rec: Value =
             serde_json::from_str(&meta.metadata().as_ref().unwrap()["mldtypes.quantization"])
                 .unwrap();
         assert_eq!(
-            rec["embed.weight"],
+            rec["layer.0.proj.weight"],
             serde_json::json!({"format": fmt, "block_size": 32, "scale_rule": "ceil"})
         );
+        // Not gpt-oss: transformers' mxfp4 loader would not take it, so the
+        // record is mldtypes' own.
         let config = read_json(&q.join("config.json"));
         let qc = &config["quantization_config"];
-        if fmt == "mxfp4" {
-            assert_eq!(qc["quant_method"], "mxfp4");
-        } else {
-            assert_eq!(
-                (&qc["quant_method"], &qc["format"]),
-                (&"mx".into(), &fmt.into())
-            );
-        }
-        assert_eq!(qc["modules_to_not_convert"], serde_json::json!(["lm_head"]));
+        assert_eq!(
+            (&qc["quant_method"], &qc["format"]),
+            (&"mx".into(), &fmt.into())
+        );
+        assert_eq!(
+            qc["modules_to_not_convert"],
+            serde_json::json!(["embed", "lm_head"])
+        );
         // Back to float32: within the quantization error reported.
         let back = dir.path().join(format!("back-{fmt}"));
         mldtypes()
@@ -994,30 +997,33 @@ fn mx_round_trip_through_the_cli() {
             .args(["--to", "float32"])
             .assert()
             .success();
-        let buf = std::fs::read(back.join("model-00001-of-00002.safetensors")).unwrap();
+        let buf = std::fs::read(back.join("model-00002-of-00002.safetensors")).unwrap();
         let st = SafeTensors::deserialize(&buf).unwrap();
         let y: Vec<f32> = st
-            .tensor("embed.weight")
+            .tensor("layer.0.proj.weight")
             .unwrap()
             .data()
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect();
-        let x = values(0, 16 * 64);
+        let x = values(10, 8 * 96);
         let max_err = x
             .iter()
             .zip(&y)
             .map(|(a, b)| (*a as f64 - *b as f64).abs())
             .fold(0.0, f64::max);
         // serde_json's default float parser may be one ulp off.
-        let reported = embed["max_abs_error"].as_f64().unwrap();
+        let reported = proj["max_abs_error"].as_f64().unwrap();
         assert!(
             (max_err - reported).abs() <= 2.0 * f64::EPSILON * max_err,
             "{fmt}: {max_err} {reported}"
         );
-        assert!(read_json(&back.join("config.json"))
-            .get("quantization_config")
-            .is_none());
+        let back_config = read_json(&back.join("config.json"));
+        assert!(back_config.get("quantization_config").is_none());
+        assert_eq!(
+            (&back_config["torch_dtype"], &back_config["dtype"]),
+            (&"float32".into(), &"float32".into())
+        );
     }
 }
 
@@ -1036,21 +1042,37 @@ fn nvfp4_layout_and_round_trip() {
         .success();
     let buf = std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap();
     let st = SafeTensors::deserialize(&buf).unwrap();
-    let w = st.tensor("lm_head.weight").unwrap();
-    assert_eq!((w.dtype(), w.shape()), (Dtype::U8, &[4, 24][..]));
-    let s = st.tensor("lm_head.weight_scale").unwrap();
-    assert_eq!((s.dtype(), s.shape()), (Dtype::F8_E4M3, &[4, 3][..]));
-    let s2 = st.tensor("lm_head.weight_scale_2").unwrap();
+    let w = st.tensor("layer.0.proj.weight").unwrap();
+    assert_eq!((w.dtype(), w.shape()), (Dtype::U8, &[8, 48][..]));
+    let s = st.tensor("layer.0.proj.weight_scale").unwrap();
+    assert_eq!((s.dtype(), s.shape()), (Dtype::F8_E4M3, &[8, 6][..]));
+    let s2 = st.tensor("layer.0.proj.weight_scale_2").unwrap();
     assert_eq!((s2.dtype(), s2.shape()), (Dtype::F32, &[][..]));
-    let x = values(11, 4 * 48);
+    let x = values(10, 8 * 96);
     let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
     assert_eq!(
         f32::from_le_bytes(s2.data().try_into().unwrap()),
         mldtypes::mx::nvfp4_tensor_scale(amax as f64)
     );
+    // The output head stays unquantized (converted to --rest).
+    assert_eq!(st.tensor("lm_head.weight").unwrap().dtype(), Dtype::BF16);
     let config = read_json(&q.join("config.json"));
-    assert_eq!(config["quantization_config"]["quant_algo"], "NVFP4");
-    assert_eq!(config["torch_dtype"], "bfloat16");
+    let qc = &config["quantization_config"];
+    assert_eq!(
+        (&qc["quant_method"], &qc["quant_algo"]),
+        (&"modelopt".into(), &"W4A16_NVFP4".into())
+    );
+    assert_eq!(qc["ignore"], serde_json::json!(["embed", "lm_head"]));
+    assert_eq!(
+        (&config["torch_dtype"], &config["dtype"]),
+        (&"bfloat16".into(), &"bfloat16".into())
+    );
+    let hf = read_json(&q.join("hf_quant_config.json"));
+    assert_eq!(
+        hf["quantization"],
+        serde_json::json!({"quant_algo": "W4A16_NVFP4", "kv_cache_quant_algo": null,
+            "group_size": 16, "exclude_modules": ["embed", "lm_head"]})
+    );
     let buf1 = std::fs::read(q.join("model-00001-of-00002.safetensors")).unwrap();
     let st1 = SafeTensors::deserialize(&buf1).unwrap();
     assert_eq!(st1.tensor("layer.0.norm").unwrap().dtype(), Dtype::BF16);
@@ -1062,11 +1084,13 @@ fn nvfp4_layout_and_round_trip() {
         .args(["--to", "float32"])
         .assert()
         .success();
+    // Dequantized: ModelOpt's description is dropped with the scales.
+    assert!(!back.join("hf_quant_config.json").exists());
     let buf = std::fs::read(back.join("model-00002-of-00002.safetensors")).unwrap();
     let st = SafeTensors::deserialize(&buf).unwrap();
-    let y = st.tensor("lm_head.weight").unwrap();
-    assert_eq!(y.shape(), &[4, 48]);
-    let mut want = vec![0f32; 4 * 48];
+    let y = st.tensor("layer.0.proj.weight").unwrap();
+    assert_eq!(y.shape(), &[8, 96]);
+    let mut want = vec![0f32; 8 * 96];
     mldtypes::mx::nvfp4_dequantize(
         w.data(),
         s.data(),
@@ -1075,6 +1099,424 @@ fn nvfp4_layout_and_round_trip() {
     )
     .unwrap();
     assert_eq!(y.data(), &f32_bytes(&want)[..]);
+}
+
+/// A gpt-oss-like model directory: experts stored `[E, H, 2I]` /
+/// `[E, I, H]` (`[E, in, out]`), their biases, attention, a router, the
+/// embeddings and the head, `config.json` saying `model_type: gpt_oss`.
+fn write_gpt_oss(dir: &Path, h: usize, i: usize) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    std::fs::create_dir_all(dir).unwrap();
+    let e = 2;
+    let l = "model.layers.0";
+    let mut ts: Vec<(String, Vec<usize>)> = vec![
+        (format!("{l}.mlp.experts.gate_up_proj"), vec![e, h, 2 * i]),
+        (format!("{l}.mlp.experts.gate_up_proj_bias"), vec![e, 2 * i]),
+        (format!("{l}.mlp.experts.down_proj"), vec![e, i, h]),
+        (format!("{l}.mlp.experts.down_proj_bias"), vec![e, h]),
+        (format!("{l}.mlp.router.weight"), vec![e, h]),
+        (format!("{l}.self_attn.q_proj.weight"), vec![h, h]),
+        (format!("{l}.input_layernorm.weight"), vec![h]),
+        ("model.embed_tokens.weight".to_string(), vec![8, h]),
+        ("lm_head.weight".to_string(), vec![8, h]),
+    ];
+    ts.sort();
+    let data: Vec<(String, Vec<usize>, Vec<f32>)> = ts
+        .into_iter()
+        .enumerate()
+        .map(|(k, (n, s))| {
+            let v = values(40 + k as u32, s.iter().product());
+            (n, s, v)
+        })
+        .collect();
+    let bytes: Vec<Vec<u8>> = data.iter().map(|(_, _, v)| f32_bytes(v)).collect();
+    let views: Vec<(&str, TensorView)> = data
+        .iter()
+        .zip(&bytes)
+        .map(|((n, s, _), b)| {
+            (
+                n.as_str(),
+                TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "dtype": "float32", "tie_word_embeddings": false}"#,
+    )
+    .unwrap();
+    data
+}
+
+/// gpt-oss's MXFP4 recipe: only the experts, blocked along the input axis
+/// and stored transposed, `modules_to_not_convert` in the released
+/// checkpoints' form; dequantized back in the original orientation,
+/// including when the hidden size is twice the intermediate size (square
+/// `gate_up_proj`, where a transposed load would go unnoticed).
+#[test]
+fn gpt_oss_mxfp4_recipe() {
+    for (h, i) in [(64, 96), (64, 32)] {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("model");
+        let orig = write_gpt_oss(&model, h, i);
+        let q = dir.path().join("q");
+        let v = json_of(&[
+            "convert",
+            model.to_str().unwrap(),
+            q.to_str().unwrap(),
+            "--to",
+            "mxfp4",
+            "--json",
+        ]);
+        let names: Vec<&str> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "model.layers.0.mlp.experts.down_proj",
+                "model.layers.0.mlp.experts.gate_up_proj"
+            ]
+        );
+        let buf = std::fs::read(q.join("model.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let gu = st
+            .tensor("model.layers.0.mlp.experts.gate_up_proj_blocks")
+            .unwrap();
+        assert_eq!(gu.shape(), &[2, 2 * i, h / 32, 16]);
+        let dn = st
+            .tensor("model.layers.0.mlp.experts.down_proj_scales")
+            .unwrap();
+        assert_eq!(dn.shape(), &[2, h, i / 32]);
+        // Blocks run along the input axis: output row o of expert 0 holds
+        // column o of the original.
+        let x = &orig
+            .iter()
+            .find(|t| t.0 == "model.layers.0.mlp.experts.gate_up_proj")
+            .unwrap()
+            .2;
+        let col: Vec<f32> = (0..h).map(|r| x[r * 2 * i + 5]).collect();
+        let (mut b, mut s) = (vec![0u8; h / 2], vec![0u8; h / 32]);
+        mldtypes::mx::quantize(
+            &col,
+            mldtypes::mx::MxFormat::Fp4,
+            mldtypes::mx::ScaleRule::Floor,
+            &mut b,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(&gu.data()[5 * h / 2..6 * h / 2], &b[..]);
+        let config = read_json(&q.join("config.json"));
+        assert_eq!(
+            config["quantization_config"],
+            serde_json::json!({"quant_method": "mxfp4", "modules_to_not_convert": [
+                "lm_head", "model.embed_tokens", "model.layers.*.mlp.router",
+                "model.layers.*.self_attn"]})
+        );
+        // Back: shapes of the original, values within the reported error.
+        let back = dir.path().join("back");
+        mldtypes()
+            .arg("convert")
+            .arg(&q)
+            .arg(&back)
+            .args(["--to", "float32"])
+            .assert()
+            .success();
+        let bbuf = std::fs::read(back.join("model.safetensors")).unwrap();
+        let bst = SafeTensors::deserialize(&bbuf).unwrap();
+        for (name, shape, x) in &orig {
+            let t = bst.tensor(name).unwrap();
+            assert_eq!(t.shape(), &shape[..], "{name}");
+            let y: Vec<f32> = t
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let err = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| (*a as f64 - *b as f64).abs())
+                .fold(0.0, f64::max);
+            let reported = v["tensors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["name"] == name.as_str())
+                .map_or(0.0, |r| r["max_abs_error"].as_f64().unwrap());
+            assert!(
+                (err - reported).abs() <= 2.0 * f64::EPSILON * err,
+                "{name}: {err} {reported}"
+            );
+        }
+    }
+}
+
+/// The FP8 recipes leave gpt-oss's fused experts as they are and list their
+/// module as not converted, in each format's matching rule (a regular
+/// expression for compressed-tensors, whose `ignore` vLLM matches against
+/// per-expert names), so that a server does not take them for quantized.
+#[test]
+fn gpt_oss_fp8_lists_the_unquantized_experts() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_gpt_oss(&model, 64, 32);
+    for (to, format, key, experts) in [
+        (
+            "fp8",
+            "compressed-tensors",
+            "ignore",
+            r"re:model\.layers\.0\.mlp\.experts($|\.)",
+        ),
+        ("fp8", "modelopt", "ignore", "model.layers.0.mlp.experts"),
+        (
+            "fp8_block",
+            "fp8",
+            "modules_to_not_convert",
+            "model.layers.0.mlp.experts",
+        ),
+    ] {
+        let q = dir.path().join(format!("q-{to}-{format}"));
+        let v = json_of(&[
+            "convert",
+            model.to_str().unwrap(),
+            q.to_str().unwrap(),
+            "--to",
+            to,
+            "--format",
+            format,
+            "--json",
+        ]);
+        let names: Vec<&str> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["model.layers.0.self_attn.q_proj.weight"]);
+        let config = read_json(&q.join("config.json"));
+        assert_eq!(
+            config["quantization_config"][key],
+            serde_json::json!([
+                "lm_head",
+                "model.embed_tokens",
+                experts,
+                "model.layers.0.mlp.router"
+            ]),
+            "{to} {format}"
+        );
+    }
+}
+
+/// `--only` replaces the recipe's selection, `--exclude` removes from it;
+/// a tensor whose dimension is not a whole number of blocks is left with a
+/// warning; a format the target cannot be written in is a usage error.
+#[test]
+fn recipe_selection_overrides_and_misuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    let q = dir.path().join("q");
+    let v = json_of(&[
+        "convert",
+        model.to_str().unwrap(),
+        q.to_str().unwrap(),
+        "--to",
+        "mxfp4",
+        "--only",
+        "{embed,lm_head}.weight",
+        "--json",
+    ]);
+    let names: Vec<&str> = v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["embed.weight"]);
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("\"lm_head.weight\" of shape [4, 48] left unquantized")),
+        "{w:?}"
+    );
+    let q2 = dir.path().join("q2");
+    let v = json_of(&[
+        "convert",
+        model.to_str().unwrap(),
+        q2.to_str().unwrap(),
+        "--to",
+        "nvfp4",
+        "--exclude",
+        "*proj*",
+        "--json",
+    ]);
+    assert!(v["tensors"].as_array().unwrap().is_empty());
+    // Nothing quantized: config.json is copied as it was.
+    assert!(read_json(&q2.join("config.json"))
+        .get("quantization_config")
+        .is_none());
+    assert!(!q2.join("hf_quant_config.json").exists());
+    mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(dir.path().join("q3"))
+        .args(["--to", "mxfp4", "--format", "modelopt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "mxfp4 cannot be written in the modelopt format; its formats: mx",
+        ));
+    mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(dir.path().join("q4"))
+        .args(["--to", "bf16", "--format", "fp8"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bfloat16 is a plain conversion"));
+    assert!(!dir.path().join("q3").exists() && !dir.path().join("q4").exists());
+}
+
+/// The FP8 recipes: names, dtypes and shapes of the weight and its scale in
+/// each format, the scales `amax / 448` rounded once, the codes those of
+/// `mx::fp8_quantize`, the configuration, and dequantization back.
+/// One FP8 layout case: target, `--format`, scale name, scale dtype, scale
+/// shape, `quant_method`.
+type Fp8Case<'a> = (&'a str, &'a str, &'a str, Dtype, &'a [usize], &'a str);
+
+#[test]
+fn fp8_recipes_layouts_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    // proj is [8, 96] float32.
+    let x = values(10, 8 * 96);
+    let cases: [Fp8Case; 6] = [
+        (
+            "fp8",
+            "compressed-tensors",
+            "weight_scale",
+            Dtype::F32,
+            &[1],
+            "compressed-tensors",
+        ),
+        (
+            "fp8",
+            "modelopt",
+            "weight_scale",
+            Dtype::F32,
+            &[],
+            "modelopt",
+        ),
+        (
+            "fp8_channel",
+            "compressed-tensors",
+            "weight_scale",
+            Dtype::F32,
+            &[8, 1],
+            "compressed-tensors",
+        ),
+        (
+            "fp8_channel",
+            "modelopt",
+            "weight_scale",
+            Dtype::F32,
+            &[8],
+            "modelopt",
+        ),
+        (
+            "fp8_block",
+            "fp8",
+            "weight_scale_inv",
+            Dtype::F32,
+            &[1, 1],
+            "fp8",
+        ),
+        (
+            "fp8_block",
+            "modelopt",
+            "weight_scale",
+            Dtype::F32,
+            // One 128 x 128 block: ModelOpt writes the scale 0-d.
+            &[],
+            "modelopt",
+        ),
+    ];
+    for (to, format, sname, sdt, sshape, method) in cases {
+        let q = dir.path().join(format!("q-{to}-{format}"));
+        let v = json_of(&[
+            "convert",
+            model.to_str().unwrap(),
+            q.to_str().unwrap(),
+            "--to",
+            to,
+            "--format",
+            format,
+            "--json",
+        ]);
+        assert_eq!(v["format"], format);
+        let buf = std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let w = st.tensor("layer.0.proj.weight").unwrap();
+        assert_eq!((w.dtype(), w.shape()), (Dtype::F8_E4M3, &[8, 96][..]));
+        let s = st.tensor(&format!("layer.0.proj.{sname}")).unwrap();
+        assert_eq!((s.dtype(), s.shape()), (sdt, sshape), "{to} {format}");
+        let sv: Vec<f64> = s
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect();
+        let rows: Vec<f64> = x
+            .chunks(96)
+            .map(|r| r.iter().fold(0f64, |m, v| m.max(v.abs() as f64)))
+            .collect();
+        let want: Vec<f64> = if to == "fp8_channel" {
+            rows.iter()
+                .map(|a| mldtypes::mx::fp8_scale(*a, mldtypes::dtype::DType::Float32))
+                .collect()
+        } else {
+            let a = rows.iter().fold(0f64, |m, v| m.max(*v));
+            vec![mldtypes::mx::fp8_scale(a, mldtypes::dtype::DType::Float32)]
+        };
+        assert_eq!(sv, want, "{to} {format}");
+        let mut codes = vec![0u8; 8 * 96];
+        let seg = if to == "fp8_channel" { 96 } else { 8 * 96 };
+        mldtypes::mx::fp8_quantize(&x, seg, &want, &mut codes).unwrap();
+        assert_eq!(w.data(), &codes[..], "{to} {format}");
+        let config = read_json(&q.join("config.json"));
+        assert_eq!(config["quantization_config"]["quant_method"], method);
+        assert_eq!(
+            q.join("hf_quant_config.json").exists(),
+            method == "modelopt"
+        );
+        let back = dir.path().join(format!("back-{to}-{format}"));
+        mldtypes()
+            .arg("convert")
+            .arg(&q)
+            .arg(&back)
+            .args(["--to", "float32"])
+            .assert()
+            .success();
+        let bbuf = std::fs::read(back.join("model-00002-of-00002.safetensors")).unwrap();
+        let bst = SafeTensors::deserialize(&bbuf).unwrap();
+        assert_eq!(bst.len(), 2, "the scales are gone");
+        let mut y = vec![0f64; 8 * 96];
+        mldtypes::mx::fp8_dequantize_f64(&codes, seg, &want, &mut y).unwrap();
+        let y32: Vec<f32> = y.iter().map(|v| *v as f32).collect();
+        assert_eq!(
+            bst.tensor("layer.0.proj.weight").unwrap().data(),
+            &f32_bytes(&y32)[..]
+        );
+    }
 }
 
 /// MiniLM through the CLI and back, when `scripts/fetch-example-model.sh`
@@ -1120,7 +1562,8 @@ fn minilm_round_trip_when_fetched() {
         let b = SafeTensors::deserialize(&b).unwrap();
         assert_eq!(b.len(), orig.len());
         let reports = v["tensors"].as_array().unwrap();
-        assert_eq!(reports.len(), 40, "{fmt}");
+        // The 37 linear weights; the three embeddings are not quantized.
+        assert_eq!(reports.len(), 37, "{fmt}");
         for (name, t) in orig.tensors() {
             let u = b.tensor(&name).unwrap();
             assert_eq!(u.shape(), t.shape(), "{name}");

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mldtypes::checkpoint::{self, Cancel, Options, Stats, Summary, Target};
+use mldtypes::checkpoint::{self, Cancel, CheckpointFormat, Options, Stats, Summary, Target};
 use mldtypes::format::Overflow;
 use mldtypes::mx::ScaleRule;
 use pyo3::create_exception;
@@ -131,21 +131,22 @@ pub(crate) fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> 
 /// The longest `only` glob accepted.
 const MAX_GLOB: usize = 1024;
 
-/// Compiles an `only` glob; too long or too complex patterns are a
-/// ValueError (the glob compiler must never panic on them).
-fn compile_glob(g: &str) -> PyResult<globset::GlobMatcher> {
+/// Compiles an `only` / `exclude` glob (`what` names it); too long or too
+/// complex patterns are a ValueError (the glob compiler must never panic on
+/// them).
+fn compile_glob(g: &str, what: &str) -> PyResult<globset::GlobMatcher> {
     let n = g.chars().count();
     if n > MAX_GLOB {
         return Err(PyValueError::new_err(format!(
-            "bad only glob: {n} characters; at most {MAX_GLOB}"
+            "bad {what} glob: {n} characters; at most {MAX_GLOB}"
         )));
     }
     match catch_unwind(|| globset::Glob::new(g).map(|g| g.compile_matcher())) {
         Ok(Ok(m)) => Ok(m),
-        Ok(Err(e)) => Err(PyValueError::new_err(format!("bad only glob: {e}"))),
-        Err(_) => Err(PyValueError::new_err(
-            "bad only glob: too complex to compile".to_string(),
-        )),
+        Ok(Err(e)) => Err(PyValueError::new_err(format!("bad {what} glob: {e}"))),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "bad {what} glob: too complex to compile"
+        ))),
     }
 }
 
@@ -282,20 +283,39 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 /// Converts a safetensors checkpoint (a file, a model directory or a sharded
 /// model's ``model.safetensors.index.json``) to another number format.
 ///
-/// Every floating-point tensor becomes ``to``, round-to-nearest-even:
+/// ``to`` is a plain conversion or a quantization *recipe*:
 ///
 /// - a floating-point dtype (``"bfloat16"``, ``"bf16"``, ``"float8_e4m3fn"``,
-///   ``mldtypes.float8_e5m2``, ``numpy.float16``, ...): a plain conversion;
-///   MX / NVFP4 tensors of the input are dequantized exactly and rounded once;
-/// - an MX format of the OCP Microscaling Formats (MX) Specification v1.0
-///   (``"mxfp8_e4m3"``, ``"mxfp8_e5m2"``, ``"mxfp6_e3m2"``, ``"mxfp6_e2m3"``,
-///   ``"mxfp4"``, ``"mxint8"``): tensors of two or more dimensions whose last
-///   dimension is a multiple of 32 become ``NAME_blocks`` (U8, shape
-///   ``[..., K/32, 32*bits/8]``, sub-byte elements packed LSB-first) and
-///   ``NAME_scales`` (U8 E8M0 codes, shape ``[..., K/32]``);
-/// - ``"nvfp4"``: tensors whose last dimension is a multiple of 16 become
-///   ``NAME`` (U8 float4_e2m1fn pairs, ``[..., K/2]``), ``NAME_scale``
-///   (F8_E4M3, ``[..., K/16]``) and ``NAME_scale_2`` (F32, shape ``[]``).
+///   ``mldtypes.float8_e5m2``, ``numpy.float16``, ...): every floating-point
+///   tensor is converted, round-to-nearest-even; ``config.json``'s
+///   ``torch_dtype`` and ``dtype`` become the target. MX, NVFP4 and
+///   FP8-with-scales tensors of the input are dequantized exactly and rounded
+///   once, in their original orientation;
+/// - a recipe quantizes the tensors a serving stack quantizes (by default the
+///   linear layers' ``[out, in]`` weights, blocked along ``in``; never
+///   embeddings, ``lm_head``, routers or MoE gates, norms, biases), as the
+///   model's ``config.json`` (``model_type``, ``tie_word_embeddings``)
+///   describes it, and writes the configuration that stack reads:
+///
+///   - an OCP MX v1.0 format (``"mxfp8_e4m3"``, ``"mxfp8_e5m2"``,
+///     ``"mxfp6_e3m2"``, ``"mxfp6_e2m3"``, ``"mxfp4"``, ``"mxint8"``):
+///     ``NAME_blocks`` (U8, ``[..., K/32, 32*bits/8]``) and ``NAME_scales``
+///     (U8 E8M0, ``[..., K/32]``). For gpt-oss, ``"mxfp4"`` quantizes exactly
+///     the experts' ``gate_up_proj`` and ``down_proj`` (stored ``[E, in,
+///     out]``: blocked along ``in``, stored ``[E, out, in/32, 16]``) and
+///     writes ``{"quant_method": "mxfp4", "modules_to_not_convert": [...]}``,
+///     which transformers' ``Mxfp4Config`` loads;
+///   - ``"nvfp4"``: NVIDIA ModelOpt 0.47's weight-only NVFP4
+///     (``W4A16_NVFP4``): ``NAME`` (U8 ``[..., K/2]``), ``NAME_scale``
+///     (F8_E4M3 ``[..., K/16]``), ``NAME_scale_2`` (F32 ``[]``, shared by the
+///     projections serving stacks fuse unless ``fuse_scale_2=False``), plus
+///     ``hf_quant_config.json`` and ``quantization_config``;
+///   - ``"fp8"`` / ``"fp8_channel"`` / ``"fp8_block"``: float8_e4m3fn weights
+///     with scales ``amax / 448`` per tensor, per output channel or per
+///     128 x 128 block, in compressed-tensors' ``float-quantized`` format
+///     (default of ``fp8`` and ``fp8_channel``), the ``quant_method: "fp8"``
+///     format with ``weight_scale_inv`` of DeepSeek-V3 and Qwen3-FP8 (default
+///     of ``fp8_block``) or ModelOpt's (``format="modelopt"``).
 ///
 /// Other tensors are copied byte for byte (or converted to ``rest``). The
 /// output is a file for a file input, else a directory mirroring the shards
@@ -310,18 +330,24 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///         every file into a blob store); FIFOs, sockets and devices are
 ///         refused.
 ///     dst: the output path.
-///     to: the target: a dtype name or alias, an MX format name, ``"nvfp4"``,
-///         an mldtypes scalar type or a NumPy dtype.
+///     to: the target: a dtype name or alias, a recipe name (above), an
+///         mldtypes scalar type or a NumPy dtype.
 ///     only: a glob (``*``, ``?``, ``[...]``, ``{a,b}``); only the tensors
-///         whose names match are converted, the others are copied.
+///         whose names match are converted, the others are copied. For a
+///         recipe it replaces the default selection.
+///     exclude: a glob; matching tensors are left out of the conversion.
+///     format: a recipe's checkpoint format: ``"modelopt"``,
+///         ``"compressed-tensors"`` or ``"fp8"`` (None: the recipe's default).
+///     fuse_scale_2: ``"nvfp4"``: share ``weight_scale_2`` across q/k/v and
+///         gate/up (ModelOpt's default); False: one per tensor.
 ///     saturate: clamp values beyond the target's range to its largest finite
-///         value instead of inf / NaN (plain conversions; block formats
-///         always saturate).
+///         value instead of inf / NaN (plain conversions; recipes always
+///         saturate).
 ///     mx_scale: the MX scale rule: ``"floor"`` (the specification's, X =
 ///         2^(floor(log2(amax)) - emax_elem), may clip the largest elements)
 ///         or ``"ceil"`` (X = 2^ceil(log2(amax / max_elem)), never clips).
-///     rest: for MX / NVFP4 targets, a floating-point dtype for the tensors
-///         that are not quantized (1-D, odd shapes); copied when None.
+///     rest: for recipes, a floating-point dtype for the tensors that are not
+///         quantized; copied when None.
 ///     threads: worker threads (None or 0: one per core; at most four per
 ///         available core).
 ///     overwrite: allow ``dst`` to be ``src`` or to replace a non-empty
@@ -330,23 +356,27 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///
 /// Returns:
 ///     A dict, the fields of ``mldtypes convert --json``: ``target``,
-///     ``files`` (names within the output), ``tensors`` (one dict per
-///     converted tensor: ``name``, ``file``, ``shape``, ``from``, ``to``,
-///     ``action`` (``"convert"``, ``"quantize"`` or ``"dequantize"``) and,
-///     except for dequantization, ``elements``, ``max_abs_error``,
-///     ``rel_rms_error``, ``sqnr_db`` (inf for an exact conversion),
-///     ``clipped``, ``overflow_to_nonfinite``, ``flushed_to_zero``),
-///     ``copied`` (tensor names), ``copied_files``, ``total`` (the
+///     ``format`` (a recipe's checkpoint format, else None), ``files`` (names
+///     within the output), ``tensors`` (one dict per converted tensor:
+///     ``name``, ``file``, ``shape``, ``from``, ``to``, ``action``
+///     (``"convert"``, ``"quantize"`` or ``"dequantize"``) and, except for
+///     dequantization, ``elements``, ``max_abs_error``, ``rel_rms_error``,
+///     ``sqnr_db`` (inf for an exact conversion), ``clipped``,
+///     ``overflow_to_nonfinite``, ``flushed_to_zero``), ``copied`` (tensor
+///     names), ``copied_files`` (the other files written: copies, the
+///     updated ``config.json``, ``hf_quant_config.json``), ``total`` (the
 ///     statistics over all tensors), ``bytes_read``, ``bytes_written``,
-///     ``warnings``, ``input``, ``output`` and ``seconds``. Each warning
-///     (values overflowing to inf / NaN, ...) is also issued as a
+///     ``warnings``, ``removed_partials``, ``input``, ``output`` and
+///     ``seconds``. Each warning (values overflowing to inf / NaN, tensors a
+///     recipe chose but could not quantize, ...) is also issued as a
 ///     RuntimeWarning.
 ///
 /// Raises:
-///     ValueError: an unknown or non-floating-point target, a bad ``only``
-///         glob (or one longer than 1024 characters), ``mx_scale`` or
-///         ``rest``, ``threads`` above four per core, ``dst`` equal to
-///         ``src`` without ``overwrite``, a path with a NUL byte.
+///     ValueError: an unknown or non-floating-point target, a format the
+///         target cannot be written in, a bad ``only`` / ``exclude`` glob (or
+///         one longer than 1024 characters), ``mx_scale`` or ``rest``,
+///         ``threads`` above four per core, ``dst`` equal to ``src`` without
+///         ``overwrite``, a path with a NUL byte.
 ///     TypeError: ``to`` (None included) or ``rest`` is neither a string
 ///         nor dtype-like; a path that is not str, bytes or os.PathLike.
 ///     CheckpointError: (a ValueError) a corrupt input, an index naming a
@@ -363,8 +393,9 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///         exception is raised the same way).
 ///     RuntimeError: an internal error (a bug), never a crash.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to, *, only=None, saturate=false, mx_scale="floor", rest=None,
-                    threads=None, overwrite=false, fsync=false))]
+#[pyo3(signature = (src, dst, to, *, only=None, exclude=None, format=None, fuse_scale_2=true,
+                    saturate=false, mx_scale="floor", rest=None, threads=None, overwrite=false,
+                    fsync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert_checkpoint<'py>(
     py: Python<'py>,
@@ -372,6 +403,9 @@ fn convert_checkpoint<'py>(
     dst: &Bound<'py, PyAny>,
     to: &Bound<'py, PyAny>,
     only: Option<&str>,
+    exclude: Option<&str>,
+    format: Option<&str>,
+    fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
     rest: Option<&Bound<'py, PyAny>>,
@@ -381,9 +415,19 @@ fn convert_checkpoint<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guarded(|| {
         let (src, dst) = (path_arg(src, "src")?, path_arg(dst, "dst")?);
-        let a = Args::new(
-            to, only, saturate, mx_scale, rest, threads, overwrite, fsync,
-        )?;
+        let a = Args::new(RawArgs {
+            to,
+            only,
+            exclude,
+            format,
+            fuse_scale_2,
+            saturate,
+            mx_scale,
+            rest,
+            threads,
+            overwrite,
+            fsync,
+        })?;
         let opts = a.options();
         let start = std::time::Instant::now();
         let summary = interruptible(py, &opts.cancel, || {
@@ -393,10 +437,31 @@ fn convert_checkpoint<'py>(
     })
 }
 
+/// A name predicate built from a glob.
+type Matcher = Box<dyn Fn(&str) -> bool + Sync + Send>;
+
+/// The options shared by the conversion functions, as Python passes them.
+struct RawArgs<'a, 'py> {
+    to: &'a Bound<'py, PyAny>,
+    only: Option<&'a str>,
+    exclude: Option<&'a str>,
+    format: Option<&'a str>,
+    fuse_scale_2: bool,
+    saturate: bool,
+    mx_scale: &'a str,
+    rest: Option<&'a Bound<'py, PyAny>>,
+    threads: Option<usize>,
+    overwrite: bool,
+    fsync: bool,
+}
+
 /// The options shared by the conversion functions, parsed.
 struct Args {
     target: Target,
-    select: Box<dyn Fn(&str) -> bool + Sync + Send>,
+    select: Option<Matcher>,
+    exclude: Option<Matcher>,
+    format: Option<CheckpointFormat>,
+    fuse_scale_2: bool,
     saturate: bool,
     scale_rule: ScaleRule,
     rest: Option<mldtypes::dtype::DType>,
@@ -406,19 +471,36 @@ struct Args {
 }
 
 impl Args {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        to: &Bound<'_, PyAny>,
-        only: Option<&str>,
-        saturate: bool,
-        mx_scale: &str,
-        rest: Option<&Bound<'_, PyAny>>,
-        threads: Option<usize>,
-        overwrite: bool,
-        fsync: bool,
-    ) -> PyResult<Args> {
+    fn new(raw: RawArgs<'_, '_>) -> PyResult<Args> {
+        let RawArgs {
+            to,
+            only,
+            exclude,
+            format,
+            fuse_scale_2,
+            saturate,
+            mx_scale,
+            rest,
+            threads,
+            overwrite,
+            fsync,
+        } = raw;
         let target = Target::parse(&dtype_name(to, "to")?).map_err(to_py_err)?;
-        let matcher = only.map(compile_glob).transpose()?;
+        let format = format
+            .map(CheckpointFormat::parse)
+            .transpose()
+            .map_err(to_py_err)?;
+        let matcher = |g: Option<&str>, what: &str| -> PyResult<Option<Matcher>> {
+            Ok(match g {
+                Some(g) => {
+                    let m = compile_glob(g, what)?;
+                    Some(Box::new(move |name: &str| m.is_match(name)))
+                }
+                None => None,
+            })
+        };
+        let select = matcher(only, "only")?;
+        let exclude = matcher(exclude, "exclude")?;
         let scale_rule = match mx_scale {
             "floor" => ScaleRule::Floor,
             "ceil" => ScaleRule::Ceil,
@@ -446,7 +528,10 @@ impl Args {
         }
         Ok(Args {
             target,
-            select: Box::new(move |name: &str| matcher.as_ref().is_none_or(|m| m.is_match(name))),
+            select,
+            exclude,
+            format,
+            fuse_scale_2,
             saturate,
             scale_rule,
             rest,
@@ -465,7 +550,16 @@ impl Args {
         };
         opts.scale_rule = self.scale_rule;
         opts.rest = self.rest;
-        opts.select = Some(&*self.select);
+        opts.select = self
+            .select
+            .as_deref()
+            .map(|f| f as &(dyn Fn(&str) -> bool + Sync));
+        opts.exclude = self
+            .exclude
+            .as_deref()
+            .map(|f| f as &(dyn Fn(&str) -> bool + Sync));
+        opts.format = self.format;
+        opts.fuse_scale_2 = self.fuse_scale_2;
         opts.threads = self.threads;
         opts.fsync = self.fsync;
         opts.overwrite = self.overwrite;
@@ -590,30 +684,41 @@ fn checkpoint_shards(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<Vec<Str
 /// Converts ONE shard of a sharded checkpoint into ``dst_dir/SHARD``: the
 /// unit of work of a distributed conversion (a Ray task, a batch job). With
 /// the same options every shard file is byte-identical to the one
-/// :func:`convert_checkpoint` writes; when all are written,
-/// :func:`finish_checkpoint_shards` writes the index, ``config.json`` and
-/// the other files. The shard is written beside its destination and renamed
-/// into place; ``dst_dir`` is created if missing.
+/// :func:`convert_checkpoint` writes (tensor scales shared with tensors of
+/// other shards, such as NVFP4's fused ``weight_scale_2`` of a q/k/v split by
+/// a shard boundary, are computed from those tensors too); when all are
+/// written, :func:`finish_checkpoint_shards` writes the index,
+/// ``config.json`` and the other files. The shard is written beside its
+/// destination as ``.SHARD.TAG.XXXXXX.mldtypes-partial`` (``TAG``: a hash of
+/// the shard's planned header, by which :func:`finish_checkpoint_shards`
+/// recognizes the temporaries a killed task left) and renamed into place;
+/// ``dst_dir`` is created if missing.
 ///
 /// Args:
 ///     src: the model directory or its index (str, bytes or os.PathLike).
 ///     dst_dir: the output directory.
 ///     shard: a name from :func:`checkpoint_shards`.
-///     to, only, saturate, mx_scale, rest, threads, overwrite, fsync: as
-///         :func:`convert_checkpoint`; give every shard and
-///         :func:`finish_checkpoint_shards` the same ones.
+///     to, only, exclude, format, fuse_scale_2, saturate, mx_scale, rest,
+///         threads, fsync: as :func:`convert_checkpoint`; give every shard
+///         and :func:`finish_checkpoint_shards` the same ones.
+///     overwrite: replace an existing ``dst_dir/SHARD`` (refused otherwise,
+///         as :func:`convert_checkpoint` refuses a non-empty output); the
+///         output's index file, if any, is then removed first, so an index is
+///         present only while the shards match it.
 ///
 /// Returns:
 ///     The shard's summary dict, the fields of :func:`convert_checkpoint`.
 ///
 /// Raises:
-///     ValueError: ``shard`` is not a shard of ``src``, or as
+///     ValueError: ``shard`` is not a shard of ``src``; ``dst_dir/SHARD``
+///         exists and ``overwrite`` is not set; or as
 ///         :func:`convert_checkpoint`.
 ///     CheckpointError, OSError, TypeError, KeyboardInterrupt: as
 ///         :func:`convert_checkpoint`.
 #[pyfunction]
-#[pyo3(signature = (src, dst_dir, shard, to, *, only=None, saturate=false, mx_scale="floor",
-                    rest=None, threads=None, overwrite=false, fsync=false))]
+#[pyo3(signature = (src, dst_dir, shard, to, *, only=None, exclude=None, format=None,
+                    fuse_scale_2=true, saturate=false, mx_scale="floor", rest=None, threads=None,
+                    overwrite=false, fsync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert_checkpoint_shard<'py>(
     py: Python<'py>,
@@ -622,6 +727,9 @@ fn convert_checkpoint_shard<'py>(
     shard: &str,
     to: &Bound<'py, PyAny>,
     only: Option<&str>,
+    exclude: Option<&str>,
+    format: Option<&str>,
+    fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
     rest: Option<&Bound<'py, PyAny>>,
@@ -631,9 +739,19 @@ fn convert_checkpoint_shard<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guarded(|| {
         let (src, dst) = (path_arg(src, "src")?, path_arg(dst_dir, "dst_dir")?);
-        let a = Args::new(
-            to, only, saturate, mx_scale, rest, threads, overwrite, fsync,
-        )?;
+        let a = Args::new(RawArgs {
+            to,
+            only,
+            exclude,
+            format,
+            fuse_scale_2,
+            saturate,
+            mx_scale,
+            rest,
+            threads,
+            overwrite,
+            fsync,
+        })?;
         let opts = a.options();
         let start = std::time::Instant::now();
         let summary = interruptible(py, &opts.cancel, || {
@@ -645,29 +763,36 @@ fn convert_checkpoint_shard<'py>(
 
 /// Completes a conversion done shard by shard: checks that every shard in
 /// ``dst_dir`` is the one :func:`convert_checkpoint_shard` writes with these
-/// options (its header byte for byte and its size), then writes the index
-/// (last, so its presence means the model is complete), ``config.json``
-/// (``torch_dtype`` / ``quantization_config`` updated, keys in the input's
-/// order) and copies of the model directory's other files.
+/// options (its header byte for byte and its size), removes the temporaries
+/// of this conversion that killed or failed tasks left (other files, other
+/// conversions' temporaries included, are left alone and named in
+/// ``warnings``), then writes the index (last, so its presence means the
+/// model is complete), ``config.json`` (``torch_dtype`` / ``dtype`` /
+/// ``quantization_config`` updated, keys in the input's order), the recipe's
+/// other files (``hf_quant_config.json``) and copies of the model directory's
+/// other files. Call it once no shard task of the conversion is running.
 ///
 /// Args:
 ///     src: the model directory or its index.
 ///     dst_dir: the directory the shards were written to.
-///     to, only, saturate, mx_scale, rest, overwrite: the options the shards
-///         were converted with; ``overwrite`` lets the index and the other
-///         files replace existing ones.
+///     to, only, exclude, format, fuse_scale_2, saturate, mx_scale, rest:
+///         the options the shards were converted with.
+///     overwrite: let the index and the other files replace existing ones.
 ///
 /// Returns:
-///     A dict: ``target``, ``files`` (the shards), ``copied_files``.
+///     A dict: ``target``, ``format``, ``files`` (the shards),
+///     ``copied_files``, ``removed_partials`` (the temporaries removed),
+///     ``warnings``.
 ///
 /// Raises:
-///     CheckpointError: a shard of ``dst_dir`` is missing or was written
-///         with other options (or as :func:`convert_checkpoint`).
+///     CheckpointError: shards of ``dst_dir`` are missing (all of them are
+///         named), or one was written with other options or not completely
+///         (or as :func:`convert_checkpoint`).
 ///     ValueError, OSError, TypeError, KeyboardInterrupt: as
 ///         :func:`convert_checkpoint`.
 #[pyfunction]
-#[pyo3(signature = (src, dst_dir, to, *, only=None, saturate=false, mx_scale="floor",
-                    rest=None, overwrite=false))]
+#[pyo3(signature = (src, dst_dir, to, *, only=None, exclude=None, format=None, fuse_scale_2=true,
+                    saturate=false, mx_scale="floor", rest=None, overwrite=false))]
 #[allow(clippy::too_many_arguments)]
 fn finish_checkpoint_shards<'py>(
     py: Python<'py>,
@@ -675,6 +800,9 @@ fn finish_checkpoint_shards<'py>(
     dst_dir: &Bound<'py, PyAny>,
     to: &Bound<'py, PyAny>,
     only: Option<&str>,
+    exclude: Option<&str>,
+    format: Option<&str>,
+    fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
     rest: Option<&Bound<'py, PyAny>>,
@@ -682,15 +810,30 @@ fn finish_checkpoint_shards<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guarded(|| {
         let (src, dst) = (path_arg(src, "src")?, path_arg(dst_dir, "dst_dir")?);
-        let a = Args::new(to, only, saturate, mx_scale, rest, None, overwrite, false)?;
+        let a = Args::new(RawArgs {
+            to,
+            only,
+            exclude,
+            format,
+            fuse_scale_2,
+            saturate,
+            mx_scale,
+            rest,
+            threads: None,
+            overwrite,
+            fsync: false,
+        })?;
         let opts = a.options();
         let summary = interruptible(py, &opts.cancel, || {
             checkpoint::finish_shards(&src, &dst, &opts)
         })?;
         let d = PyDict::new(py);
         d.set_item("target", &summary.target)?;
+        d.set_item("format", &summary.format)?;
         d.set_item("files", &summary.files)?;
         d.set_item("copied_files", &summary.copied_files)?;
+        d.set_item("removed_partials", &summary.removed_partials)?;
+        d.set_item("warnings", &summary.warnings)?;
         Ok(d.into_any())
     })
 }

@@ -441,12 +441,13 @@ def test_output_is_byte_identical_across_runs_and_threads(tmp_path, to):
     keys = list(json.loads(raw[8:8 + n])["__metadata__"])
     extra = ["mldtypes.quantization"] if to.startswith(("mx", "nv")) else []
     assert keys == ["format", "zeta", "alpha"] + extra
+    # A plain conversion sets transformers 4's torch_dtype and 5's dtype (added last).
     assert list(json.loads(outs[0]["config.json"])) == ["vocab_size", "torch_dtype",
                                                          "architectures"] + (
-        ["quantization_config"] if extra else [])
+        ["quantization_config"] if extra else ["dtype"])
 
 
-@pytest.mark.parametrize("to", ["bfloat16", "mxfp4"])
+@pytest.mark.parametrize("to", ["bfloat16", "mxfp4", "nvfp4", "fp8_block"])
 def test_per_shard_functions_match_the_local_conversion(tmp_path, to):
     src, local, spread = tmp_path / "model", tmp_path / "local", tmp_path / "spread"
     write_sharded_meta(src)
@@ -457,7 +458,10 @@ def test_per_shard_functions_match_the_local_conversion(tmp_path, to):
     assert sum(len(p["tensors"]) for p in parts) == len(whole["tensors"])
     done = mldtypes.finish_checkpoint_shards(src, spread, to)
     assert done["files"] == shards
-    assert done["copied_files"] == whole["copied_files"] == ["config.json", "tokenizer.json"]
+    extra = ["hf_quant_config.json"] if to == "nvfp4" else []
+    assert done["copied_files"] == whole["copied_files"] == sorted(
+        ["config.json", "tokenizer.json"] + extra)
+    assert (done["removed_partials"], done["warnings"]) == ([], [])
     assert files_of(local) == files_of(spread)
     with pytest.raises(mldtypes.CheckpointError, match="is not the shard"):
         mldtypes.finish_checkpoint_shards(src, spread, "float16", overwrite=True)
@@ -465,19 +469,208 @@ def test_per_shard_functions_match_the_local_conversion(tmp_path, to):
         mldtypes.convert_checkpoint_shard(src, spread, "x.safetensors", to)
 
 
+def test_per_shard_refusals_stale_temporaries_and_missing_shards(tmp_path):
+    """The shard API refuses an existing output as convert_checkpoint does; finishing removes
+    the temporaries a killed task of this conversion left (recognized by name), leaves and
+    names anything else, and a missing shard is a CheckpointError naming it."""
+    src, out = tmp_path / "model", tmp_path / "out"
+    write_sharded_meta(src)
+    shards = mldtypes.checkpoint_shards(src)
+    for s in shards:
+        mldtypes.convert_checkpoint_shard(src, out, s, "float8_e4m3fn")
+    mldtypes.finish_checkpoint_shards(src, out, "float8_e4m3fn")
+    before = files_of(out)
+    with pytest.raises(ValueError, match="exists; pass --overwrite"):
+        mldtypes.convert_checkpoint_shard(src, out, shards[0], "mxfp4")
+    assert files_of(out) == before
+    # overwrite=True: the stale index goes first.
+    mldtypes.convert_checkpoint_shard(src, out, shards[0], "mxfp4", overwrite=True)
+    assert not (out / "model.safetensors.index.json").exists()
+    # A killed task: SIGKILL while its temporary exists.
+    big, killed = tmp_path / "big", tmp_path / "killed"
+    big.mkdir()
+    rng = np.random.default_rng(3)
+    block = rng.standard_normal((1024, 1024), dtype=np.float32)
+    write_safetensors(big / "model-00001-of-00001.safetensors",
+                      {f"layers.{i}.w.weight": block for i in range(48)})
+    (big / "config.json").write_text("{}")
+    code = """
+        import sys, mldtypes
+        mldtypes.convert_checkpoint_shard(sys.argv[1], sys.argv[2],
+                                          "model-00001-of-00001.safetensors", "nvfp4", threads=1)
+    """
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(big), str(killed)])
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (killed.exists() and leftovers(killed)):
+            time.sleep(0.01)
+        assert leftovers(killed), "the conversion never started"
+    finally:
+        p.kill()
+        p.wait()
+    stale = leftovers(killed)
+    assert len(stale) == 1 and stale[0].startswith(".model-00001-of-00001.safetensors.")
+    (killed / ".notes.mldtypes-partial").write_text("not ours")
+    with pytest.raises(mldtypes.CheckpointError,
+                       match="1 of the 1 shards is missing: model-00001-of-00001.safetensors"):
+        mldtypes.finish_checkpoint_shards(big, killed, "nvfp4")
+    mldtypes.convert_checkpoint_shard(big, killed, "model-00001-of-00001.safetensors", "nvfp4")
+    done = mldtypes.finish_checkpoint_shards(big, killed, "nvfp4")
+    assert done["removed_partials"] == stale
+    assert leftovers(killed) == [".notes.mldtypes-partial"]
+    assert any("left alone: .notes.mldtypes-partial" in w for w in done["warnings"])
+
+
+def gpt_oss_model(d, h=64, i=96, e=2):
+    """A gpt-oss-like model: experts stored [E, in, out], their biases, attention, a router,
+    embeddings and the head; config.json says model_type gpt_oss."""
+    d.mkdir()
+    rng = np.random.default_rng(11)
+    t = {
+        "model.layers.0.mlp.experts.gate_up_proj": rng.standard_normal((e, h, 2 * i)),
+        "model.layers.0.mlp.experts.gate_up_proj_bias": rng.standard_normal((e, 2 * i)),
+        "model.layers.0.mlp.experts.down_proj": rng.standard_normal((e, i, h)),
+        "model.layers.0.mlp.router.weight": rng.standard_normal((e, h)),
+        "model.layers.0.self_attn.q_proj.weight": rng.standard_normal((h, h)),
+        "model.embed_tokens.weight": rng.standard_normal((8, h)),
+        "lm_head.weight": rng.standard_normal((8, h)),
+    }
+    t = {k: (v * 0.02).astype(np.float32) for k, v in t.items()}
+    write_safetensors(d / "model.safetensors", t)
+    (d / "config.json").write_text(json.dumps(
+        {"model_type": "gpt_oss", "dtype": "bfloat16", "tie_word_embeddings": False}))
+    return t
+
+
+def test_gpt_oss_mxfp4_recipe_quantizes_the_experts_along_their_input(tmp_path):
+    src, dst, back = tmp_path / "model", tmp_path / "q", tmp_path / "back"
+    t = gpt_oss_model(src)
+    s = mldtypes.convert_checkpoint(src, dst, "mxfp4")
+    assert [r["name"] for r in s["tensors"]] == ["model.layers.0.mlp.experts.down_proj",
+                                                 "model.layers.0.mlp.experts.gate_up_proj"]
+    out, meta = read_safetensors(dst / "model.safetensors")
+    name = "model.layers.0.mlp.experts.gate_up_proj"
+    assert out[name + "_blocks"][1] == [2, 192, 2, 16]
+    # Output row o of expert 1 holds column o of the original, blocked along the input.
+    x = t[name]
+    blocks = out[name + "_blocks"][2].reshape(2, 192, 32)
+    scales = out[name + "_scales"][2].reshape(2, 192, 2)
+    for o in (0, 7, 191):
+        b, sc = mxfp4_expected(x[1, :, o])
+        np.testing.assert_array_equal(blocks[1, o], b)
+        np.testing.assert_array_equal(scales[1, o], sc)
+    assert json.loads(meta["mldtypes.quantization"])[name]["layout"] == "transposed"
+    config = json.loads((dst / "config.json").read_text())
+    assert config["quantization_config"] == {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": ["lm_head", "model.embed_tokens", "model.layers.*.mlp.router",
+                                   "model.layers.*.self_attn"]}
+    mldtypes.convert_checkpoint(dst, back, "float32")
+    out2, _ = read_safetensors(back / "model.safetensors")
+    assert out2[name][1] == [2, 64, 192]
+    err = np.abs(out2[name][2].reshape(x.shape).astype(np.float64) - x).max()
+    reported = {r["name"]: r for r in s["tensors"]}[name]["max_abs_error"]
+    assert err == reported
+    assert "quantization_config" not in json.loads((back / "config.json").read_text())
+
+
+@pytest.mark.parametrize("to,fmt,scale,scale_tag,scale_shape,method", [
+    ("fp8", None, "weight_scale", "F32", [1], "compressed-tensors"),
+    ("fp8_channel", None, "weight_scale", "F32", [64, 1], "compressed-tensors"),
+    ("fp8_channel", "modelopt", "weight_scale", "F32", [64], "modelopt"),
+    ("fp8_block", None, "weight_scale_inv", "F32", [1, 1], "fp8"),
+    ("fp8_block", "compressed-tensors", "weight_scale", "F32", [1, 1], "compressed-tensors"),
+])
+def test_fp8_recipes(tmp_path, to, fmt, scale, scale_tag, scale_shape, method):
+    src, dst, back = tmp_path / "model", tmp_path / "q", tmp_path / "back"
+    gpt_oss_model(src)
+    s = mldtypes.convert_checkpoint(src, dst, to, format=fmt)
+    # The linear layers only: attention, not the experts, router, embeddings or head.
+    assert [r["name"] for r in s["tensors"]] == ["model.layers.0.self_attn.q_proj.weight"]
+    assert s["format"] == (fmt or method)
+    out, _ = read_safetensors(dst / "model.safetensors")
+    w = "model.layers.0.self_attn.q_proj."
+    assert (out[w + "weight"][0], out[w + "weight"][1]) == ("F8_E4M3", [64, 64])
+    assert (out[w + scale][0], out[w + scale][1]) == (scale_tag, scale_shape)
+    config = json.loads((dst / "config.json").read_text())
+    assert config["quantization_config"]["quant_method"] == method
+    assert (dst / "hf_quant_config.json").exists() == (method == "modelopt")
+    s2 = mldtypes.convert_checkpoint(dst, back, "float32")
+    assert [r["action"] for r in s2["tensors"] if r["name"] == w + "weight"] == ["dequantize"]
+    out2, _ = read_safetensors(back / "model.safetensors")
+    assert w + scale not in out2
+
+
+def test_recipe_options_are_checked(model, tmp_path):
+    with pytest.raises(ValueError, match="cannot be written in the modelopt format"):
+        mldtypes.convert_checkpoint(model, tmp_path / "o", "mxfp4", format="modelopt")
+    with pytest.raises(ValueError, match="unknown checkpoint format"):
+        mldtypes.convert_checkpoint(model, tmp_path / "o", "fp8", format="gguf")
+    with pytest.raises(ValueError, match="bad exclude glob"):
+        mldtypes.convert_checkpoint(model, tmp_path / "o", "fp8", exclude="[")
+    s = mldtypes.convert_checkpoint(model, tmp_path / "o", "nvfp4", exclude="w",
+                                    fuse_scale_2=False)
+    assert s["tensors"] == []
+
+
+def run_ray_example(src, dst, *args):
+    return subprocess.run([sys.executable, str(ROOT / "examples" / "convert_on_ray.py"),
+                           str(src), str(dst), "--num-cpus", "2", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
 def test_ray_example_matches_the_local_conversion(tmp_path):
-    """examples/convert_on_ray.py on a local two-CPU Ray cluster (loopback)."""
+    """examples/convert_on_ray.py on a local two-CPU Ray cluster (loopback): the output equals
+    the local conversion's; a second run with another target into the same directory is
+    refused without --overwrite, and with it replaces everything, the finishing step removing
+    the temporary a killed task of that conversion left."""
     pytest.importorskip("ray")
     src, local, spread = tmp_path / "model", tmp_path / "local", tmp_path / "spread"
     write_sharded_meta(src)
-    mldtypes.convert_checkpoint(src, local, "mxfp4")
-    r = subprocess.run([sys.executable, str(ROOT / "examples" / "convert_on_ray.py"),
-                        str(src), str(spread), "--to", "mxfp4", "--num-cpus", "2"],
-                       capture_output=True, text=True, timeout=600)
+    # A large first shard, so a task can be killed while it writes.
+    rng = np.random.default_rng(5)
+    block = rng.standard_normal((1024, 1024), dtype=np.float32)
+    big = {f"layers.{i}.w.weight": block for i in range(16)}
+    write_safetensors(src / "model-00001-of-00002.safetensors", big)
+    index = json.loads((src / "model.safetensors.index.json").read_text())
+    index["weight_map"] = {k: v for k, v in index["weight_map"].items()
+                           if v != "model-00001-of-00002.safetensors"}
+    index["weight_map"].update({k: "model-00001-of-00002.safetensors" for k in big})
+    (src / "model.safetensors.index.json").write_text(json.dumps(index))
+    mldtypes.convert_checkpoint(src, local, "float8_e4m3fn")
+    r = run_ray_example(src, spread, "--to", "float8_e4m3fn")
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["files"] == mldtypes.checkpoint_shards(src)
     assert files_of(local) == files_of(spread)
+    before = files_of(spread)
+    r = run_ray_example(src, spread, "--to", "nvfp4")
+    assert r.returncode != 0 and "exists; pass --overwrite" in r.stderr, r.stderr[-3000:]
+    assert files_of(spread) == before
+    # A task of the nvfp4 conversion killed while it writes (as Ray kills a worker).
+    code = """
+        import sys, mldtypes
+        mldtypes.convert_checkpoint_shard(sys.argv[1], sys.argv[2],
+                                          "model-00001-of-00002.safetensors", "nvfp4",
+                                          threads=1, overwrite=True)
+    """
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(src), str(spread)])
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not leftovers(spread):
+            time.sleep(0.005)
+    finally:
+        p.kill()
+        p.wait()
+    stale = leftovers(spread)
+    assert stale, "the task never started"
+    local_nv = tmp_path / "local-nv"
+    mldtypes.convert_checkpoint(src, local_nv, "nvfp4")
+    r = run_ray_example(src, spread, "--to", "nvfp4", "--overwrite")
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["removed_partials"] == stale
+    assert files_of(local_nv) == files_of(spread)
 
 
 def run_child(code, *args, timeout=60):

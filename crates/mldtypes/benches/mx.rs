@@ -4,11 +4,12 @@
 //! 4 Mi elements (16 MiB of float32) of normally distributed values.
 //!
 //! First a table (best of 7 runs each, measured in this run): GB/s of
-//! float32 read, the speed-up over the scalar path, and the time relative to
-//! the float8_e4m3fn cast on the same path; then the criterion benchmarks of
-//! the same calls.
+//! float32 read on every path, the time relative to the float8_e4m3fn cast on
+//! the same path (portable, AVX2, AVX-512), and the speed-up of the fastest
+//! path over the scalar one; then the criterion benchmarks of the same calls.
 //!
-//! `cargo bench -p mldtypes --bench mx` (add `-- --table` for the table alone).
+//! `cargo bench -p mldtypes --bench mx` (add `-- --table` for the table
+//! alone, `-- --table mxfp4 nvfp4` for some targets only).
 
 use criterion::{black_box, BenchmarkId, Criterion, Throughput};
 use mldtypes::cast::{self, available_paths, Overflow, Path};
@@ -112,33 +113,59 @@ fn best(k: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn table(x: &[f32], s2: f32, o: &mut Out) {
+fn table(x: &[f32], s2: f32, o: &mut Out, only: &[String]) {
     let paths = available_paths();
     let gbs = |s: f64| (x.len() * 4) as f64 / s / 1e9;
     println!(
-        "block quantizers, {} Mi float32 elements, one thread (GB/s of float32 read)",
+        "block quantizers, {} Mi float32 elements, one thread (GB/s of float32 read; \
+         \"x fp8\": time / the float8_e4m3fn cast's on the same path)",
         x.len() >> 20
     );
     print!("{:<20}", "target");
     for p in &paths {
         print!(" {:>9}", p.name());
     }
-    println!(" {:>12} {:>10}", "vs scalar", "vs fp8");
+    for p in paths.iter().filter(|p| **p != Path::Scalar) {
+        print!(" {:>12}", format!("x fp8 {}", p.name()));
+    }
+    println!(" {:>10}", "vs scalar");
     let fastest = *paths.last().expect("the scalar path is always there");
-    let fp8 = best(7, || run(Target::Fp8, fastest, x, s2, o));
+    // The float8_e4m3fn cast on every vector path, best of 7.
+    let fp8: Vec<f64> = paths
+        .iter()
+        .map(|&p| {
+            if p == Path::Scalar {
+                f64::NAN
+            } else {
+                best(7, || run(Target::Fp8, p, x, s2, o))
+            }
+        })
+        .collect();
     for t in targets() {
+        if !only.is_empty() && !only.iter().any(|n| n == t.name()) {
+            continue;
+        }
         print!("{:<20}", t.name());
         let mut secs = Vec::new();
         for &p in &paths {
-            let k = if p == Path::Scalar { 2 } else { 7 };
-            let s = best(k, || run(t, p, x, s2, o));
+            let s = if matches!(t, Target::Fp8) && p != Path::Scalar {
+                fp8[secs.len()]
+            } else {
+                let k = if p == Path::Scalar { 2 } else { 7 };
+                best(k, || run(t, p, x, s2, o))
+            };
             secs.push(s);
             print!(" {:>9.2}", gbs(s));
         }
+        for (i, p) in paths.iter().enumerate() {
+            if *p != Path::Scalar {
+                print!(" {:>11.2}×", secs[i] / fp8[i]);
+            }
+        }
         let last = *secs.last().expect("one path at least");
-        println!(" {:>11.1}× {:>9.2}×", secs[0] / last, last / fp8);
+        println!(" {:>9.1}×", secs[0] / last);
     }
-    println!("(vs scalar: scalar time / {fastest} time; vs fp8: {fastest} time / the {fastest} float8_e4m3fn cast's)");
+    println!("(vs scalar: scalar time / {fastest} time)");
 }
 
 fn criterion_groups(c: &mut Criterion, x: &[f32], s2: f32, o: &mut Out) {
@@ -168,10 +195,18 @@ fn main() {
         blocks: vec![0u8; N],
         scales: vec![0u8; N / mx::NVFP4_BLOCK],
     };
-    table(&x, s2, &mut o);
-    if std::env::args().any(|a| a == "--table") {
+    // `-- --table [TARGET ...]`: the table alone, of these targets only.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--table") {
+        let only: Vec<String> = args[i + 1..]
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .cloned()
+            .collect();
+        table(&x, s2, &mut o, &only);
         return;
     }
+    table(&x, s2, &mut o, &[]);
     let mut c = Criterion::default().configure_from_args();
     criterion_groups(&mut c, &x, s2, &mut o);
     c.final_summary();

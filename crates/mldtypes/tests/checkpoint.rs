@@ -171,9 +171,17 @@ fn nvfp4_empty_tensors_and_unselected_modules() {
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
     assert_eq!(
-        config["quantization_config"]["exclude_modules"],
+        config["quantization_config"]["ignore"],
         serde_json::json!(["b"])
     );
+    let hf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("hf_quant_config.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        hf["quantization"]["exclude_modules"],
+        serde_json::json!(["b"])
+    );
+    assert_eq!(hf["quantization"]["quant_algo"], "W4A16_NVFP4");
 }
 
 /// Writes a safetensors file with `__metadata__` entries in the given order
@@ -361,6 +369,257 @@ fn per_shard_conversion_matches_the_local_engine() {
         e.to_string().contains("has no shard \"nope.safetensors\""),
         "{e}"
     );
+}
+
+/// A Llama-like two-shard model whose fused projections straddle the shard
+/// boundary: q_proj and k_proj in the first shard, v_proj (with gate_proj
+/// and up_proj) in the second, each with its own largest magnitude.
+fn fused_model(dir: &Path) -> std::path::PathBuf {
+    let model = dir.join("fused");
+    std::fs::create_dir(&model).unwrap();
+    let scaled = |n: usize, seed: u32, k: f32| -> Vec<f32> {
+        values(n, seed).iter().map(|v| v * k).collect()
+    };
+    let a = "model.layers.0";
+    let (q, k, v) = (
+        format!("{a}.self_attn.q_proj.weight"),
+        format!("{a}.self_attn.k_proj.weight"),
+        format!("{a}.self_attn.v_proj.weight"),
+    );
+    let (g, u, d) = (
+        format!("{a}.mlp.gate_proj.weight"),
+        format!("{a}.mlp.up_proj.weight"),
+        format!("{a}.mlp.down_proj.weight"),
+    );
+    let s1 = "model-00001-of-00002.safetensors";
+    let s2 = "model-00002-of-00002.safetensors";
+    write_ordered(
+        &model.join(s1),
+        &[],
+        &[
+            (q.as_str(), vec![64, 64], scaled(4096, 11, 1.0)),
+            (k.as_str(), vec![32, 64], scaled(2048, 12, 3.0)),
+            ("model.embed_tokens.weight", vec![16, 64], values(1024, 13)),
+        ],
+    );
+    write_ordered(
+        &model.join(s2),
+        &[],
+        &[
+            (v.as_str(), vec![32, 64], scaled(2048, 14, 0.5)),
+            (g.as_str(), vec![96, 64], scaled(6144, 15, 2.0)),
+            (u.as_str(), vec![96, 64], scaled(6144, 16, 0.25)),
+            (d.as_str(), vec![64, 96], scaled(6144, 17, 1.0)),
+        ],
+    );
+    let wm = serde_json::json!({
+        q: s1, k: s1, "model.embed_tokens.weight": s1, v: s2, g: s2, u: s2, d: s2,
+    });
+    std::fs::write(
+        model.join("model.safetensors.index.json"),
+        serde_json::json!({"metadata": {}, "weight_map": wm}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type": "llama", "tie_word_embeddings": true, "dtype": "float32"}"#,
+    )
+    .unwrap();
+    model
+}
+
+/// The float32 value of tensor `name` (shape `[]`) in `dir`'s shards.
+fn scalar(dir: &Path, name: &str) -> f32 {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "safetensors") {
+            let f = SafetensorsFile::open(&p).unwrap();
+            if let Some(t) = f.tensor(name) {
+                let b = f.tensor_data(t).unwrap();
+                return f32::from_le_bytes(b[..4].try_into().unwrap());
+            }
+        }
+    }
+    panic!("no {name}")
+}
+
+/// NVFP4's weight_scale_2 is shared by q/k/v and by gate/up (the largest
+/// magnitude over the fused projections), also when a shard boundary splits
+/// them: each shard converted alone reads the other shard's members, and the
+/// output is byte-identical to the local conversion. One scale per tensor
+/// without fusing; the tied head is listed among the excluded modules.
+#[test]
+fn fused_tensor_scales_across_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fused_model(dir.path());
+    let a = "model.layers.0";
+    let amax = |seed: u32, n: usize, k: f32| {
+        values(n, seed)
+            .iter()
+            .fold(0f64, |m, v| m.max((v * k).abs() as f64))
+    };
+    let qkv = amax(11, 4096, 1.0)
+        .max(amax(12, 2048, 3.0))
+        .max(amax(14, 2048, 0.5));
+    let gu = amax(15, 6144, 2.0).max(amax(16, 6144, 0.25));
+    for fuse in [true, false] {
+        let mut o = Options::new(Target::Nvfp4);
+        o.fuse_scale_2 = fuse;
+        let local = dir.path().join(format!("local-{fuse}"));
+        let spread = dir.path().join(format!("spread-{fuse}"));
+        checkpoint::convert(&model, &local, &o, &()).unwrap();
+        for s in checkpoint::shards(&model).unwrap() {
+            checkpoint::convert_shard(&model, &s, &spread, &o, &()).unwrap();
+        }
+        checkpoint::finish_shards(&model, &spread, &o).unwrap();
+        assert!(tree(&local) == tree(&spread), "fuse {fuse}");
+        let s2 = |m: &str| scalar(&local, &format!("{a}.{m}.weight_scale_2"));
+        let want = |x: f64| mldtypes::mx::nvfp4_tensor_scale(x);
+        if fuse {
+            for m in ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"] {
+                assert_eq!(s2(m), want(qkv), "{m}");
+            }
+            assert_eq!(s2("mlp.gate_proj"), want(gu));
+            assert_eq!(s2("mlp.up_proj"), want(gu));
+        } else {
+            assert_eq!(s2("self_attn.v_proj"), want(amax(14, 2048, 0.5)));
+            assert_eq!(s2("mlp.up_proj"), want(amax(16, 6144, 0.25)));
+        }
+        assert_eq!(s2("mlp.down_proj"), want(amax(17, 6144, 1.0)));
+        let hf: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(local.join("hf_quant_config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            hf["quantization"]["exclude_modules"],
+            serde_json::json!(["lm_head", "model.embed_tokens"])
+        );
+    }
+    // The FP8 recipes per shard too.
+    for to in ["fp8", "fp8_channel", "fp8_block"] {
+        let o = Options::new(Target::parse(to).unwrap());
+        let local = dir.path().join(format!("local-{to}"));
+        let spread = dir.path().join(format!("spread-{to}"));
+        checkpoint::convert(&model, &local, &o, &()).unwrap();
+        for s in checkpoint::shards(&model).unwrap().iter().rev() {
+            checkpoint::convert_shard(&model, s, &spread, &o, &()).unwrap();
+        }
+        checkpoint::finish_shards(&model, &spread, &o).unwrap();
+        assert!(tree(&local) == tree(&spread), "{to}");
+    }
+}
+
+/// The per-shard API refuses what the local one refuses and cleans up after
+/// killed tasks: an existing shard without overwrite; with overwrite the old
+/// index goes first; temporaries of this conversion left by an interrupted
+/// task are removed at finish, anything else left and named; missing shards
+/// are a typed error naming them all.
+#[test]
+fn per_shard_failures_are_handled_like_local_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sharded_model(dir.path());
+    let out = dir.path().join("out");
+    let s1 = "model-00001-of-00002.safetensors";
+    let s2 = "model-00002-of-00002.safetensors";
+    let fp8 = Options::new(Target::Float(DType::Float8E4M3FN));
+    // A first, complete run (float8).
+    for s in [s1, s2] {
+        checkpoint::convert_shard(&model, s, &out, &fp8, &()).unwrap();
+    }
+    checkpoint::finish_shards(&model, &out, &fp8).unwrap();
+    let before = tree(&out);
+    // A second run with another target into the same directory: refused,
+    // nothing changed.
+    let mx = Options::new(Target::parse("mxfp4").unwrap());
+    let e = checkpoint::convert_shard(&model, s1, &out, &mx, &()).unwrap_err();
+    assert!(matches!(e, Error::Usage(_)), "{e}");
+    assert!(e.to_string().contains("exists; pass --overwrite"), "{e}");
+    assert!(tree(&out) == before);
+    // With overwrite: the stale index is removed before the shard is
+    // replaced, so no index vouches for a half-converted directory.
+    let mut mxo = Options::new(Target::parse("mxfp4").unwrap());
+    mxo.overwrite = true;
+    checkpoint::convert_shard(&model, s1, &out, &mxo, &()).unwrap();
+    assert!(!out.join("model.safetensors.index.json").exists());
+    // A task interrupted mid-write leaves its temporary (simulated: a copy
+    // of the live temporary under another random suffix, as a killed
+    // worker's retry would leave the first attempt's); another conversion's
+    // temporary and an unrelated partial file sit beside it.
+    struct Snapshot(std::path::PathBuf, std::sync::Mutex<bool>);
+    impl Progress for Snapshot {
+        fn advance(&self, _: u64) -> bool {
+            let mut done = self.1.lock().unwrap();
+            if !*done {
+                // `.SHARD.TAG.RANDOM.mldtypes-partial`: the same prefix,
+                // another RANDOM.
+                for n in leftovers(&self.0) {
+                    let stem = n.strip_suffix(checkpoint::PARTIAL_SUFFIX).unwrap();
+                    let copy = format!(
+                        "{}.stale00{}",
+                        stem.rsplit_once('.').unwrap().0,
+                        checkpoint::PARTIAL_SUFFIX
+                    );
+                    std::fs::copy(self.0.join(&n), self.0.join(copy)).unwrap();
+                }
+                *done = true;
+            }
+            true
+        }
+    }
+    let snapshot = |d: &Path| Snapshot(d.to_path_buf(), std::sync::Mutex::new(false));
+    let mut one = Options::new(Target::parse("mxfp4").unwrap());
+    one.overwrite = true;
+    one.threads = 1;
+    checkpoint::convert_shard(&model, s2, &out, &one, &snapshot(&out)).unwrap();
+    let ours: Vec<String> = leftovers(&out);
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert!(ours[0].starts_with(&format!(".{s2}.")), "{ours:?}");
+    std::fs::write(out.join(".notes.mldtypes-partial"), b"not ours").unwrap();
+    // Another conversion's temporary (float16) of the same shard.
+    let side = dir.path().join("side");
+    std::fs::create_dir(&side).unwrap();
+    let mut f16 = Options::new(Target::Float(DType::Float16));
+    f16.threads = 1;
+    checkpoint::convert_shard(&model, s2, &side, &f16, &snapshot(&side)).unwrap();
+    let theirs = leftovers(&side);
+    assert_eq!(theirs.len(), 1);
+    assert_ne!(theirs[0], ours[0]);
+    std::fs::copy(side.join(&theirs[0]), out.join(&theirs[0])).unwrap();
+    // Missing shards: a typed error naming each.
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let e = checkpoint::finish_shards(&model, &gone, &mxo).unwrap_err();
+    assert!(matches!(e, Error::Invalid { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("2 of the 2 shards are missing: {s1}, {s2}")),
+        "{e}"
+    );
+    // Finishing: ours removed, the others left and named.
+    let fin = checkpoint::finish_shards(&model, &out, &mxo).unwrap();
+    assert_eq!(fin.removed_partials, ours);
+    let mut left = leftovers(&out);
+    left.sort();
+    let mut want = vec![".notes.mldtypes-partial".to_string(), theirs[0].clone()];
+    want.sort();
+    assert_eq!(left, want);
+    assert!(
+        fin.warnings.iter().any(|w| w.contains("left alone")
+            && w.contains(".notes.mldtypes-partial")
+            && w.contains(&theirs[0])),
+        "{:?}",
+        fin.warnings
+    );
+    // And the output is the local conversion's.
+    let local = dir.path().join("local");
+    checkpoint::convert(&model, &local, &mx, &()).unwrap();
+    for f in ["config.json", "model.safetensors.index.json", s1, s2] {
+        assert_eq!(
+            std::fs::read(local.join(f)).unwrap(),
+            std::fs::read(out.join(f)).unwrap(),
+            "{f}"
+        );
+    }
 }
 
 fn leftovers(d: &Path) -> Vec<String> {

@@ -511,18 +511,25 @@ fn check_nvfp4(x: &[f32]) {
             .iter()
             .map(|v| Q::of(*v as f64).abs())
             .fold(Q::int(0), |m, v| if v.cmp(&m).is_gt() { v } else { m });
-        let bs = round_float(&bamax.div(&Q::int(6).mul(&s2q)), 4, -6, &Q::int(448));
+        // e4m3(amax / (6·s2)), at least 2^-9; 1 for an all-zero block
+        // (ModelOpt's conventions).
+        let bs = if bamax.is_zero() {
+            Q::int(1)
+        } else {
+            let r = round_float(&bamax.div(&Q::int(6).mul(&s2q)), 4, -6, &Q::int(448));
+            if r.cmp(&Q::pow2(-9)).is_lt() {
+                Q::pow2(-9)
+            } else {
+                r
+            }
+        };
         assert!(
             e4m3_value(s[b]).cmp(&bs).is_eq(),
             "block scale {b} of {block:?}"
         );
         for (i, v) in block.iter().enumerate() {
             let code = unpack(&p, 4, b * 16 + i);
-            let want = if bs.is_zero() {
-                Q::int(0)
-            } else {
-                round_float(&Q::of(*v as f64).abs().div(&bs.mul(&s2q)), 2, 0, &Q::int(6))
-            };
+            let want = round_float(&Q::of(*v as f64).abs().div(&bs.mul(&s2q)), 2, 0, &Q::int(6));
             assert!(
                 e2m1_value(code).abs().cmp(&want).is_eq(),
                 "element {i} = {v} of block {b}"
@@ -555,6 +562,12 @@ fn nvfp4_matches_the_exact_reference() {
     check_nvfp4(&h);
     let s: Vec<f32> = (0..16).map(|i| f32::from_bits(3 + i * 101)).collect();
     check_nvfp4(&s);
+    // A block far below the tensor's largest: its scale would round to zero
+    // and is held at 2^-9, its elements quantized with it.
+    let mut tiny = [1e-7f32; 32];
+    tiny[0] = 1000.0;
+    tiny[17] = -3e-7;
+    check_nvfp4(&tiny);
     let t: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) * 0.25).collect();
     check_nvfp4(&t);
     // Ties at every e2m1 boundary and their float32 neighbours: with amax
@@ -577,4 +590,84 @@ fn nvfp4_matches_the_exact_reference() {
     let (mut p, mut s) = ([0u8; 8], [0u8; 1]);
     mx::nvfp4_quantize(&n, 1.0, &mut p, &mut s).unwrap();
     assert_eq!(s[0], 0x7f);
+}
+
+/// FP8 with scales against exact rational arithmetic: each code is the
+/// exact quotient `x / s` rounded once to float8_e4m3fn (4 significant
+/// bits, smallest normal 2^-6, saturated at 448), its sign the input's; each
+/// scale `amax / 448` rounded once to float32 or bfloat16.
+#[test]
+fn fp8_with_scales_matches_the_exact_reference() {
+    let mut r = Rng(11);
+    let mut x: Vec<f32> = (0..4096).map(|_| r.f32()).collect();
+    // Exact ties s · t and their neighbours for s = 3 · 2^-10.
+    let s_tie = 3.0 * 2f64.powi(-10);
+    for code in 0..126u8 {
+        let lo = mldtypes::float8_e4m3fn::from_bits(code).to_f64();
+        let hi = mldtypes::float8_e4m3fn::from_bits(code + 1).to_f64();
+        let v = ((lo + hi) / 2.0 * s_tie) as f32;
+        x.extend([
+            v,
+            -v,
+            f32::from_bits(v.to_bits() + 1),
+            f32::from_bits(v.to_bits() - 1),
+        ]);
+    }
+    x.extend([0.0, -0.0, 464.0 * s_tie as f32, 1e30, -1e-30]);
+    while !x.len().is_multiple_of(64) {
+        x.push(0.5);
+    }
+    for (scales, seg) in [
+        (vec![s_tie; x.len() / 64], 64),
+        (
+            x.chunks(64)
+                .map(|c| {
+                    mx::fp8_scale(
+                        c.iter().fold(0f64, |m, v| m.max(v.abs() as f64)),
+                        mldtypes::dtype::DType::Float32,
+                    )
+                })
+                .collect(),
+            64,
+        ),
+    ] {
+        let mut codes = vec![0u8; x.len()];
+        let clipped = mx::fp8_quantize(&x, seg, &scales, &mut codes).unwrap();
+        let mut want_clipped = 0;
+        for (i, (v, c)) in x.iter().zip(&codes).enumerate() {
+            let q = Q::of(*v as f64).abs().div(&Q::of(scales[i / seg]));
+            if q.cmp(&Q::int(464)).is_gt() {
+                want_clipped += 1;
+            }
+            let want = round_float(&q, 4, -6, &Q::int(448));
+            assert!(
+                e4m3_value(c & 0x7f).cmp(&want).is_eq(),
+                "element {i} = {v} / {}: code {c:#04x}",
+                scales[i / seg]
+            );
+            assert_eq!(c >> 7 == 1, v.is_sign_negative(), "sign of {v}");
+        }
+        assert_eq!(clipped, want_clipped);
+    }
+    // The scales: amax / 448 rounded once to the scale's dtype.
+    for amax in [1.0f64, 3e-39, 0.123456789, 65504.0, 1e-45] {
+        let exact = Q::of(amax).div(&Q::int(448));
+        let f32_max = Q::of(f32::MAX as f64);
+        let want = round_float(&exact, 24, -126, &f32_max);
+        let got = mx::fp8_scale(amax, mldtypes::dtype::DType::Float32);
+        let want = if want.is_zero() { Q::pow2(-149) } else { want };
+        assert!(Q::of(got).cmp(&want).is_eq(), "float32 scale of {amax}");
+        let want16 = round_float(&exact, 8, -126, &f32_max);
+        let got16 = mx::fp8_scale(amax, mldtypes::dtype::DType::BFloat16);
+        let want16 = if want16.is_zero() {
+            Q::pow2(-133)
+        } else {
+            want16
+        };
+        assert!(
+            Q::of(got16).cmp(&want16).is_eq(),
+            "bfloat16 scale of {amax}"
+        );
+    }
+    assert_eq!(mx::fp8_scale(0.0, mldtypes::dtype::DType::Float32), 1.0);
 }

@@ -6,7 +6,8 @@
 //! values over the whole exponent range, ties (values with few significant
 //! bits, exact midpoints after scaling), subnormal blocks, NaN / infinity
 //! blocks, blocks at the largest magnitudes and at the clipping and ceil-rule
-//! boundaries, zeros of both signs.
+//! boundaries, zeros of both signs; and FP8 with scales, exact rounding
+//! boundaries included.
 
 use mldtypes::cast::{available_paths, Path};
 use mldtypes::mx::{self, MxFormat, ScaleRule, MX_BLOCK, NVFP4_BLOCK};
@@ -259,6 +260,100 @@ fn sweep_nvfp4(seed: u64, blocks: usize) -> u64 {
     n
 }
 
+fn check_fp8(path: Path, x: &[f32], seg: usize, scales: &[f64]) {
+    let (mut c0, mut c1) = (vec![0u8; x.len()], vec![0u8; x.len()]);
+    let k0 = mx::fp8_quantize_on(Path::Scalar, x, seg, scales, &mut c0).unwrap();
+    let k1 = mx::fp8_quantize_on(path, x, seg, scales, &mut c1).unwrap();
+    if (&c0, k0) != (&c1, k1) {
+        let i = (0..x.len()).find(|&i| c0[i] != c1[i]).unwrap_or(0);
+        panic!(
+            "{path} fp8: element {i} = {:e} / {:e}: {:#04x} vs {:#04x}, clipped {k0} vs {k1}",
+            x[i],
+            scales[i / seg],
+            c0[i],
+            c1[i]
+        );
+    }
+}
+
+/// FP8 with scales: every input class with the segments' own scales, random
+/// scales, scales whose reciprocals leave float32's normal range, and inputs
+/// that are exact multiples `s · t` of a scale by the rounding boundaries
+/// `t` of float8_e4m3fn (ties, the clipping boundary 464, subnormal ties)
+/// and their float32 neighbours.
+fn sweep_fp8(seed: u64, blocks: usize) -> u64 {
+    let mut r = Rng(seed);
+    let mut n = 0;
+    for path in vector_paths() {
+        for class in 0..CLASSES {
+            let x: Vec<f32> = (0..blocks).flat_map(|_| block(&mut r, class, 48)).collect();
+            let seg = 48;
+            let own: Vec<f64> = x
+                .chunks(seg)
+                .map(|c| {
+                    let a = c
+                        .iter()
+                        .filter(|v| v.is_finite())
+                        .fold(0f64, |m, v| m.max(v.abs() as f64));
+                    mx::fp8_scale(a, mldtypes::dtype::DType::Float32)
+                })
+                .collect();
+            let random: Vec<f64> = own
+                .iter()
+                .map(|_| {
+                    f32::from_bits(((1 + r.below(253)) as u32) << 23 | r.next() as u32 & 0x7f_ffff)
+                        as f64
+                })
+                .collect();
+            let extreme: Vec<f64> = own
+                .iter()
+                .enumerate()
+                .map(|(i, _)| match i % 3 {
+                    0 => f32::from_bits(1 + r.below(1 << 23) as u32) as f64,
+                    1 => f32::MAX as f64,
+                    _ => 2f64.powi(-130),
+                })
+                .collect();
+            for scales in [&own, &random, &extreme] {
+                check_fp8(path, &x, seg, scales);
+                n += x.len() as u64;
+            }
+        }
+        // Exact boundaries: s · t for t a midpoint between adjacent
+        // float8_e4m3fn values (or 464), s with few significant bits so the
+        // product is a float32; and their neighbours.
+        let mut x = Vec::new();
+        let mut scales = Vec::new();
+        for _ in 0..blocks {
+            let s = (1 + r.below(63)) as f64 * 2f64.powi(r.below(40) as i32 - 30);
+            for code in 0..126u32 {
+                let lo = mldtypes::float8_e4m3fn::from_bits(code as u8).to_f64();
+                let hi = mldtypes::float8_e4m3fn::from_bits(code as u8 + 1).to_f64();
+                let t = if code == 125 { 464.0 } else { (lo + hi) / 2.0 };
+                let v = (t * s) as f32;
+                x.extend([
+                    v,
+                    -v,
+                    f32::from_bits(v.to_bits() + 1),
+                    f32::from_bits(v.to_bits() - 1),
+                ]);
+            }
+            while x.len() % 16 != 0 {
+                x.push(0.0);
+            }
+            scales.resize(x.len() / 16, s);
+        }
+        check_fp8(path, &x, 16, &scales);
+        n += x.len() as u64;
+    }
+    n
+}
+
+#[test]
+fn fp8_every_input_class_on_every_kernel_path() {
+    assert!(sweep_fp8(0x5eed_0003, 64) > 0 || vector_paths().is_empty());
+}
+
 #[test]
 fn mx_every_input_class_on_every_kernel_path() {
     assert!(sweep_mx(0x5eed_0001, 256) > 0 || vector_paths().is_empty());
@@ -302,6 +397,7 @@ fn long_sweep_on_every_kernel_path() {
     for round in 0..16u64 {
         total += sweep_mx(0x1000 + round, 4096);
         total += sweep_nvfp4(0x2000 + round, 4096);
+        total += sweep_fp8(0x3000 + round, 2048);
     }
     println!("compared {total} elements on {:?}", vector_paths());
 }

@@ -424,38 +424,48 @@ def unpack(buffer: Any, dtype: npt.DTypeLike, shape: SupportsIndex | tuple[Suppo
     """The inverse of pack (ValueError for a wrong length, TypeError)."""
 class CheckpointError(ValueError):
     """A corrupt or mismatched safetensors checkpoint; the message names the file."""
-def convert_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str],
-                       to: npt.DTypeLike, *, only: str | None = None, saturate: bool = False,
+_Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+_CheckpointFormat = Literal["modelopt", "compressed-tensors", "fp8"]
+
+def convert_checkpoint(src: _Path, dst: _Path, to: npt.DTypeLike, *, only: str | None = None,
+                       exclude: str | None = None, format: _CheckpointFormat | None = None,
+                       fuse_scale_2: bool = True, saturate: bool = False,
                        mx_scale: Literal["floor", "ceil"] = "floor",
                        rest: npt.DTypeLike | None = None, threads: int | None = None,
                        overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
-    """Converts a safetensors checkpoint (file, directory or index) to a dtype, an OCP MX v1.0
-    format or nvfp4, atomically; returns the summary of ``mldtypes convert --json``
-    (ValueError, TypeError, CheckpointError, OSError)."""
-def inspect_checkpoint(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Converts a safetensors checkpoint (file, directory or index) to a dtype, or quantizes it
+    with a recipe (``"mxfp4"`` and the other OCP MX v1.0 formats, ``"nvfp4"`` = ModelOpt
+    W4A16_NVFP4, ``"fp8"`` / ``"fp8_channel"`` / ``"fp8_block"``) in the layout and with the
+    configuration a serving stack loads, atomically; returns the summary of
+    ``mldtypes convert --json`` (ValueError, TypeError, CheckpointError, OSError)."""
+def inspect_checkpoint(path: _Path) -> list[dict[str, Any]]:
     """Per-tensor file, name, dtype tag, shape, min/max/mean/nan_count of a safetensors
     checkpoint, as ``mldtypes inspect --json`` (CheckpointError, OSError)."""
-def checkpoint_shards(src: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> list[str]:
+def checkpoint_shards(src: _Path) -> list[str]:
     """The shard file names of a sharded checkpoint, in conversion order: the work list of a
     distributed conversion (CheckpointError, OSError)."""
-def convert_checkpoint_shard(src: str | bytes | os.PathLike[str] | os.PathLike[bytes],
-                             dst_dir: str | bytes | os.PathLike[str] | os.PathLike[bytes],
-                             shard: str, to: npt.DTypeLike, *, only: str | None = None,
+def convert_checkpoint_shard(src: _Path, dst_dir: _Path, shard: str, to: npt.DTypeLike, *,
+                             only: str | None = None, exclude: str | None = None,
+                             format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
                              mx_scale: Literal["floor", "ceil"] = "floor",
                              rest: npt.DTypeLike | None = None, threads: int | None = None,
                              overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
-    """Converts ONE shard into ``dst_dir/shard``, byte-identical to convert_checkpoint's file;
-    returns its summary (ValueError, TypeError, CheckpointError, OSError, KeyboardInterrupt)."""
-def finish_checkpoint_shards(src: str | bytes | os.PathLike[str] | os.PathLike[bytes],
-                             dst_dir: str | bytes | os.PathLike[str] | os.PathLike[bytes],
-                             to: npt.DTypeLike, *, only: str | None = None,
+    """Converts ONE shard into ``dst_dir/shard``, byte-identical to convert_checkpoint's file
+    (fused tensor scales read across shards); refuses an existing shard file unless
+    ``overwrite``; returns its summary (ValueError, TypeError, CheckpointError, OSError,
+    KeyboardInterrupt)."""
+def finish_checkpoint_shards(src: _Path, dst_dir: _Path, to: npt.DTypeLike, *,
+                             only: str | None = None, exclude: str | None = None,
+                             format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
                              mx_scale: Literal["floor", "ceil"] = "floor",
                              rest: npt.DTypeLike | None = None,
                              overwrite: bool = False) -> dict[str, Any]:
-    """Checks the shards written by convert_checkpoint_shard, then writes the index (last),
-    config.json and the other files (CheckpointError, ValueError, OSError)."""
+    """Checks the shards written by convert_checkpoint_shard (CheckpointError naming every
+    missing one), removes this conversion's leftover temporaries, then writes the index (last),
+    config.json, the recipe's files and the other files (CheckpointError, ValueError,
+    OSError)."""
 
 # ---------------------------------------------------------------------------
 # .npy / .npz files that keep the mldtypes dtypes; safetensors files.

@@ -1,9 +1,21 @@
-//! The conversion engine: planning, the parallel chunked pass, the index and
-//! `config.json`.
+//! The conversion engine: model-level planning through a [`Recipe`], the
+//! parallel chunked pass, the index, `config.json` and the other model
+//! files.
+//!
+//! Tensor scales shared across tensors (NVFP4's `weight_scale_2` of the
+//! projections serving stacks fuse; FP8's per-tensor scale) are planned for
+//! the whole model before any shard is converted: each group's members are
+//! named by (shard, tensor), and the first pass of a run reads the largest
+//! finite magnitude of every member of the groups its jobs use, wherever
+//! the member is stored. [`convert_shard`] converts one shard but reads the
+//! members of its groups that sit in other shards (a fused q/k/v split by a
+//! shard boundary), so every shard converted alone is byte-identical to the
+//! one [`convert`] writes, with no coordination between the tasks: no
+//! two-phase protocol, at the cost of reading those few tensors twice.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +25,14 @@ use safetensors::tensor::{Metadata, TensorInfo};
 use safetensors::Dtype;
 use serde_json::json;
 
+use super::groups::{find_groups, records, GroupKind, Mat, QUANT_KEY};
+use super::layout::{self, scale_bytes, scale_values, transpose, Cut, CHUNK};
 use super::ordered::Json;
 use super::output::{copy_tree, Staging};
 use super::reader::read_exact_at;
 use super::reader::{quoted, SafetensorsFile, TensorEntry};
-use super::source::resolve;
+use super::recipe::{module_of, Decision, Fp8Scales, ModelInfo, Quant, Recipe, FP8_BLOCK};
+use super::source::{resolve, Source};
 use super::stats::{OverflowLimit, Stats};
 use super::{
     float_target, storage_bytes, Action, Error, Options, Progress, Summary, Target, TensorReport,
@@ -28,13 +43,6 @@ use crate::float::core::encode_f64;
 use crate::format::Overflow;
 use crate::mx::{self, MxFormat, MX_BLOCK, NVFP4_BLOCK};
 
-/// Elements per chunk of work (a multiple of every block and packing group).
-const CHUNK: usize = 1 << 20;
-/// Bytes per chunk of a copy.
-const COPY_CHUNK: usize = 4 << 20;
-/// The `__metadata__` key recording the quantized tensors.
-const QUANT_KEY: &str = "mldtypes.quantization";
-
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Copy,
@@ -42,27 +50,85 @@ enum Op {
         from: DType,
         to: DType,
     },
+    /// MX blocks along the last axis, or (`tr`) along the second-to-last,
+    /// stored transposed.
     Mx {
         from: DType,
         fmt: MxFormat,
+        tr: Option<Mat>,
     },
+    /// NVFP4 along the last axis, or (`cols`: the `n` of `[.., k, n]`)
+    /// along the second-to-last.
     Nvfp4 {
         from: DType,
+        cols: Option<usize>,
+    },
+    /// FP8 with scales of a `[rows, k]` weight, the scales stored as `sdt`.
+    Fp8 {
+        from: DType,
+        scales: Fp8Scales,
+        k: usize,
+        sdt: DType,
     },
     MxDequant {
         fmt: MxFormat,
         scales: usize,
         to: DType,
+        tr: Option<Mat>,
     },
     Nvfp4Dequant {
         scale: usize,
         scale2: usize,
         to: DType,
+        cols: Option<usize>,
+    },
+    Fp8Dequant {
+        scale: usize,
+        scales: Fp8Scales,
+        k: usize,
+        sdt: DType,
+        block: usize,
+        to: DType,
     },
 }
 
+impl Op {
+    /// How the job's elements are cut into chunks.
+    fn cut(&self) -> Cut {
+        match *self {
+            Op::Copy => Cut::Bytes,
+            Op::Mx { tr: Some(m), .. } => layout::mx_transposed_quantize(m),
+            Op::MxDequant { tr: Some(m), .. } => layout::mx_transposed_dequantize(m),
+            Op::Nvfp4 { cols: Some(n), .. } | Op::Nvfp4Dequant { cols: Some(n), .. } => {
+                layout::nvfp4_columns(n)
+            }
+            Op::Fp8 { scales, k, .. } => layout::fp8(scales, k, layout::fp8_block(scales)),
+            Op::Fp8Dequant {
+                scales, k, block, ..
+            } => layout::fp8(scales, k, block),
+            _ => Cut::Flat,
+        }
+    }
+
+    /// Whether the job writes a per-tensor scale at its first chunk (so an
+    /// empty tensor still gets one chunk).
+    fn has_tensor_scale(&self) -> bool {
+        matches!(
+            self,
+            Op::Nvfp4 { .. }
+                | Op::Fp8 {
+                    scales: Fp8Scales::Tensor,
+                    ..
+                }
+        )
+    }
+}
+
 struct Job {
+    /// The output file (index into the planned files).
     file: usize,
+    /// The source shard (index into the run's source shards).
+    shard: usize,
     input: usize,
     op: Op,
     /// Work units: elements (bytes for a copy).
@@ -70,6 +136,8 @@ struct Job {
     /// Output tensor indices within the file's output list.
     outs: Vec<usize>,
     report: Option<usize>,
+    /// The tensor-scale group (NVFP4, per-tensor FP8).
+    scale: Option<usize>,
 }
 
 struct OutTensor {
@@ -106,16 +174,22 @@ struct Scratch {
     /// float64 values: inputs that are float64, dequantized values.
     fa: Vec<f64>,
     /// float64 values: the dequantized or converted values of float64
-    /// inputs (statistics).
+    /// inputs (statistics), transposed values.
     fb: Vec<f64>,
+    /// Transposed float32 values.
+    t32: Vec<f32>,
+    /// Transposed bytes (elements, scales).
+    tb: Vec<u8>,
+    /// FP8 scales of the chunk.
+    sv: Vec<f64>,
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Elements per read of the NVFP4 tensor-scale pass, which only scans
-/// them: a buffer the core's own cache holds.
+/// Elements per read of the tensor-scale pass, which only scans them: a
+/// buffer the core's own cache holds.
 const SCAN: usize = 1 << 16;
 
 /// Elements per pass of a cast's statistics: the float32 views of one part
@@ -252,6 +326,40 @@ fn float_dtype(t: Dtype) -> Option<DType> {
     DType::try_from(t).ok().filter(|d| d.is_float())
 }
 
+/// Whether `name` names a weight: `….weight`, or a bare name with no module
+/// path (the tensors whose modules configurations list).
+fn is_weight_name(name: &str) -> bool {
+    name.ends_with(".weight") || !name.contains('.')
+}
+
+/// The recipe's decision for tensor `t` of float dtype `from`; layouts that
+/// transpose or block along the second-to-last axis need byte-sized
+/// elements.
+fn decision(recipe: &Recipe<'_, '_>, t: &TensorEntry, from: DType) -> Decision {
+    match recipe.decide(&t.name, &t.shape) {
+        Decision::Quantize(
+            Quant::Mx {
+                transposed: true, ..
+            }
+            | Quant::Nvfp4 { columns: true },
+        ) if is_packed(from) => Decision::Unfit(format!(
+            "tensor {} of {from} left unquantized: the blocked layout along its input axis \
+             needs whole-byte elements",
+            quoted(&t.name)
+        )),
+        d => d,
+    }
+}
+
+/// The name of a quantized tensor's format in reports.
+fn quant_name(q: Quant) -> &'static str {
+    match q {
+        Quant::Mx { fmt, .. } => fmt.name(),
+        Quant::Nvfp4 { .. } => "nvfp4",
+        Quant::Fp8 { scales } => scales.name(),
+    }
+}
+
 /// The plan of one output file: its tensors and header, the jobs that fill
 /// it, and its part of the summary.
 struct Planned {
@@ -260,9 +368,64 @@ struct Planned {
     /// This file's tensors, copies and warnings (job reports index its
     /// `tensors`).
     part: Summary,
-    quantized: bool,
-    dequantized: bool,
+    /// Modules whose weights were quantized.
+    quantized: BTreeSet<String>,
+    /// Modules whose floating-point matrices a quantizing target left
+    /// unquantized.
     unquantized: BTreeSet<String>,
+    dequantized: bool,
+}
+
+/// A member of a tensor-scale group.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    shard: usize,
+    tensor: usize,
+    from: DType,
+}
+
+/// The model-level plan: the groups of tensors sharing a tensor scale, by
+/// (shard, tensor).
+#[derive(Default)]
+struct ModelPlan {
+    groups: Vec<Vec<Member>>,
+    group_of: HashMap<(usize, usize), usize>,
+}
+
+/// Plans the tensor-scale groups of the whole model (every shard).
+fn model_plan(shards: &[(String, SafetensorsFile)], recipe: &Recipe<'_, '_>) -> ModelPlan {
+    let mut mp = ModelPlan::default();
+    if !recipe.quantizes() {
+        return mp;
+    }
+    let mut keys: BTreeMap<String, usize> = BTreeMap::new();
+    for (si, (_, st)) in shards.iter().enumerate() {
+        let ig = find_groups(st);
+        for (ti, t) in st.tensors().iter().enumerate() {
+            if ig.member.contains(&ti) || ig.heads.contains_key(&ti) {
+                continue;
+            }
+            let Some(from) = float_dtype(t.dtype) else {
+                continue;
+            };
+            if let Decision::Quantize(q) = decision(recipe, t, from) {
+                if let Some(key) = recipe.scale_group(&t.name, q) {
+                    let next = keys.len();
+                    let g = *keys.entry(key).or_insert(next);
+                    if g == mp.groups.len() {
+                        mp.groups.push(Vec::new());
+                    }
+                    mp.groups[g].push(Member {
+                        shard: si,
+                        tensor: ti,
+                        from,
+                    });
+                    mp.group_of.insert((si, ti), g);
+                }
+            }
+        }
+    }
+    mp
 }
 
 /// A safetensors header with `__metadata__` first (its entries in the given
@@ -299,112 +462,151 @@ impl serde::Serialize for Header<'_> {
     }
 }
 
-/// Plans the output of shard `fname` (`st`); its jobs name it as file `fi`.
+/// Plans the output of shard `fname` (`st`, source shard `si`); its jobs
+/// name it as file `fi`.
 fn plan_file(
     fi: usize,
+    si: usize,
     fname: &str,
     st: &SafetensorsFile,
-    opts: &Options<'_>,
+    recipe: &Recipe<'_, '_>,
+    mp: &ModelPlan,
 ) -> Result<Planned, Error> {
+    let opts = recipe.opts;
     let mut part = Summary::default();
     let mut jobs: Vec<Job> = Vec::new();
-    let mut quantized_any = false;
-    let mut dequantized_any = false;
-    let mut unquantized_modules: BTreeSet<String> = BTreeSet::new();
+    let mut quantized: BTreeSet<String> = BTreeSet::new();
+    let mut unquantized: BTreeSet<String> = BTreeSet::new();
+    let mut dequantized = false;
     let mut plan = FilePlan {
         name: fname.to_string(),
         outs: Vec::new(),
         header: Vec::new(),
         data_len: 0,
     };
-    let mut records: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    let mut recs: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    let old_records = records(st);
     let groups = find_groups(st);
     let tensors = st.tensors();
+    let picked =
+        |name: &str| opts.select.is_none_or(|f| f(name)) && !opts.exclude.is_some_and(|f| f(name));
+    let push_out = |plan: &mut FilePlan, name: String, dtype: Dtype, shape: Vec<usize>| {
+        let n: usize = shape.iter().product();
+        let size = storage_bytes(dtype, n).expect("sizes planned");
+        plan.outs.push(OutTensor {
+            name,
+            dtype,
+            shape,
+            size,
+            offset: 0,
+        });
+        plan.outs.len() - 1
+    };
+    let job = |input: usize, op: Op, units: usize, outs: Vec<usize>, report, scale| Job {
+        file: fi,
+        shard: si,
+        input,
+        op,
+        units,
+        outs,
+        report,
+        scale,
+    };
     for (ti, t) in tensors.iter().enumerate() {
         if groups.member.contains(&ti) {
             continue;
         }
-        let selected = opts.select.is_none_or(|f| f(&t.name));
-        let push_out = |plan: &mut FilePlan, name: String, dtype: Dtype, shape: Vec<usize>| {
-            let n: usize = shape.iter().product();
-            let size = storage_bytes(dtype, n).expect("sizes planned");
-            plan.outs.push(OutTensor {
-                name,
-                dtype,
-                shape,
-                size,
-                offset: 0,
+        let report = |part: &mut Summary, name: &str, from: &str, to: &str, action, stats: bool| {
+            part.tensors.push(TensorReport {
+                name: name.to_string(),
+                file: fname.to_string(),
+                shape: t.shape.clone(),
+                from: from.to_string(),
+                to: to.to_string(),
+                action,
+                stats: stats.then(Stats::default),
             });
-            plan.outs.len() - 1
+            Some(part.tensors.len() - 1)
         };
-        let report =
-            |part: &mut Summary, from: &str, to: &str, action, stats: bool, shape: Vec<usize>| {
-                part.tensors.push(TensorReport {
-                    name: t.name.clone(),
-                    file: fname.to_string(),
-                    shape,
-                    from: from.to_string(),
-                    to: to.to_string(),
-                    action,
-                    stats: stats.then(Stats::default),
-                });
-                Some(part.tensors.len() - 1)
-            };
-        // Dequantization of a block group headed by this tensor.
+        // A block group headed by this tensor: dequantized by a float
+        // target, else copied whole.
         if let Some(g) = groups.heads.get(&ti) {
             if let Target::Float(to) = opts.target {
-                if selected && !is_packed(to) {
+                if (picked(&g.name) || picked(&t.name)) && !is_packed(to) {
                     let tag = float_target(to)?;
                     let o = push_out(&mut plan, g.name.clone(), tag, g.shape.clone());
-                    let (op, from) = match g.kind {
-                        GroupKind::Mx { fmt, scales } => {
-                            (Op::MxDequant { fmt, scales, to }, fmt.name())
-                        }
-                        GroupKind::Nvfp4 { scale, scale2 } => {
-                            (Op::Nvfp4Dequant { scale, scale2, to }, "nvfp4")
-                        }
+                    let op = match g.kind {
+                        GroupKind::Mx { fmt, scales, tr } => Op::MxDequant {
+                            fmt,
+                            scales,
+                            to,
+                            tr,
+                        },
+                        GroupKind::Nvfp4 {
+                            scale,
+                            scale2,
+                            cols,
+                        } => Op::Nvfp4Dequant {
+                            scale,
+                            scale2,
+                            to,
+                            cols,
+                        },
+                        GroupKind::Fp8 {
+                            scale,
+                            scales,
+                            k,
+                            sdt,
+                            block,
+                        } => Op::Fp8Dequant {
+                            scale,
+                            scales,
+                            k,
+                            sdt,
+                            block,
+                            to,
+                        },
                     };
-                    let r = part.tensors.len();
                     part.tensors.push(TensorReport {
                         name: g.name.clone(),
                         file: fname.to_string(),
                         shape: g.shape.clone(),
-                        from: from.to_string(),
+                        from: g.kind.name().to_string(),
                         to: to.name().to_string(),
                         action: Action::Dequantize,
                         stats: None,
                     });
-                    jobs.push(Job {
-                        file: fi,
-                        input: ti,
-                        op,
-                        units: g.shape.iter().product(),
-                        outs: vec![o],
-                        report: Some(r),
-                    });
-                    dequantized_any = true;
+                    let r = Some(part.tensors.len() - 1);
+                    jobs.push(job(ti, op, g.shape.iter().product(), vec![o], r, None));
+                    dequantized = true;
                     continue;
                 }
             }
-            // Not dequantized: the group's tensors are copied below.
             for &m in &g.all {
                 let mt = &tensors[m];
                 let o = push_out(&mut plan, mt.name.clone(), mt.dtype, mt.shape.clone());
                 part.copied.push(mt.name.clone());
-                jobs.push(copy_job(fi, m, mt, o));
+                jobs.push(copy_job(fi, si, m, mt, o));
             }
-            if let Some(r) = st.metadata().and_then(|m| m.get(QUANT_KEY)) {
-                if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(r) {
-                    if let Some(v) = m.get(&g.name) {
-                        records.insert(g.name.clone(), v.clone());
-                    }
-                }
+            if let Some(v) = old_records.get(&g.name) {
+                recs.insert(g.name.clone(), v.clone());
             }
             continue;
         }
         let from = float_dtype(t.dtype);
-        let op = match (from, opts.target) {
-            (Some(from), Target::Float(to)) if selected && from != to => {
+        // What a tensor left unquantized becomes: `rest`, or itself.
+        let rest_op = |from: DType| match opts.rest {
+            Some(r)
+                if r != from
+                    && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements)
+                        .is_some() =>
+            {
+                Op::Cast { from, to: r }
+            }
+            _ => Op::Copy,
+        };
+        let (op, quant) = match (from, opts.target) {
+            (Some(from), Target::Float(to)) if picked(&t.name) && from != to => {
                 if storage_bytes(Dtype::try_from(to).expect("checked"), t.elements).is_none() {
                     part.warnings.push(format!(
                         "tensor {}: {} elements cannot be packed as {} ({} bits each, whole \
@@ -414,141 +616,126 @@ fn plan_file(
                         to,
                         to.bits()
                     ));
-                    Op::Copy
+                    (Op::Copy, None)
                 } else if !cast::is_supported(from, to) {
                     return Err(Error::usage(format!(
                         "tensor {}: converting {from} to {to} is not supported",
                         quoted(&t.name)
                     )));
                 } else {
-                    Op::Cast { from, to }
+                    (Op::Cast { from, to }, None)
                 }
             }
-            (Some(from), Target::Mx(fmt))
-                if selected && t.shape.len() >= 2 && t.shape[t.shape.len() - 1] % MX_BLOCK == 0 =>
-            {
-                Op::Mx { from, fmt }
-            }
-            (Some(from), Target::Nvfp4)
-                if selected
-                    && t.shape.len() >= 2
-                    && t.shape[t.shape.len() - 1] % NVFP4_BLOCK == 0 =>
-            {
-                Op::Nvfp4 { from }
-            }
-            (Some(from), Target::Mx(_) | Target::Nvfp4) if selected => match opts.rest {
-                Some(r)
-                    if r != from
-                        && storage_bytes(Dtype::try_from(r).expect("checked"), t.elements)
-                            .is_some() =>
-                {
-                    Op::Cast { from, to: r }
+            (Some(_), Target::Float(_)) | (None, _) => (Op::Copy, None),
+            (Some(from), _) => match decision(recipe, t, from) {
+                Decision::Quantize(q) => (Op::Copy, Some((from, q))),
+                Decision::Unfit(w) => {
+                    part.warnings.push(w);
+                    (rest_op(from), None)
                 }
-                _ => Op::Copy,
+                Decision::Leave => (rest_op(from), None),
             },
-            _ => Op::Copy,
         };
-        // Floating-point matrices a block target leaves unquantized.
-        if from.is_some()
-            && matches!(opts.target, Target::Mx(_) | Target::Nvfp4)
-            && !matches!(op, Op::Mx { .. } | Op::Nvfp4 { .. })
-            && t.shape.len() >= 2
-        {
-            unquantized_modules.insert(module_of(&t.name));
+        if let Some((from, q)) = quant {
+            let names = recipe.outputs(&t.name, q);
+            let r = t.shape.len();
+            let (op, outs) = match q {
+                Quant::Mx { fmt, transposed } => {
+                    let bb = fmt.block_bytes();
+                    let (lead, k, tr) = if transposed {
+                        let (k, n) = (t.shape[r - 2], t.shape[r - 1]);
+                        let mut lead = t.shape[..r - 2].to_vec();
+                        lead.push(n);
+                        (lead, k, Some(Mat { k, n }))
+                    } else {
+                        (t.shape[..r - 1].to_vec(), t.shape[r - 1], None)
+                    };
+                    let mut bshape = lead.clone();
+                    bshape.extend([k / MX_BLOCK, bb]);
+                    let mut sshape = lead;
+                    sshape.push(k / MX_BLOCK);
+                    let ob = push_out(&mut plan, names[0].clone(), Dtype::U8, bshape);
+                    let os = push_out(&mut plan, names[1].clone(), Dtype::U8, sshape);
+                    (Op::Mx { from, fmt, tr }, vec![ob, os])
+                }
+                Quant::Nvfp4 { columns } => {
+                    let (mut pshape, mut sshape) = (t.shape.clone(), t.shape.clone());
+                    let cols = if columns {
+                        pshape[r - 2] /= 2;
+                        sshape[r - 2] /= NVFP4_BLOCK;
+                        Some(t.shape[r - 1])
+                    } else {
+                        pshape[r - 1] /= 2;
+                        sshape[r - 1] /= NVFP4_BLOCK;
+                        None
+                    };
+                    let op_ = push_out(&mut plan, names[0].clone(), Dtype::U8, pshape);
+                    let os = push_out(&mut plan, names[1].clone(), Dtype::F8_E4M3, sshape);
+                    let o2 = push_out(&mut plan, names[2].clone(), Dtype::F32, vec![]);
+                    (Op::Nvfp4 { from, cols }, vec![op_, os, o2])
+                }
+                Quant::Fp8 { scales } => {
+                    let (n, k) = (t.shape[0], t.shape[1]);
+                    let sdt = recipe.fp8_scale_dtype(from);
+                    let ow = push_out(&mut plan, names[0].clone(), Dtype::F8_E4M3, t.shape.clone());
+                    let os = push_out(
+                        &mut plan,
+                        names[1].clone(),
+                        Dtype::try_from(sdt).expect("float32 and 16-bit floats have tags"),
+                        recipe.fp8_scale_shape(scales, n, k),
+                    );
+                    (
+                        Op::Fp8 {
+                            from,
+                            scales,
+                            k,
+                            sdt,
+                        },
+                        vec![ow, os],
+                    )
+                }
+            };
+            let rep = report(
+                &mut part,
+                &t.name,
+                from.name(),
+                quant_name(q),
+                Action::Quantize,
+                true,
+            );
+            recs.insert(t.name.clone(), recipe.record(q));
+            quantized.insert(module_of(&t.name).to_string());
+            let scale = mp.group_of.get(&(si, ti)).copied();
+            jobs.push(job(ti, op, t.elements, outs, rep, scale));
+            continue;
+        }
+        if from.is_some() && recipe.quantizes() {
+            if let Some(m) = super::recipe::fused_experts_module(&t.name, &t.shape) {
+                // A fused expert tensor left as it is: its experts module is
+                // listed, so that servers do not take it for quantized.
+                unquantized.insert(m.to_string());
+            } else if t.shape.len() >= 2 && is_weight_name(&t.name) {
+                unquantized.insert(module_of(&t.name).to_string());
+            }
         }
         match op {
             Op::Copy => {
                 let o = push_out(&mut plan, t.name.clone(), t.dtype, t.shape.clone());
                 part.copied.push(t.name.clone());
-                jobs.push(copy_job(fi, ti, t, o));
+                jobs.push(copy_job(fi, si, ti, t, o));
             }
             Op::Cast { from, to } => {
                 let tag = Dtype::try_from(to).expect("checked");
                 let o = push_out(&mut plan, t.name.clone(), tag, t.shape.clone());
                 let r = report(
                     &mut part,
+                    &t.name,
                     from.name(),
                     to.name(),
                     Action::Convert,
                     true,
-                    t.shape.clone(),
                 );
-                jobs.push(Job {
-                    file: fi,
-                    input: ti,
-                    op,
-                    units: t.elements,
-                    outs: vec![o],
-                    report: r,
-                });
-            }
-            Op::Mx { from, fmt } => {
-                let k = t.shape[t.shape.len() - 1];
-                let lead = &t.shape[..t.shape.len() - 1];
-                let mut bshape = lead.to_vec();
-                bshape.extend([k / MX_BLOCK, fmt.block_bytes()]);
-                let mut sshape = lead.to_vec();
-                sshape.push(k / MX_BLOCK);
-                let ob = push_out(&mut plan, format!("{}_blocks", t.name), Dtype::U8, bshape);
-                let os = push_out(&mut plan, format!("{}_scales", t.name), Dtype::U8, sshape);
-                let r = report(
-                    &mut part,
-                    from.name(),
-                    fmt.name(),
-                    Action::Quantize,
-                    true,
-                    t.shape.clone(),
-                );
-                records.insert(
-                    t.name.clone(),
-                    json!({"format": fmt.name(), "block_size": MX_BLOCK, "scale_rule": opts.scale_rule.name()}),
-                );
-                quantized_any = true;
-                jobs.push(Job {
-                    file: fi,
-                    input: ti,
-                    op,
-                    units: t.elements,
-                    outs: vec![ob, os],
-                    report: r,
-                });
-            }
-            Op::Nvfp4 { from } => {
-                let k = t.shape[t.shape.len() - 1];
-                let lead = &t.shape[..t.shape.len() - 1];
-                let mut pshape = lead.to_vec();
-                pshape.push(k / 2);
-                let mut sshape = lead.to_vec();
-                sshape.push(k / NVFP4_BLOCK);
-                let op_ = push_out(&mut plan, t.name.clone(), Dtype::U8, pshape);
-                let os = push_out(
-                    &mut plan,
-                    format!("{}_scale", t.name),
-                    Dtype::F8_E4M3,
-                    sshape,
-                );
-                let o2 = push_out(&mut plan, format!("{}_scale_2", t.name), Dtype::F32, vec![]);
-                let r = report(
-                    &mut part,
-                    from.name(),
-                    "nvfp4",
-                    Action::Quantize,
-                    true,
-                    t.shape.clone(),
-                );
-                records.insert(
-                    t.name.clone(),
-                    json!({"format": "nvfp4", "block_size": NVFP4_BLOCK}),
-                );
-                quantized_any = true;
-                jobs.push(Job {
-                    file: fi,
-                    input: ti,
-                    op,
-                    units: t.elements,
-                    outs: vec![op_, os, o2],
-                    report: r,
-                });
+                jobs.push(job(ti, op, t.elements, vec![o], r, None));
             }
             _ => unreachable!("planned above"),
         }
@@ -585,10 +772,10 @@ fn plan_file(
         .filter(|(k, _)| k != QUANT_KEY)
         .cloned()
         .collect();
-    if !records.is_empty() {
+    if !recs.is_empty() {
         meta.push((
             QUANT_KEY.to_string(),
-            serde_json::to_string(&records).expect("JSON serializes"),
+            serde_json::to_string(&recs).expect("JSON serializes"),
         ));
     }
     let infos: Vec<(String, TensorInfo)> = order
@@ -627,9 +814,9 @@ fn plan_file(
         plan,
         jobs,
         part,
-        quantized: quantized_any,
-        dequantized: dequantized_any,
-        unquantized: unquantized_modules,
+        quantized,
+        unquantized,
+        dequantized,
     })
 }
 
@@ -666,15 +853,31 @@ fn make_pool(opts: &Options<'_>) -> Result<rayon::ThreadPool, Error> {
         .map_err(|e| Error::usage(format!("cannot start {} threads: {e}", opts.threads)))
 }
 
+/// The resolved input, its recipe and model plan, and every shard's plan.
+struct Prepared<'o, 'a> {
+    src: Source,
+    recipe: Recipe<'o, 'a>,
+    mp: ModelPlan,
+}
+
+fn prepare<'o, 'a>(input: &Path, opts: &'o Options<'a>) -> Result<Prepared<'o, 'a>, Error> {
+    check_options(opts)?;
+    let src = resolve(input)?;
+    let recipe = Recipe::new(opts, ModelInfo::read(src.dir.as_deref()))?;
+    let mp = model_plan(&src.shards, &recipe);
+    Ok(Prepared { src, recipe, mp })
+}
+
 /// Converts `input` to `output` (see the module documentation).
 ///
 /// # Errors
 ///
-/// [`Error::Usage`] for an unsupported request or more than
-/// [`max_threads`] threads, [`Error::Invalid`] / [`Error::Read`] for
-/// unusable inputs (all checked before anything is written; a FIFO or
-/// device among them is refused, not opened), [`Error::Read`] also when an
-/// input is truncated while it is read, [`Error::Write`] when writing fails,
+/// [`Error::Usage`] for an unsupported request (a checkpoint format the
+/// target cannot be written in included) or more than [`max_threads`]
+/// threads, [`Error::Invalid`] / [`Error::Read`] for unusable inputs (all
+/// checked before anything is written; a FIFO or device among them is
+/// refused, not opened), [`Error::Read`] also when an input is truncated
+/// while it is read, [`Error::Write`] when writing fails,
 /// [`Error::Cancelled`] when [`Options::cancel`] was set or `progress` asked
 /// to stop. On error nothing is left at `output`.
 pub fn convert(
@@ -683,19 +886,18 @@ pub fn convert(
     opts: &Options<'_>,
     progress: &dyn Progress,
 ) -> Result<Summary, Error> {
-    check_options(opts)?;
-    let src = resolve(input)?;
+    let Prepared { src, recipe, mp } = prepare(input, opts)?;
     let mut planned = src
         .shards
         .iter()
         .enumerate()
-        .map(|(fi, (fname, st))| plan_file(fi, fname, st, opts))
+        .map(|(fi, (fname, st))| plan_file(fi, fi, fname, st, &recipe, &mp))
         .collect::<Result<Vec<_>, Error>>()?;
 
     // Stage the output.
     let input_paths: Vec<&Path> = src.shards.iter().map(|s| s.1.path()).collect();
     let staging = match &src.dir {
-        None => Staging::file(output, &input_paths, opts.overwrite)?,
+        None => Staging::file(output, &input_paths, opts.overwrite, None)?,
         Some(d) => Staging::dir(output, d, opts.overwrite)?,
     };
     let out_paths: Vec<PathBuf> = planned
@@ -716,6 +918,7 @@ pub fn convert(
     let pool = make_pool(opts)?;
     run_files(
         &shards,
+        &mp,
         &mut planned,
         &handles,
         &out_paths,
@@ -724,7 +927,7 @@ pub fn convert(
         progress,
     )?;
     drop(handles);
-    let mut summary = merge_parts(opts, &mut planned);
+    let mut summary = merge_parts(&recipe, &mut planned);
     if let Some(dir) = &src.dir {
         if opts.cancel.is_cancelled() {
             return Err(Error::Cancelled);
@@ -733,7 +936,7 @@ pub fn convert(
             &src,
             dir,
             &planned,
-            opts,
+            &recipe,
             &|name| staging.path_of(name),
             output,
             &mut summary,
@@ -757,20 +960,41 @@ pub fn shards(input: &Path) -> Result<Vec<String>, Error> {
     Ok(resolve(input)?.shards.into_iter().map(|s| s.0).collect())
 }
 
+/// A 64-bit FNV-1a hash, as 16 hexadecimal digits: the tag of a shard's
+/// temporary files, from its planned header, so [`finish_shards`] tells the
+/// temporaries of this conversion from any other file.
+fn tag_of(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
 /// Converts one shard of a sharded checkpoint (a model directory or an
 /// index) into `output_dir/SHARD`, for distributing a conversion (one task
 /// per shard, e.g. on Ray): with the same `opts`, the file is byte-identical
-/// to the one [`convert`] writes. The file is written beside its destination
-/// and renamed into place; `output_dir` is created if missing. When every
-/// shard is written, [`finish_shards`] writes the index, `config.json` and
-/// the other files.
+/// to the one [`convert`] writes (tensor scales shared with tensors of other
+/// shards are computed from those tensors too; see the module
+/// documentation). The file is written beside its destination as
+/// `.SHARD.TAG.XXXXXX.mldtypes-partial` (`TAG`: a hash of the shard's
+/// planned header, by which [`finish_shards`] recognizes temporaries of this
+/// conversion left by a killed task) and renamed into place; `output_dir` is
+/// created if missing. When every shard is written, [`finish_shards`] writes
+/// the index, `config.json` and the other files.
+///
+/// An existing `output_dir/SHARD` is refused unless [`Options::overwrite`]
+/// is set; with it, the output's index file (if any) is removed first, so
+/// an index is present only while the shards match it.
 ///
 /// Returns the shard's part of the [`Summary`].
 ///
 /// # Errors
 ///
 /// As [`convert`]; [`Error::Usage`] when `shard` is not one of
-/// [`shards`]`(input)`.
+/// [`shards`]`(input)`, or `output_dir/SHARD` exists and `overwrite` is not
+/// set.
 ///
 /// # Examples
 ///
@@ -793,6 +1017,8 @@ pub fn shards(input: &Path) -> Result<Vec<String>, Error> {
 /// checkpoint::finish_shards(&model, &spread, &opts).unwrap();
 /// let read = |d: &std::path::Path| std::fs::read(d.join("a.safetensors")).unwrap();
 /// assert_eq!(read(&local), read(&spread));
+/// // A second run into the same directory is refused without overwrite.
+/// assert!(checkpoint::convert_shard(&model, "a.safetensors", &spread, &opts, &()).is_err());
 /// ```
 pub fn convert_shard(
     input: &Path,
@@ -801,8 +1027,7 @@ pub fn convert_shard(
     opts: &Options<'_>,
     progress: &dyn Progress,
 ) -> Result<Summary, Error> {
-    check_options(opts)?;
-    let src = resolve(input)?;
+    let Prepared { src, recipe, mp } = prepare(input, opts)?;
     if src.dir.is_none() {
         return Err(Error::usage(format!(
             "{} is a single file; convert_shard needs a model directory or an index",
@@ -822,14 +1047,31 @@ pub fn convert_shard(
         )));
     };
     let (fname, st) = &src.shards[fi];
-    let mut planned = vec![plan_file(0, fname, st, opts)?];
+    let mut planned = vec![plan_file(0, fi, fname, st, &recipe, &mp)?];
     std::fs::create_dir_all(output_dir).map_err(|e| Error::write_io(output_dir, e))?;
     let dest = output_dir.join(fname);
-    let staging = Staging::file(&dest, &[st.path()], opts.overwrite)?;
+    if std::fs::symlink_metadata(&dest).is_ok() && !opts.overwrite {
+        return Err(Error::usage(format!(
+            "{} exists; pass --overwrite (Python overwrite=True) to replace it",
+            dest.display()
+        )));
+    }
+    let tag = tag_of(&planned[0].plan.header);
+    let staging = Staging::file(&dest, &[st.path()], opts.overwrite, Some(&tag))?;
+    if opts.overwrite {
+        if let Some((iname, _)) = &src.index {
+            let index = output_dir.join(iname);
+            if std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()) {
+                std::fs::remove_file(&index).map_err(|e| Error::write_io(&index, e))?;
+            }
+        }
+    }
     let handles = vec![staging.create(fname)?.1];
+    let shards: Vec<&SafetensorsFile> = src.shards.iter().map(|s| &s.1).collect();
     let pool = make_pool(opts)?;
     run_files(
-        &[st],
+        &shards,
+        &mp,
         &mut planned,
         &handles,
         std::slice::from_ref(&dest),
@@ -838,7 +1080,7 @@ pub fn convert_shard(
         progress,
     )?;
     drop(handles);
-    let summary = merge_parts(opts, &mut planned);
+    let summary = merge_parts(&recipe, &mut planned);
     if opts.cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
@@ -848,24 +1090,29 @@ pub fn convert_shard(
 
 /// Completes a conversion done shard by shard with [`convert_shard`]: checks
 /// that every shard of `output_dir` is the one the plan for `opts` expects
-/// (its header byte for byte, its size), then writes the index,
+/// (its header byte for byte, its size), removes the temporaries of this
+/// conversion that killed or failed tasks left (`.SHARD.TAG.…
+/// .mldtypes-partial`, recognized by the tag of each shard's planned
+/// header; other files, other conversions' temporaries included, are left
+/// alone and named in the summary's warnings), then writes the index,
 /// `config.json` and copies of the model directory's other files, as
 /// [`convert`] does (the index last, so its presence means the model is
-/// complete).
+/// complete). Run it once no task of the conversion is running.
 ///
-/// Returns the [`Summary`] without tensors: `files`, `copied_files`.
+/// Returns the [`Summary`] without tensors: `files`, `copied_files`,
+/// `warnings`.
 ///
 /// # Errors
 ///
-/// As [`convert`]; [`Error::Invalid`] naming a shard of `output_dir` that is
-/// missing or was written with other options.
+/// As [`convert`]; [`Error::Invalid`] naming every shard of `output_dir`
+/// that is missing, and a shard that was written with other options or
+/// not completely.
 pub fn finish_shards(
     input: &Path,
     output_dir: &Path,
     opts: &Options<'_>,
 ) -> Result<Summary, Error> {
-    check_options(opts)?;
-    let src = resolve(input)?;
+    let Prepared { src, recipe, mp } = prepare(input, opts)?;
     let Some(dir) = &src.dir else {
         return Err(Error::usage(format!(
             "{} is a single file; finish_shards needs a model directory or an index",
@@ -876,8 +1123,25 @@ pub fn finish_shards(
         .shards
         .iter()
         .enumerate()
-        .map(|(fi, (fname, st))| plan_file(fi, fname, st, opts))
+        .map(|(fi, (fname, st))| plan_file(fi, fi, fname, st, &recipe, &mp))
         .collect::<Result<Vec<_>, Error>>()?;
+    let missing: Vec<&str> = planned
+        .iter()
+        .map(|p| p.plan.name.as_str())
+        .filter(|n| std::fs::symlink_metadata(output_dir.join(n)).is_err())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::invalid(
+            output_dir,
+            format!(
+                "{} of the {} shards {} missing: {} (convert them with convert_shard first)",
+                missing.len(),
+                planned.len(),
+                if missing.len() == 1 { "is" } else { "are" },
+                missing.join(", ")
+            ),
+        ));
+    }
     for p in &planned {
         let path = output_dir.join(&p.plan.name);
         let want = (p.plan.header.len() + p.plan.data_len) as u64;
@@ -897,8 +1161,22 @@ pub fn finish_shards(
         target: opts.target.name().to_string(),
         ..Summary::default()
     };
+    // Temporaries of this conversion: `.SHARD.TAG.` of a planned shard, or
+    // the finishing directory of the same tags.
+    let finish_tag = tag_of(
+        &planned
+            .iter()
+            .flat_map(|p| p.plan.header.iter().copied())
+            .collect::<Vec<u8>>(),
+    );
+    let ours: BTreeSet<String> = planned
+        .iter()
+        .map(|p| format!(".{}.{}.", prefix_name(&p.plan.name), tag_of(&p.plan.header)))
+        .chain([format!(".finish.{finish_tag}.")])
+        .collect();
+    remove_our_partials(output_dir, &ours, &mut summary)?;
     let stage = tempfile::Builder::new()
-        .prefix(".finish.")
+        .prefix(&format!(".finish.{finish_tag}."))
         .suffix(super::output::PARTIAL_SUFFIX)
         .tempdir_in(output_dir)
         .map_err(|e| Error::write_io(output_dir, e))?;
@@ -906,7 +1184,7 @@ pub fn finish_shards(
         &src,
         dir,
         &planned,
-        opts,
+        &recipe,
         &|name| stage.path().join(name),
         output_dir,
         &mut summary,
@@ -931,11 +1209,63 @@ pub fn finish_shards(
     Ok(summary)
 }
 
-/// Writes the headers and runs the jobs of `planned` (file `i` is
-/// `shards[i]` → `handles[i]`, named `out_paths[i]` in messages), merging
-/// each job's statistics into its file's summary part.
+/// The file name as a temporary's prefix holds it (the first 100
+/// characters).
+fn prefix_name(name: &str) -> String {
+    name.chars().take(100).collect()
+}
+
+/// Removes the temporaries of `output_dir` whose names start with one of
+/// `ours`; other temporaries are named in a warning.
+fn remove_our_partials(
+    output_dir: &Path,
+    ours: &BTreeSet<String>,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    let entries = std::fs::read_dir(output_dir).map_err(|e| Error::read(output_dir, e))?;
+    let mut others = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| Error::read(output_dir, e))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(super::output::PARTIAL_SUFFIX) {
+            continue;
+        }
+        let path = e.path();
+        if ours.iter().any(|p| name.starts_with(p.as_str())) {
+            let m = std::fs::symlink_metadata(&path).map_err(|e| Error::read(&path, e))?;
+            let r = if m.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match r {
+                Ok(()) => summary.removed_partials.push(name),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::write_io(&path, e)),
+            }
+        } else {
+            others.push(name);
+        }
+    }
+    if !others.is_empty() {
+        others.sort();
+        summary.warnings.push(format!(
+            "{} holds temporaries of another conversion, left alone: {}",
+            output_dir.display(),
+            others.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the headers and runs the jobs of `planned` (job inputs are in
+/// `shards`, every source shard of the model; file `i` is written to
+/// `handles[i]`, named `out_paths[i]` in messages), merging each job's
+/// statistics into its file's summary part.
+#[allow(clippy::too_many_arguments)]
 fn run_files(
     shards: &[&SafetensorsFile],
+    mp: &ModelPlan,
     planned: &mut [Planned],
     handles: &[File],
     out_paths: &[PathBuf],
@@ -955,51 +1285,51 @@ fn run_files(
     let jobs: Vec<&Job> = planned.iter().flat_map(|p| &p.jobs).collect();
     let cancel = &opts.cancel;
 
-    // NVFP4 tensor scales: the amax of each tensor's finite values.
-    let s2s: Vec<f32> = pool.install(|| {
-        jobs.par_iter()
-            .map(|j| match j.op {
-                Op::Nvfp4 { from } => {
-                    let st = shards[j.file];
-                    let t = &st.tensors()[j.input];
-                    let amax = (0..j.units.div_ceil(CHUNK))
-                        .into_par_iter()
-                        .map(|c| {
-                            if cancel.is_cancelled() {
-                                return Err(Error::Cancelled);
-                            }
-                            let (s, e) = (c * CHUNK, ((c + 1) * CHUNK).min(j.units));
-                            finite_amax(st, t, from, s, e)
-                        })
-                        .try_reduce(|| 0f64, |a, b| Ok(a.max(b)))?;
-                    Ok(mx::nvfp4_tensor_scale(amax))
+    // Tensor scales: the largest finite magnitude of every member of the
+    // groups these jobs use, wherever the member is stored.
+    let needed: BTreeSet<usize> = jobs.iter().filter_map(|j| j.scale).collect();
+    let mut scans: Vec<(usize, Member, usize, usize)> = Vec::new();
+    for &g in &needed {
+        for m in &mp.groups[g] {
+            let n = shards[m.shard].tensors()[m.tensor].elements;
+            let mut s = 0;
+            while s < n {
+                let e = (s + CHUNK).min(n);
+                scans.push((g, *m, s, e));
+                s = e;
+            }
+        }
+    }
+    let parts: Vec<(usize, f64)> = pool.install(|| {
+        scans
+            .par_iter()
+            .map(|&(g, m, s, e)| {
+                if cancel.is_cancelled() {
+                    return Err(Error::Cancelled);
                 }
-                _ => Ok(1.0),
+                let st = shards[m.shard];
+                let t = &st.tensors()[m.tensor];
+                Ok((g, finite_amax(st, t, m.from, s, e)?))
             })
-            .collect::<Result<Vec<f32>, Error>>()
+            .collect::<Result<Vec<_>, Error>>()
     })?;
+    let mut amax = vec![0f64; mp.groups.len()];
+    for (g, a) in parts {
+        amax[g] = amax[g].max(a);
+    }
 
     // The chunks.
     let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
     for (ji, j) in jobs.iter().enumerate() {
-        let step = if matches!(j.op, Op::Copy) {
-            COPY_CHUNK
-        } else {
-            CHUNK
-        };
-        let mut s = 0;
-        while s < j.units {
-            let e = (s + step).min(j.units);
-            chunks.push((ji, s, e));
-            s = e;
-        }
-        if j.units == 0 && matches!(j.op, Op::Nvfp4 { .. }) {
-            // An empty tensor still gets its tensor scale (1).
+        let r = j.op.cut().ranges(j.units);
+        if r.is_empty() && j.op.has_tensor_scale() {
+            // An empty tensor still gets its tensor scale.
             chunks.push((ji, 0, 0));
         }
+        chunks.extend(r.into_iter().map(|(s, e)| (ji, s, e)));
     }
     let in_bytes = |j: &Job, s: usize, e: usize| -> u64 {
-        let t = &shards[j.file].tensors()[j.input];
+        let t = &shards[j.shard].tensors()[j.input];
         match j.op {
             Op::Copy => (e - s) as u64,
             _ => {
@@ -1035,11 +1365,12 @@ fn run_files(
                     .iter()
                     .map(|&o| data_start + plan.outs[o].offset)
                     .collect();
-                let st = shards[j.file];
+                let st = shards[j.shard];
+                let a = j.scale.map_or(0.0, |g| amax[g]);
                 let stats = SCRATCH
                     .with(|sc| {
                         let out = &handles[j.file];
-                        run_chunk(&mut sc.borrow_mut(), j, st, out, &offs, s, e, opts, s2s[ji])
+                        run_chunk(&mut sc.borrow_mut(), j, st, out, &offs, s, e, opts, a)
                     })
                     .map_err(|e| match e {
                         Error::Write { source, .. } => Error::Write {
@@ -1075,9 +1406,11 @@ fn run_files(
 
 /// The summary of `planned`'s parts in file order: totals, and a warning per
 /// tensor with values overflowing to inf / NaN.
-fn merge_parts(opts: &Options<'_>, planned: &mut [Planned]) -> Summary {
+fn merge_parts(recipe: &Recipe<'_, '_>, planned: &mut [Planned]) -> Summary {
+    let opts = recipe.opts;
     let mut summary = Summary {
         target: opts.target.name().to_string(),
+        format: recipe.format.map(|f| f.name().to_string()),
         ..Summary::default()
     };
     for p in planned.iter_mut() {
@@ -1103,21 +1436,28 @@ fn merge_parts(opts: &Options<'_>, planned: &mut [Planned]) -> Summary {
             }
         }
     }
+    let quantized: BTreeSet<String> = planned
+        .iter()
+        .flat_map(|p| p.quantized.iter().cloned())
+        .collect();
+    summary.warnings.extend(recipe.warnings(&quantized));
     summary
 }
 
-/// Writes the index, `config.json` and the other files of model directory
-/// `dir` for the output files `planned`, each at `staged(name)` (`output`
-/// names the destination in messages).
+/// Writes the index, `config.json`, the recipe's other configuration files
+/// and the other files of model directory `dir` for the output files
+/// `planned`, each at `staged(name)` (`output` names the destination in
+/// messages).
 fn model_files(
-    src: &super::source::Source,
+    src: &Source,
     dir: &Path,
     planned: &[Planned],
-    opts: &Options<'_>,
+    recipe: &Recipe<'_, '_>,
     staged: &dyn Fn(&str) -> PathBuf,
     output: &Path,
     summary: &mut Summary,
 ) -> Result<(), Error> {
+    let opts = recipe.opts;
     if let Some((iname, json)) = &src.index {
         let mut json = json.clone();
         // The weight map sorted by tensor name; the index's other keys keep
@@ -1138,20 +1478,34 @@ fn model_files(
             .set("total_size", Json::Scalar(json!(total)));
         write_json(&staged(iname), &json, &output.join(iname))?;
     }
-    let quantized = planned.iter().any(|p| p.quantized);
     let dequantized = planned.iter().any(|p| p.dequantized);
+    let quantized: BTreeSet<String> = planned
+        .iter()
+        .flat_map(|p| p.quantized.iter().cloned())
+        .collect();
     let unquantized: BTreeSet<String> = planned
         .iter()
         .flat_map(|p| p.unquantized.iter().cloned())
         .collect();
+    let extra = recipe.extra_files(&unquantized, &quantized);
+    // A conversion that dequantizes or quantizes replaces the input's
+    // quantization descriptions.
+    let replaced = dequantized || !quantized.is_empty();
     for name in &src.others {
         if opts.cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        if recipe.dropped_file(name) && (replaced || extra.iter().any(|(n, _)| n == name)) {
+            continue;
+        }
         if name == "config.json" {
-            if let Some(c) =
-                updated_config(&dir.join(name), opts, quantized, dequantized, &unquantized)
-            {
+            if let Some(c) = updated_config(
+                &dir.join(name),
+                recipe,
+                dequantized,
+                &quantized,
+                &unquantized,
+            ) {
                 write_json(&staged(name), &c, &output.join(name))?;
                 summary.copied_files.push(name.clone());
                 continue;
@@ -1161,23 +1515,25 @@ fn model_files(
             .map_err(|e| Error::write_io(&output.join(name), e))?;
         summary.copied_files.push(name.clone());
     }
+    for (name, v) in extra {
+        write_json(&staged(name), &Json::from_value(v), &output.join(name))?;
+        summary.copied_files.push(name.to_string());
+    }
+    summary.copied_files.sort();
     Ok(())
 }
 
-fn copy_job(file: usize, input: usize, t: &TensorEntry, out: usize) -> Job {
+fn copy_job(file: usize, shard: usize, input: usize, t: &TensorEntry, out: usize) -> Job {
     Job {
         file,
+        shard,
         input,
         op: Op::Copy,
         units: t.offsets.1 - t.offsets.0,
         outs: vec![out],
         report: None,
+        scale: None,
     }
-}
-
-/// The module of a weight: its name without a trailing `.weight`.
-fn module_of(name: &str) -> String {
-    name.strip_suffix(".weight").unwrap_or(name).to_string()
 }
 
 fn write_json(path: &Path, v: &Json, dest: &Path) -> Result<(), Error> {
@@ -1186,14 +1542,22 @@ fn write_json(path: &Path, v: &Json, dest: &Path) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::write_io(dest, e))
 }
 
-/// `config.json` with `torch_dtype` and `quantization_config` updated (its
-/// keys in their order, new ones last), or `None` to copy it unchanged (not
-/// a JSON object).
+/// Sets `torch_dtype` and `dtype` (transformers 4's and 5's keys; 5 reads
+/// `dtype` first) to `d`.
+fn set_dtype(c: &mut Json, d: DType) {
+    for key in ["torch_dtype", "dtype"] {
+        c.set(key, Json::Scalar(json!(d.name())));
+    }
+}
+
+/// `config.json` with the dtype and `quantization_config` updated (its keys
+/// in their order, new ones last), or `None` to copy it unchanged (not a
+/// JSON object).
 fn updated_config(
     path: &Path,
-    opts: &Options<'_>,
-    quantized: bool,
+    recipe: &Recipe<'_, '_>,
     dequantized: bool,
+    quantized: &BTreeSet<String>,
     unquantized: &BTreeSet<String>,
 ) -> Option<Json> {
     let text = std::fs::read_to_string(path).ok()?;
@@ -1201,47 +1565,21 @@ fn updated_config(
     if !matches!(c, Json::Object(_)) {
         return None;
     }
-    let obj = &mut c;
-    let not: Vec<&String> = unquantized.iter().collect();
-    match opts.target {
+    match recipe.opts.target {
         Target::Float(d) => {
-            obj.set("torch_dtype", Json::Scalar(json!(d.name())));
+            set_dtype(&mut c, d);
             if dequantized {
-                obj.remove("quantization_config");
+                c.remove("quantization_config");
             }
         }
-        Target::Mx(fmt) if quantized => {
-            if let Some(r) = opts.rest {
-                obj.set("torch_dtype", Json::Scalar(json!(r.name())));
+        _ => {
+            if let Some(q) = recipe.quantization_config(unquantized, quantized) {
+                if let Some(r) = recipe.opts.rest {
+                    set_dtype(&mut c, r);
+                }
+                c.set("quantization_config", Json::from_value(q));
             }
-            let q = if fmt == MxFormat::Fp4 {
-                json!({"quant_method": "mxfp4", "modules_to_not_convert": not})
-            } else {
-                json!({
-                    "quant_method": "mx",
-                    "format": fmt.name(),
-                    "block_size": MX_BLOCK,
-                    "scale_rule": opts.scale_rule.name(),
-                    "modules_to_not_convert": not,
-                })
-            };
-            obj.set("quantization_config", Json::from_value(q));
         }
-        Target::Nvfp4 if quantized => {
-            if let Some(r) = opts.rest {
-                obj.set("torch_dtype", Json::Scalar(json!(r.name())));
-            }
-            obj.set(
-                "quantization_config",
-                Json::from_value(json!({
-                    "quant_method": "modelopt",
-                    "quant_algo": "NVFP4",
-                    "group_size": NVFP4_BLOCK,
-                    "exclude_modules": not,
-                })),
-            );
-        }
-        _ => {}
     }
     Some(c)
 }
@@ -1265,7 +1603,97 @@ fn write_at(f: &File, buf: &[u8], off: u64) -> std::io::Result<()> {
     }
 }
 
-/// Converts elements `s..e` of job `j` with the thread's buffers `sc`.
+/// The largest magnitude of the finite values of each segment of `seg`
+/// elements of `x` (the last may be shorter) into `out` (resized).
+fn seg_amaxes<T: mx::BlockSource>(x: &[T], seg: usize, out: &mut Vec<f64>) {
+    let n = x.len().div_ceil(seg.max(1));
+    out.clear();
+    match T::as_f32(x) {
+        Some(x) => {
+            let mut m = vec![0f32; n];
+            mx::segment_amax(x, seg.max(1), &mut m);
+            out.extend(m.iter().map(|v| *v as f64));
+        }
+        None => out.extend(x.chunks(seg.max(1)).map(|c| {
+            c.iter()
+                .map(|v| v.to_f64().abs())
+                .filter(|a| a.is_finite())
+                .fold(0f64, f64::max)
+        })),
+    }
+}
+
+/// FP8 quantization of a chunk `x` of whole rows of `k` (bands of 128 rows
+/// for block scales) with tensor amax `amax`: codes to `codes`, the chunk's
+/// scale values to `sv`.
+#[allow(clippy::too_many_arguments)]
+fn fp8_chunk<T: mx::BlockSource>(
+    x: &[T],
+    scales: Fp8Scales,
+    k: usize,
+    sdt: DType,
+    amax: f64,
+    codes: &mut [u8],
+    sv: &mut Vec<f64>,
+    acc: &mut mx::ErrLanes,
+) -> Result<u64, mx::BlockError> {
+    sv.clear();
+    match scales {
+        Fp8Scales::Tensor => {
+            sv.push(mx::fp8_scale(amax, sdt));
+            if x.is_empty() {
+                return Ok(0);
+            }
+            mx::fp8_quantize_stats(x, x.len(), sv, codes, acc)
+        }
+        Fp8Scales::Channel => {
+            let mut m = Vec::new();
+            seg_amaxes(x, k, &mut m);
+            sv.extend(m.iter().map(|a| mx::fp8_scale(*a, sdt)));
+            mx::fp8_quantize_stats(x, k, sv, codes, acc)
+        }
+        Fp8Scales::Block => {
+            let b = FP8_BLOCK;
+            let ib = k.div_ceil(b);
+            let mut clipped = 0;
+            let mut band_scales = vec![0f64; ib];
+            let mut m = Vec::new();
+            for (bi, band) in x.chunks(b * k).enumerate() {
+                // Each row's column blocks, then the largest over the band.
+                let mut bm = vec![0f64; ib];
+                for row in band.chunks(k) {
+                    seg_amaxes(row, b, &mut m);
+                    for (a, v) in bm.iter_mut().zip(&m) {
+                        *a = a.max(*v);
+                    }
+                }
+                for (s, a) in band_scales.iter_mut().zip(&bm) {
+                    *s = mx::fp8_scale(*a, sdt);
+                }
+                sv.extend_from_slice(&band_scales);
+                for (ri, row) in band.chunks(k).enumerate() {
+                    let off = bi * b * k + ri * k;
+                    clipped += mx::fp8_quantize_stats(
+                        row,
+                        b,
+                        &band_scales,
+                        &mut codes[off..off + k],
+                        acc,
+                    )?;
+                }
+            }
+            Ok(clipped)
+        }
+    }
+}
+
+/// The float8_e4m3fn values of the 256 codes.
+fn e4m3_table() -> [f64; 256] {
+    std::array::from_fn(|c| crate::float::core::decode_f64(&crate::format::FLOAT8_E4M3FN, c as u32))
+}
+
+/// Converts elements `s..e` of job `j` with the thread's buffers `sc`;
+/// `amax` is the largest finite magnitude of the job's tensor-scale group.
 #[allow(clippy::too_many_arguments)]
 fn run_chunk(
     sc: &mut Scratch,
@@ -1276,7 +1704,7 @@ fn run_chunk(
     s: usize,
     e: usize,
     opts: &Options<'_>,
-    s2: f32,
+    amax: f64,
 ) -> Result<Stats, Error> {
     let t = &st.tensors()[j.input];
     let werr = |e: std::io::Error| Error::write_io(st.path(), e);
@@ -1290,6 +1718,9 @@ fn run_chunk(
         ys: ysb,
         fa,
         fb,
+        t32,
+        tb,
+        sv,
     } = sc;
     let n = e - s;
     let mut stats = Stats::default();
@@ -1334,79 +1765,236 @@ fn run_chunk(
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
             stats.add_lanes(n, &acc);
         }
-        Op::Mx { from, fmt } => {
-            let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+        Op::Mx { from, fmt, tr } => {
+            let bb = fmt.block_bytes();
+            // The chunk's elements in the order they are blocked: the input
+            // as read, or (transposed) columns of the input gathered into
+            // rows.
+            let (src, rows, k, row0) = match tr {
+                None => (st.read(t, sb(from, s), sb(from, e), inb)?, 0, 0, 0),
+                Some(Mat { k, n: cols }) => {
+                    let (row0, rows) = (s / k, n / k);
+                    let (m, c0) = (row0 / cols, row0 % cols);
+                    let w = from.itemsize();
+                    let raw =
+                        st.read_strided(t, (m * k * cols + c0) * w, cols * w, k, rows * w, inb)?;
+                    (raw, rows, k, row0)
+                }
+            };
             let nb = n / MX_BLOCK;
-            let blocks = grow(obuf, nb * fmt.block_bytes());
+            let blocks = grow(obuf, nb * bb);
             let scales = grow(sbuf, nb);
             let mut acc = mx::ErrLanes::default();
             let counts = if from == DType::Float64 {
-                let x = as_f64(src, from, n, fa)?;
+                let mut x = as_f64(src, from, n, fa)?;
+                if tr.is_some() {
+                    let xt = grow(fb, n);
+                    transpose(x, k, rows, xt);
+                    x = xt;
+                }
                 let c = mx::quantize(x, fmt, opts.scale_rule, blocks, scales).map_err(berr)?;
-                let y = grow(fb, n);
-                mx::dequantize_f64(blocks, scales, fmt, y).map_err(berr)?;
-                mx::exact_stats(x, y, &mut acc);
+                let mut y = vec![0f64; n];
+                mx::dequantize_f64(blocks, scales, fmt, &mut y).map_err(berr)?;
+                mx::exact_stats(x, &y, &mut acc);
                 c
             } else {
                 // Every narrower float is exact in float32: the vectorized
                 // path, statistics in the same pass.
-                let x = as_f32(src, from, x32)?;
+                let mut x = as_f32(src, from, x32)?;
+                if tr.is_some() {
+                    let xt = grow(t32, n);
+                    transpose(x, k, rows, xt);
+                    x = xt;
+                }
                 mx::quantize_stats(x, fmt, opts.scale_rule, blocks, scales, &mut acc)
                     .map_err(berr)?
             };
-            write_at(
-                out,
-                blocks,
-                (offs[0] + s / MX_BLOCK * fmt.block_bytes()) as u64,
-            )
-            .map_err(werr)?;
-            write_at(out, scales, (offs[1] + s / MX_BLOCK) as u64).map_err(werr)?;
+            let first = if tr.is_some() { row0 * k } else { s };
+            write_at(out, blocks, (offs[0] + first / MX_BLOCK * bb) as u64).map_err(werr)?;
+            write_at(out, scales, (offs[1] + first / MX_BLOCK) as u64).map_err(werr)?;
             stats.add_lanes(n, &acc);
             stats.clipped += counts.clipped;
         }
-        Op::Nvfp4 { from } => {
+        Op::Nvfp4 { from, cols } => {
             let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+            let s2 = mx::nvfp4_tensor_scale(amax);
             let packed = grow(obuf, n / 2);
             let scales = grow(sbuf, n / NVFP4_BLOCK);
             let mut acc = mx::ErrLanes::default();
+            // Blocked along the second-to-last axis: the band of rows
+            // transposed, quantized along its new rows, transposed back.
             let clipped = if from == DType::Float64 {
-                let x = as_f64(src, from, n, fa)?;
+                let mut x = as_f64(src, from, n, fa)?;
+                if let Some(c) = cols {
+                    let xt = grow(fb, n);
+                    transpose(x, n / c, c, xt);
+                    x = xt;
+                }
                 mx::nvfp4_quantize_stats(x, s2, packed, scales, &mut acc)
             } else {
-                let x = as_f32(src, from, x32)?;
+                let mut x = as_f32(src, from, x32)?;
+                if let Some(c) = cols {
+                    let xt = grow(t32, n);
+                    transpose(x, n / c, c, xt);
+                    x = xt;
+                }
                 mx::nvfp4_quantize_stats(x, s2, packed, scales, &mut acc)
             }
             .map_err(berr)?;
-            write_at(out, packed, (offs[0] + s / 2) as u64).map_err(werr)?;
-            write_at(out, scales, (offs[1] + s / NVFP4_BLOCK) as u64).map_err(werr)?;
+            match cols {
+                None => {
+                    write_at(out, packed, (offs[0] + s / 2) as u64).map_err(werr)?;
+                    write_at(out, scales, (offs[1] + s / NVFP4_BLOCK) as u64).map_err(werr)?;
+                }
+                Some(c) => {
+                    let h = n / c;
+                    let buf = grow(tb, n / 2 + n / NVFP4_BLOCK);
+                    let (pt, st_) = buf.split_at_mut(n / 2);
+                    transpose(packed, c, h / 2, pt);
+                    transpose(scales, c, h / NVFP4_BLOCK, st_);
+                    write_at(out, pt, (offs[0] + s / 2) as u64).map_err(werr)?;
+                    write_at(out, st_, (offs[1] + s / NVFP4_BLOCK) as u64).map_err(werr)?;
+                }
+            }
             if s == 0 {
                 write_at(out, &s2.to_le_bytes(), offs[2] as u64).map_err(werr)?;
             }
             stats.add_lanes(n, &acc);
             stats.clipped += clipped;
         }
-        Op::MxDequant { fmt, scales, to } => {
+        Op::Fp8 {
+            from,
+            scales,
+            k,
+            sdt,
+        } => {
+            let src = st.read(t, sb(from, s), sb(from, e), inb)?;
+            let codes = grow(obuf, n);
+            let mut acc = mx::ErrLanes::default();
+            let clipped = if from == DType::Float64 {
+                let x = as_f64(src, from, n, fa)?;
+                fp8_chunk(x, scales, k, sdt, amax, codes, sv, &mut acc)
+            } else {
+                let x = as_f32(src, from, x32)?;
+                fp8_chunk(x, scales, k, sdt, amax, codes, sv, &mut acc)
+            }
+            .map_err(berr)?;
+            write_at(out, codes, (offs[0] + s) as u64).map_err(werr)?;
+            tb.clear();
+            for v in sv.iter() {
+                scale_bytes(*v, sdt, tb);
+            }
+            let w = sdt.itemsize();
+            let at = match scales {
+                Fp8Scales::Tensor => (s == 0).then_some(0),
+                Fp8Scales::Channel => Some(s / k * w),
+                Fp8Scales::Block => Some(s / k / FP8_BLOCK * k.div_ceil(FP8_BLOCK) * w),
+            };
+            if let Some(at) = at {
+                write_at(out, tb, (offs[1] + at) as u64).map_err(werr)?;
+            }
+            stats.add_lanes(n, &acc);
+            stats.clipped += clipped;
+        }
+        Op::MxDequant {
+            fmt,
+            scales,
+            to,
+            tr,
+        } => {
             let bb = fmt.block_bytes();
-            let (b0, b1) = (s / MX_BLOCK * bb, e / MX_BLOCK * bb);
-            let blocks = st.read(t, b0, b1, inb)?;
             let sc_t = &st.tensors()[scales];
-            let sc = st.read(sc_t, s / MX_BLOCK, e / MX_BLOCK, sbuf)?;
             let y = grow(fa, n);
-            mx::dequantize_f64(blocks, sc, fmt, y).map_err(berr)?;
+            match tr {
+                None => {
+                    let blocks = st.read(t, s / MX_BLOCK * bb, e / MX_BLOCK * bb, inb)?;
+                    let scl = st.read(sc_t, s / MX_BLOCK, e / MX_BLOCK, sbuf)?;
+                    mx::dequantize_f64(blocks, scl, fmt, y).map_err(berr)?;
+                }
+                Some(Mat { k, n: cols }) => {
+                    // Output rows r0.. of matrix m: from each stored row
+                    // (an output column), the blocks covering them.
+                    let (r0, rows) = (s / cols, n / cols);
+                    let (m, h0) = (r0 / k, r0 % k);
+                    let (kb, hb) = (k / MX_BLOCK, rows / MX_BLOCK);
+                    let first = m * cols * kb + h0 / MX_BLOCK;
+                    let blocks = st.read_strided(t, first * bb, kb * bb, cols, hb * bb, inb)?;
+                    let scl = st.read_strided(sc_t, first, kb, cols, hb, sbuf)?;
+                    let yc = grow(fb, n);
+                    mx::dequantize_f64(blocks, scl, fmt, yc).map_err(berr)?;
+                    transpose(yc, cols, rows, y);
+                }
+            }
             let dst = grow(obuf, sb(to, n));
             encode_values(y, to, opts.overflow, dst);
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
-        Op::Nvfp4Dequant { scale, scale2, to } => {
-            let packed = st.read(t, s / 2, e / 2, inb)?;
+        Op::Nvfp4Dequant {
+            scale,
+            scale2,
+            to,
+            cols,
+        } => {
             let sc_t = &st.tensors()[scale];
-            let sc = st.read(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK, sbuf)?;
             let s2_t = &st.tensors()[scale2];
             let mut s2buf = Vec::new();
             let s2b = st.read(s2_t, 0, 4, &mut s2buf)?;
             let s2 = f32::from_le_bytes(s2b.try_into().expect("checked: 4 bytes"));
+            let packed = st.read(t, s / 2, e / 2, inb)?;
+            let scl = st.read(sc_t, s / NVFP4_BLOCK, e / NVFP4_BLOCK, sbuf)?;
             let y = grow(fa, n);
-            mx::nvfp4_dequantize_f64(packed, sc, s2, y).map_err(berr)?;
+            match cols {
+                None => mx::nvfp4_dequantize_f64(packed, scl, s2, y).map_err(berr)?,
+                Some(c) => {
+                    let h = n / c;
+                    let buf = grow(tb, n / 2 + n / NVFP4_BLOCK);
+                    let (pt, st_) = buf.split_at_mut(n / 2);
+                    transpose(packed, h / 2, c, pt);
+                    transpose(scl, h / NVFP4_BLOCK, c, st_);
+                    let yc = grow(fb, n);
+                    mx::nvfp4_dequantize_f64(pt, st_, s2, yc).map_err(berr)?;
+                    transpose(yc, c, h, y);
+                }
+            }
+            let dst = grow(obuf, sb(to, n));
+            encode_values(y, to, opts.overflow, dst);
+            write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
+        }
+        Op::Fp8Dequant {
+            scale,
+            scales,
+            k,
+            sdt,
+            block,
+            to,
+        } => {
+            let codes = st.read(t, s, e, inb)?;
+            let sc_t = &st.tensors()[scale];
+            let w = sdt.itemsize();
+            let (r0, rows) = (s / k.max(1), n / k.max(1));
+            let (b0, b1) = match scales {
+                Fp8Scales::Tensor => (0, sc_t.elements),
+                Fp8Scales::Channel => (r0, r0 + rows),
+                Fp8Scales::Block => {
+                    let ib = k.div_ceil(block);
+                    (r0 / block * ib, (r0 + rows).div_ceil(block) * ib)
+                }
+            };
+            let sbytes = st.read(sc_t, b0 * w, b1 * w, sbuf)?;
+            scale_values(sbytes, sdt, sv);
+            let table = e4m3_table();
+            let y = grow(fa, n);
+            for (i, (y, c)) in y.iter_mut().zip(codes).enumerate() {
+                let sidx = match scales {
+                    Fp8Scales::Tensor => 0,
+                    Fp8Scales::Channel => i / k,
+                    Fp8Scales::Block => {
+                        let (r, col) = (r0 + i / k, i % k);
+                        (r / block) * k.div_ceil(block) + col / block - b0
+                    }
+                };
+                *y = table[*c as usize] * sv[sidx];
+            }
             let dst = grow(obuf, sb(to, n));
             encode_values(y, to, opts.overflow, dst);
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
@@ -1442,116 +2030,4 @@ fn finite_amax(
         }
         Ok(m)
     })
-}
-
-// ---------------------------------------------------------------------------
-// Block groups of an input file
-// ---------------------------------------------------------------------------
-
-#[derive(Clone, Copy)]
-enum GroupKind {
-    Mx { fmt: MxFormat, scales: usize },
-    Nvfp4 { scale: usize, scale2: usize },
-}
-
-struct Group {
-    /// The logical tensor's name.
-    name: String,
-    /// Its logical shape.
-    shape: Vec<usize>,
-    kind: GroupKind,
-    /// Every tensor of the group.
-    all: Vec<usize>,
-}
-
-#[derive(Default)]
-struct Groups {
-    /// Groups by the index of their head tensor (blocks / packed data).
-    heads: BTreeMap<usize, Group>,
-    /// Tensors that belong to a group but are not its head.
-    member: BTreeSet<usize>,
-}
-
-/// Finds MX (`NAME_blocks` + `NAME_scales`) and NVFP4 (`NAME` + `NAME_scale`
-/// + `NAME_scale_2`) groups whose shapes agree.
-fn find_groups(st: &SafetensorsFile) -> Groups {
-    let records: BTreeMap<String, serde_json::Value> = st
-        .metadata()
-        .and_then(|m| m.get(QUANT_KEY))
-        .and_then(|r| serde_json::from_str(r).ok())
-        .unwrap_or_default();
-    let ts = st.tensors();
-    let idx = |n: &str| ts.binary_search_by(|t| t.name.as_str().cmp(n)).ok();
-    let mut g = Groups::default();
-    for (i, t) in ts.iter().enumerate() {
-        if let Some(base) = t.name.strip_suffix("_blocks") {
-            let Some(si) = idx(&format!("{base}_scales")) else {
-                continue;
-            };
-            let sc = &ts[si];
-            let fmt = match records
-                .get(base)
-                .and_then(|r| r.get("format"))
-                .and_then(|f| f.as_str())
-            {
-                Some(f) => MxFormat::from_name(f),
-                None => Some(MxFormat::Fp4),
-            };
-            let Some(fmt) = fmt else { continue };
-            let r = t.shape.len();
-            let ok = t.dtype == Dtype::U8
-                && sc.dtype == Dtype::U8
-                && r >= 2
-                && t.shape[r - 1] == fmt.block_bytes()
-                && sc.shape[..] == t.shape[..r - 1];
-            if ok {
-                let mut shape = t.shape[..r - 2].to_vec();
-                shape.push(t.shape[r - 2] * MX_BLOCK);
-                g.member.insert(si);
-                g.heads.insert(
-                    i,
-                    Group {
-                        name: base.to_string(),
-                        shape,
-                        kind: GroupKind::Mx { fmt, scales: si },
-                        all: vec![i, si],
-                    },
-                );
-            }
-        } else if t.dtype == Dtype::U8 {
-            let (Some(si), Some(s2i)) = (
-                idx(&format!("{}_scale", t.name)),
-                idx(&format!("{}_scale_2", t.name)),
-            ) else {
-                continue;
-            };
-            let (sc, s2) = (&ts[si], &ts[s2i]);
-            let r = t.shape.len();
-            let ok = r >= 1
-                && sc.dtype == Dtype::F8_E4M3
-                && s2.dtype == Dtype::F32
-                && s2.elements == 1
-                && sc.shape.len() == r
-                && sc.shape[..r - 1] == t.shape[..r - 1]
-                && sc.shape[r - 1] * NVFP4_BLOCK == t.shape[r - 1] * 2;
-            if ok {
-                let mut shape = t.shape.clone();
-                shape[r - 1] *= 2;
-                g.member.extend([si, s2i]);
-                g.heads.insert(
-                    i,
-                    Group {
-                        name: t.name.clone(),
-                        shape,
-                        kind: GroupKind::Nvfp4 {
-                            scale: si,
-                            scale2: s2i,
-                        },
-                        all: vec![i, si, s2i],
-                    },
-                );
-            }
-        }
-    }
-    g
 }

@@ -25,26 +25,54 @@
 //! Targets ([`Target`]):
 //! - a floating-point dtype: every floating-point tensor (or those chosen by
 //!   [`Options::select`]) is converted, round-to-nearest-even, with
-//!   per-tensor error statistics ([`Stats`]); MX / NVFP4 tensors of the
-//!   input (see below) are dequantized exactly and rounded once;
-//! - an MX format ([`crate::mx`], OCP MX v1.0): floating-point tensors of two
-//!   or more dimensions whose last dimension is a multiple of 32 become
-//!   `NAME_blocks` (U8, shape `[..., K/32, 32·bits/8]`) and `NAME_scales`
-//!   (U8 E8M0 codes, shape `[..., K/32]`), the layout of the gpt-oss
-//!   checkpoints as `transformers` loads them;
-//! - NVFP4: those whose last dimension is a multiple of 16 become `NAME`
-//!   (U8, `[..., K/2]`), `NAME_scale` (`F8_E4M3`, `[..., K/16]`) and
-//!   `NAME_scale_2` (`F32`, shape `[]`), as NVIDIA's TensorRT Model Optimizer
-//!   writes them.
+//!   per-tensor error statistics ([`Stats`]); `config.json`'s `torch_dtype`
+//!   and `dtype` become the target. MX, NVFP4 and FP8-with-scales tensors of
+//!   the input (see below) are dequantized exactly, rounded once, in their
+//!   original orientation, and their scales (and `input_scale`s) dropped
+//!   with `quantization_config` and `hf_quant_config.json`;
+//! - a quantization *recipe*: which tensors a serving stack quantizes, how
+//!   each is laid out and what the configuration says (see [`ModelInfo`],
+//!   [`CheckpointFormat`] and the recipe rules below). Defaults come from the
+//!   model's `config.json` (`model_type`, `tie_word_embeddings`);
+//!   [`Options::select`] / [`Options::exclude`] override them:
+//!   - an MX format ([`crate::mx`], OCP MX v1.0), `NAME_blocks` (U8,
+//!     `[..., K/32, 32·bits/8]`) and `NAME_scales` (U8 E8M0, `[..., K/32]`):
+//!     for gpt-oss exactly the experts' `gate_up_proj` and `down_proj`
+//!     (stored `[E, in, out]`, blocked along `in` and stored transposed,
+//!     `[E, out, in/32, 16]`, as the gpt-oss checkpoints ship), with
+//!     `quantization_config: {"quant_method": "mxfp4",
+//!     "modules_to_not_convert": [...]}` as transformers' `Mxfp4Config`
+//!     reads it; for other architectures the linear weights `[out, in]`
+//!     along `in`, recorded as `{"quant_method": "mx", ...}`;
+//!   - `nvfp4`: NVIDIA ModelOpt 0.47's weight-only NVFP4 (`W4A16_NVFP4`):
+//!     `NAME` (U8, `[..., K/2]`), `NAME_scale` (`F8_E4M3`, `[..., K/16]`),
+//!     `NAME_scale_2` (F32, `[]`), with `weight_scale_2` shared across the
+//!     projections serving stacks fuse ([`Options::fuse_scale_2`]),
+//!     `hf_quant_config.json` and `config.json`'s `quantization_config`
+//!     as ModelOpt writes them;
+//!   - `fp8`, `fp8_channel`, `fp8_block`: `float8_e4m3fn` weights with scales
+//!     per tensor, per output channel or per 128 × 128 block, in
+//!     compressed-tensors' `float-quantized` format (the default of `fp8`
+//!     and `fp8_channel`), the `quant_method: "fp8"` format of DeepSeek-V3
+//!     and Qwen3-FP8 (`weight_scale_inv`; the default of `fp8_block`) or
+//!     ModelOpt's (`FP8`, `FP8_PER_CHANNEL_PER_TOKEN`, `FP8_PB_WO`).
 //!
 //! Other tensors are copied byte for byte, or converted to [`Options::rest`].
 //! Each output file's `__metadata__` keeps the input's entries and records
 //! the quantized tensors under the key `mldtypes.quantization`: a JSON object
 //! mapping each original tensor name to `{"format", "block_size",
-//! "scale_rule"}`, so a reader never has to guess between element formats of
-//! the same width. Without that record, `NAME_blocks` / `NAME_scales` pairs
-//! with 16-byte blocks are read as MXFP4 (gpt-oss) and `NAME` / `NAME_scale`
-//! / `NAME_scale_2` triples as NVFP4.
+//! "scale_rule"}` (`"layout": "transposed"` / `"columns"` for blocks along
+//! the input axis of `[E, in, out]` experts; `{"format": "fp8_e4m3",
+//! "scales"}` for FP8), so a reader never has to guess between element
+//! formats of the same width. Without that record, `NAME_blocks` /
+//! `NAME_scales` pairs with 16-byte blocks are read as MXFP4 (gpt-oss:
+//! transposed for `….experts.gate_up_proj` / `down_proj`), `NAME` /
+//! `NAME_scale` / `NAME_scale_2` triples as NVFP4, and `float8_e4m3fn`
+//! weights with a float `NAME_scale` or `NAME_scale_inv` as FP8 with the
+//! scales their shape implies.
+//!
+//! Interrupted per-shard conversions leave temporaries named after the
+//! shard and a hash of its planned header, which [`finish_shards`] removes.
 //!
 //! # Examples
 //!
@@ -65,10 +93,13 @@
 //! ```
 
 mod engine;
+mod groups;
 mod inspect;
+mod layout;
 mod ordered;
 mod output;
 mod reader;
+mod recipe;
 mod source;
 mod stats;
 mod tags;
@@ -82,6 +113,7 @@ pub use engine::{convert, convert_shard, finish_shards, max_threads, shards};
 pub use inspect::{inspect, inspect_with, InspectRow, ValueSummary};
 pub use output::PARTIAL_SUFFIX;
 pub use reader::{SafetensorsFile, TensorEntry, MAX_HEADER};
+pub use recipe::{CheckpointFormat, Fp8Scales, ModelInfo, E4M3_MAX, FP8_BLOCK};
 pub use stats::Stats;
 pub use tags::{storage_bytes, NoCounterpart};
 
@@ -172,21 +204,29 @@ impl std::error::Error for Error {
     }
 }
 
-/// What floating-point tensors become.
+/// What floating-point tensors become: a plain conversion, or a quantizing
+/// recipe (see the `recipe` part of the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// A floating-point dtype with a safetensors tag.
+    /// A floating-point dtype with a safetensors tag: every floating-point
+    /// tensor is converted.
     Float(DType),
-    /// An OCP MX format (blocks of 32, E8M0 scales).
+    /// An OCP MX format (blocks of 32, E8M0 scales): the linear weights (for
+    /// gpt-oss, its experts), in the layout transformers' `Mxfp4Config`
+    /// loads.
     Mx(MxFormat),
-    /// NVIDIA NVFP4 (blocks of 16, E4M3 block scales, a float32 tensor scale).
+    /// NVIDIA NVFP4 (blocks of 16, E4M3 block scales, a float32 tensor
+    /// scale), weight-only, as ModelOpt 0.47 exports `W4A16_NVFP4`.
     Nvfp4,
+    /// FP8 (`float8_e4m3fn`) weights with float scales `amax / 448` per
+    /// tensor, per output channel or per 128 × 128 block.
+    Fp8(Fp8Scales),
 }
 
 impl Target {
     /// Parses a dtype name or alias, an MX format name (`mxfp8_e4m3`,
-    /// `mxfp8_e5m2`, `mxfp6_e3m2`, `mxfp6_e2m3`, `mxfp4`, `mxint8`) or
-    /// `nvfp4`.
+    /// `mxfp8_e5m2`, `mxfp6_e3m2`, `mxfp6_e2m3`, `mxfp4`, `mxint8`),
+    /// `nvfp4`, `fp8` (per-tensor scales), `fp8_channel` or `fp8_block`.
     ///
     /// # Errors
     ///
@@ -194,10 +234,11 @@ impl Target {
     /// floating-point or have no safetensors tag.
     ///
     /// ```
-    /// use mldtypes::checkpoint::Target;
+    /// use mldtypes::checkpoint::{Fp8Scales, Target};
     /// use mldtypes::dtype::DType;
     /// assert_eq!(Target::parse("bf16").unwrap(), Target::Float(DType::BFloat16));
     /// assert_eq!(Target::parse("nvfp4").unwrap(), Target::Nvfp4);
+    /// assert_eq!(Target::parse("fp8_block").unwrap(), Target::Fp8(Fp8Scales::Block));
     /// assert!(Target::parse("int8").is_err());
     /// ```
     pub fn parse(s: &str) -> Result<Target, Error> {
@@ -207,22 +248,28 @@ impl Target {
         if s == "nvfp4" {
             return Ok(Target::Nvfp4);
         }
+        for f in [Fp8Scales::Tensor, Fp8Scales::Channel, Fp8Scales::Block] {
+            if s == f.name() {
+                return Ok(Target::Fp8(f));
+            }
+        }
         let d = DType::parse_name(s).map_err(|e| {
             Error::usage(format!(
-                "{e}; or an MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, \
-                 mxint8) or nvfp4"
+                "{e}; or a quantization recipe: an MX format (mxfp8_e4m3, mxfp8_e5m2, \
+                 mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8), nvfp4, fp8, fp8_channel, fp8_block"
             ))
         })?;
         float_target(d)?;
         Ok(Target::Float(d))
     }
 
-    /// The target's name (`bfloat16`, `mxfp4`, `nvfp4`, …).
+    /// The target's name (`bfloat16`, `mxfp4`, `nvfp4`, `fp8_block`, …).
     pub fn name(&self) -> &'static str {
         match self {
             Target::Float(d) => d.name(),
             Target::Mx(f) => f.name(),
             Target::Nvfp4 => "nvfp4",
+            Target::Fp8(f) => f.name(),
         }
     }
 }
@@ -258,8 +305,21 @@ pub struct Options<'a> {
     /// quantized are converted to (copied when `None`).
     pub rest: Option<DType>,
     /// Converts only the tensors for which this returns true (by name);
-    /// others are copied.
+    /// others are copied. For a quantizing target it replaces the recipe's
+    /// default selection (any floating-point tensor of two or more
+    /// dimensions it accepts is quantized).
     pub select: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
+    /// Leaves the tensors for which this returns true (by name) out of the
+    /// conversion (copied, or converted to [`Options::rest`]), after
+    /// [`Options::select`] and the recipe's defaults.
+    pub exclude: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
+    /// The checkpoint format of a quantizing target (`None`: the target's
+    /// default, the first of [`CheckpointFormat::allowed`]).
+    pub format: Option<CheckpointFormat>,
+    /// NVFP4: share `weight_scale_2` across the projections serving stacks
+    /// fuse (q/k/v, gate/up, …; ModelOpt's default); `false`: one per
+    /// tensor.
+    pub fuse_scale_2: bool,
     /// Worker threads (0: one per core; at most [`max_threads`], four per
     /// available core).
     pub threads: usize,
@@ -317,8 +377,9 @@ impl Cancel {
 
 impl<'a> Options<'a> {
     /// Defaults: non-saturating, floor scale rule, nothing else converted,
-    /// every tensor selected, all cores, no fsync, no overwrite, a fresh
-    /// cancellation flag.
+    /// the recipe's selection (every tensor for a plain conversion), the
+    /// target's default format, fused NVFP4 tensor scales, all cores, no
+    /// fsync, no overwrite, a fresh cancellation flag.
     pub fn new(target: Target) -> Options<'a> {
         Options {
             target,
@@ -326,6 +387,9 @@ impl<'a> Options<'a> {
             scale_rule: ScaleRule::Floor,
             rest: None,
             select: None,
+            exclude: None,
+            format: None,
+            fuse_scale_2: true,
             threads: 0,
             fsync: false,
             overwrite: false,
@@ -394,6 +458,9 @@ pub struct TensorReport {
 pub struct Summary {
     /// The target's name.
     pub target: String,
+    /// The checkpoint format a quantizing target was written in
+    /// (`modelopt`, `compressed-tensors`, …; `None` for a plain conversion).
+    pub format: Option<String>,
     /// The shard files written, by their file names in the input (a sharded
     /// output directory mirrors them; for a single-file conversion this is
     /// the input's file name, whatever the output path is).
@@ -411,8 +478,11 @@ pub struct Summary {
     /// Bytes written (headers included).
     pub bytes_written: u64,
     /// Warnings: values overflowing to inf / NaN, tensors that could not be
-    /// converted.
+    /// converted, caveats of the checkpoint format.
     pub warnings: Vec<String>,
+    /// [`finish_shards`]: temporaries of this conversion that killed or
+    /// failed shard tasks had left, removed.
+    pub removed_partials: Vec<String>,
 }
 
 /// A name for messages: names longer than 200 characters are shortened to

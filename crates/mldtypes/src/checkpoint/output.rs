@@ -109,8 +109,15 @@ fn refuse(dest: &Path, m: String) -> Error {
 
 impl Staging {
     /// Stages a single-file output. `inputs` are the files read (the
-    /// destination may be one of them only with `overwrite`).
-    pub fn file(dest: &Path, inputs: &[&Path], overwrite: bool) -> Result<Staging, Error> {
+    /// destination may be one of them only with `overwrite`); `tag`, when
+    /// given, goes into the temporary's name after the destination's
+    /// (`.NAME.TAG.XXXXXX.mldtypes-partial`), so it can be recognized later.
+    pub fn file(
+        dest: &Path,
+        inputs: &[&Path],
+        overwrite: bool,
+        tag: Option<&str>,
+    ) -> Result<Staging, Error> {
         if let Ok(m) = fs::symlink_metadata(dest) {
             if !m.file_type().is_file() {
                 return Err(refuse(
@@ -128,7 +135,10 @@ impl Staging {
             }
         }
         let mut b = tempfile::Builder::new();
-        let prefix = prefix_of(dest);
+        let mut prefix = prefix_of(dest);
+        if let Some(t) = tag {
+            prefix = format!("{prefix}{t}.");
+        }
         b.prefix(&prefix).suffix(PARTIAL_SUFFIX);
         // Created as an ordinary new file is: 0666 less the umask.
         #[cfg(unix)]

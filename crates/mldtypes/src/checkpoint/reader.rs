@@ -539,6 +539,37 @@ impl SafetensorsFile {
         Ok(out)
     }
 
+    /// Reads `count` runs of `len` bytes of `t`'s data, the first at byte
+    /// `first` and each `stride` bytes after the previous one, into `buf`
+    /// (resized) one after the other: a column slab of a row-major matrix.
+    ///
+    /// # Errors
+    ///
+    /// As [`SafetensorsFile::read`].
+    pub(crate) fn read_strided<'b>(
+        &self,
+        t: &TensorEntry,
+        first: usize,
+        stride: usize,
+        count: usize,
+        len: usize,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<&'b [u8], Error> {
+        let n = count * len;
+        if buf.len() < n {
+            buf.resize(n, 0);
+        }
+        let out = &mut buf[..n];
+        if stride == len {
+            self.read_at(out, self.data_start + t.offsets.0 + first)?;
+            return Ok(out);
+        }
+        for (i, run) in out.chunks_exact_mut(len.max(1)).enumerate().take(count) {
+            self.read_at(run, self.data_start + t.offsets.0 + first + i * stride)?;
+        }
+        Ok(out)
+    }
+
     /// The whole data of `t`, read into a new buffer.
     ///
     /// # Errors

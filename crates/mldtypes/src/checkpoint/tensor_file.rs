@@ -442,7 +442,7 @@ pub fn save_with_metadata(
     if cancel.is_cancelled() {
         return Err(Error::Cancelled);
     }
-    let staging = Staging::file(path, &[], true)?;
+    let staging = Staging::file(path, &[], true, None)?;
     let (tmp, file) = staging.create("")?;
     let werr = |e: std::io::Error| Error::write_io(path, e);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);

@@ -259,6 +259,7 @@ fn first_beyond(thr: f64, tie: bool) -> f32 {
 /// The largest magnitude of the finite values of `x` (0 if none): the
 /// largest magnitude pattern below infinity's, in eight lanes.
 #[inline(always)]
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 fn finite_amax_body(x: &[f32]) -> f32 {
     let mut m = [0u32; LANES];
     let mut lane = |l: usize, v: f32| {
@@ -382,12 +383,41 @@ impl<F: Fmt, const BITS: u32, const EMAX: i32> Elem for FloatElem<F, BITS, EMAX>
             t + (f.max_code() & 1 == 0) as u32
         }
         let thr: u32 = const { threshold(F::F) };
-        (ck::enc_f32::<F, true>(q), (q & 0x7fff_ffff) >= thr)
+        (enc_scaled::<F>(q), (q & 0x7fff_ffff) >= thr)
     }
     #[inline(always)]
     fn decode(c: u32) -> u32 {
         ck::dec_f32::<F>(c)
     }
+}
+
+/// The saturating float32 → `F` conversion of the cast kernels
+/// ([`ck::enc_f32`] with saturation) for the finite scaled values of an MX
+/// block (a block holding a NaN or an infinity never gets here): the same
+/// rounding (ties to even; the floating-point unit rounds to the subnormal
+/// quantum), without the NaN and payload handling, so fewer operations per
+/// lane.
+#[inline(always)]
+fn enc_scaled<F: Fmt>(q: u32) -> u32 {
+    let f = F::F;
+    let m = f.man_bits;
+    let shift = 23 - m;
+    let neg = q >> 31;
+    let a = q & 0x7fff_ffff;
+    let emin = 1 - f.bias;
+    let normal_min = ((emin + 127) as u32) << 23;
+    let r = a.wrapping_add((1u32 << (shift - 1)) - 1 + ((a >> shift) & 1));
+    let cn = (r >> shift).wrapping_sub(((127 - f.bias) as u32) << m);
+    let magic: u32 = const {
+        // 2^(emin − m + 23): adding it rounds to the subnormal quantum.
+        let f = F::F;
+        ((1 - f.bias - f.man_bits as i32 + 23 + 127) as u32) << 23
+    };
+    let cs = (f32::from_bits(a) + f32::from_bits(magic))
+        .to_bits()
+        .wrapping_sub(magic);
+    let mag = if a < normal_min { cs } else { cn };
+    mag.min(f.max_code()) | neg << (f.exp_bits + f.man_bits)
 }
 
 /// MXINT8: `round(q · 64)` ties to even, clamped to −128 … 127.
@@ -481,11 +511,236 @@ fn pack_block(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
     }
 }
 
+/// The instruction set a kernel instantiation was compiled for, as a
+/// constant its generic body can branch on (the branches not taken are
+/// removed): the portable body, or the AVX2 / AVX-512 helpers below, which
+/// only the instantiations with those features call.
+pub(crate) const PORTABLE: u8 = 0;
+#[cfg(target_arch = "x86_64")]
+pub(crate) const AVX2: u8 = 1;
+#[cfg(target_arch = "x86_64")]
+pub(crate) const AVX512: u8 = 2;
+
+/// The largest magnitude pattern (float32 bits, sign cleared) of each of the
+/// whole blocks of `B` elements of `x` into `out`: an integer maximum that
+/// orders every finite float32 and puts infinities and NaNs above them.
+/// `SIMD` picks the AVX2 / AVX-512 helpers, which reduce 8 / 16 blocks at a
+/// time in registers (a tree of lane shuffles) instead of one horizontal
+/// reduction per block.
+#[inline(always)]
+fn block_amax<const B: usize, const SIMD: u8>(x: &[f32], out: &mut [u32]) {
+    let nb = x.len() / B;
+    let done = match SIMD {
+        // SAFETY: only the instantiations compiled with AVX2 / AVX-512 pass
+        // these levels.
+        #[cfg(target_arch = "x86_64")]
+        AVX2 => unsafe { block_amax_avx2::<B>(x, out) },
+        #[cfg(target_arch = "x86_64")]
+        AVX512 => unsafe { block_amax_avx512::<B>(x, out) },
+        _ => 0,
+    };
+    for (o, b) in out[done..nb].iter_mut().zip(x[done * B..].chunks_exact(B)) {
+        let mut m = 0u32;
+        for v in b {
+            m = m.max(v.to_bits() & 0x7fff_ffff);
+        }
+        *o = m;
+    }
+}
+
+/// [`block_amax`] for blocks of `b` (16 or 32) at instruction-set level
+/// `SIMD`, for tests (which check the level is available first).
+#[cfg(test)]
+pub(crate) fn block_amax_on<const SIMD: u8>(b: usize, x: &[f32], out: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn with_avx2(b: usize, x: &[f32], out: &mut [u32]) {
+        if b == 16 {
+            block_amax::<16, AVX2>(x, out)
+        } else {
+            block_amax::<32, AVX2>(x, out)
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2")]
+    unsafe fn with_avx512(b: usize, x: &[f32], out: &mut [u32]) {
+        if b == 16 {
+            block_amax::<16, AVX512>(x, out)
+        } else {
+            block_amax::<32, AVX512>(x, out)
+        }
+    }
+    match SIMD {
+        // SAFETY: the test checked the path is available.
+        #[cfg(target_arch = "x86_64")]
+        AVX2 => unsafe { with_avx2(b, x, out) },
+        #[cfg(target_arch = "x86_64")]
+        AVX512 => unsafe { with_avx512(b, x, out) },
+        _ if b == 16 => block_amax::<16, PORTABLE>(x, out),
+        _ => block_amax::<32, PORTABLE>(x, out),
+    }
+}
+
+/// [`block_amax`] of 8 blocks at a time with AVX2; returns the blocks done.
+///
+/// # Safety
+/// AVX2 is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn block_amax_avx2<const B: usize>(x: &[f32], out: &mut [u32]) -> usize {
+    use core::arch::x86_64::*;
+    let nb = x.len() / B / 8 * 8;
+    let mask = _mm256_set1_epi32(0x7fff_ffff);
+    let order = _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7);
+    for g in (0..nb).step_by(8) {
+        // v[j]: eight partial maxima of block g + j.
+        let mut v = [_mm256_setzero_si256(); 8];
+        for (j, vj) in v.iter_mut().enumerate() {
+            let p = x.as_ptr().add((g + j) * B) as *const __m256i;
+            let mut m = _mm256_and_si256(_mm256_loadu_si256(p), mask);
+            for h in 1..B / 8 {
+                m = _mm256_max_epu32(m, _mm256_and_si256(_mm256_loadu_si256(p.add(h)), mask));
+            }
+            *vj = m;
+        }
+        // Halves: m[k] holds blocks 2k (low 128 bits) and 2k + 1 (high), four
+        // partial maxima each.
+        let mut m = [_mm256_setzero_si256(); 4];
+        for (k, mk) in m.iter_mut().enumerate() {
+            let (a, b) = (v[2 * k], v[2 * k + 1]);
+            *mk = _mm256_max_epu32(
+                _mm256_permute2x128_si256::<0x20>(a, b),
+                _mm256_permute2x128_si256::<0x31>(a, b),
+            );
+        }
+        // Quarters: each 128-bit half holds two blocks, two partials each.
+        let mut n = [_mm256_setzero_si256(); 2];
+        for (k, nk) in n.iter_mut().enumerate() {
+            let (a, b) = (m[2 * k], m[2 * k + 1]);
+            *nk = _mm256_max_epu32(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
+        }
+        // Full maxima in adjacent lane pairs, interleaved, then in order.
+        let s0 = _mm256_max_epu32(n[0], _mm256_shuffle_epi32::<0xB1>(n[0]));
+        let s1 = _mm256_max_epu32(n[1], _mm256_shuffle_epi32::<0xB1>(n[1]));
+        let r = _mm256_permutevar8x32_epi32(_mm256_blend_epi32::<0b1010_1010>(s0, s1), order);
+        _mm256_storeu_si256(out.as_mut_ptr().add(g) as *mut __m256i, r);
+    }
+    nb
+}
+
+/// [`block_amax`] of 16 blocks at a time with AVX-512; returns the blocks
+/// done.
+///
+/// # Safety
+/// AVX-512 F is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+#[inline]
+unsafe fn block_amax_avx512<const B: usize>(x: &[f32], out: &mut [u32]) -> usize {
+    use core::arch::x86_64::*;
+    let nb = x.len() / B / 16 * 16;
+    let mask = _mm512_set1_epi32(0x7fff_ffff);
+    let order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
+    for g in (0..nb).step_by(16) {
+        let mut v = [_mm512_setzero_si512(); 16];
+        for (j, vj) in v.iter_mut().enumerate() {
+            let p = x.as_ptr().add((g + j) * B) as *const __m512i;
+            let mut m = _mm512_and_si512(_mm512_loadu_si512(p), mask);
+            for h in 1..B / 16 {
+                m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(p.add(h)), mask));
+            }
+            *vj = m;
+        }
+        // Halves: w[k] holds blocks 2k (chunks 0, 1) and 2k + 1 (2, 3).
+        let mut w = [_mm512_setzero_si512(); 8];
+        for (k, wk) in w.iter_mut().enumerate() {
+            let (a, b) = (v[2 * k], v[2 * k + 1]);
+            *wk = _mm512_max_epu32(
+                _mm512_shuffle_i32x4::<0x44>(a, b),
+                _mm512_shuffle_i32x4::<0xEE>(a, b),
+            );
+        }
+        // Quarters: x4[k] holds blocks 4k … 4k + 3, one per 128-bit chunk.
+        let mut q = [_mm512_setzero_si512(); 4];
+        for (k, qk) in q.iter_mut().enumerate() {
+            let (a, b) = (w[2 * k], w[2 * k + 1]);
+            *qk = _mm512_max_epu32(
+                _mm512_shuffle_i32x4::<0x88>(a, b),
+                _mm512_shuffle_i32x4::<0xDD>(a, b),
+            );
+        }
+        // Eighths: chunk c of y[k] holds blocks (8k + c) and (8k + 4 + c),
+        // two partials each.
+        let mut y = [_mm512_setzero_si512(); 2];
+        for (k, yk) in y.iter_mut().enumerate() {
+            let (a, b) = (q[2 * k], q[2 * k + 1]);
+            *yk = _mm512_max_epu32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+        }
+        let s0 = _mm512_max_epu32(y[0], _mm512_shuffle_epi32::<0xB1>(y[0]));
+        let s1 = _mm512_max_epu32(y[1], _mm512_shuffle_epi32::<0xB1>(y[1]));
+        // Chunk c: blocks c, 8 + c, 4 + c, 12 + c; then in order.
+        let z = _mm512_mask_blend_epi32(0xAAAA, s0, s1);
+        let r = _mm512_permutexvar_epi32(order, z);
+        _mm512_storeu_si512(out.as_mut_ptr().add(g) as *mut __m512i, r);
+    }
+    nb
+}
+
+/// Packs 32 element codes (each below 2^bits) of `bits` = 4 or 6 bits,
+/// least-significant bit first, with AVX2: the codes narrowed to bytes, then
+/// pairs (and, for 6 bits, pairs of pairs) combined by multiply-adds, the
+/// bytes of each group gathered by a byte shuffle.
+///
+/// # Safety
+/// AVX2 is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn pack_block_avx2(c: &[u32; MX_BLOCK], bits: u32, out: &mut [u8]) {
+    use core::arch::x86_64::*;
+    let p = c.as_ptr() as *const __m256i;
+    let (c0, c1, c2, c3) = (
+        _mm256_loadu_si256(p),
+        _mm256_loadu_si256(p.add(1)),
+        _mm256_loadu_si256(p.add(2)),
+        _mm256_loadu_si256(p.add(3)),
+    );
+    // Bytes in 128-bit-lane order, then in element order.
+    let b = _mm256_packus_epi16(_mm256_packus_epi32(c0, c1), _mm256_packus_epi32(c2, c3));
+    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if bits == 4 {
+        // c[2i] + 16 · c[2i + 1] in 16-bit lanes, narrowed to bytes.
+        let w = _mm256_maddubs_epi16(b, _mm256_set1_epi16(0x1001));
+        let n = _mm256_packus_epi16(w, w);
+        let n = _mm256_permute4x64_epi64::<0b1000>(n);
+        _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, _mm256_castsi256_si128(n));
+    } else {
+        // c[2i] + 64 · c[2i + 1] (12 bits), then pairs of those: 24 bits in
+        // each 32-bit lane, whose three low bytes are gathered.
+        let w = _mm256_maddubs_epi16(b, _mm256_set1_epi16(0x4001));
+        let d = _mm256_madd_epi16(w, _mm256_set1_epi32(0x1000_0001));
+        let g = _mm256_shuffle_epi8(
+            d,
+            _mm256_setr_epi8(
+                0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10,
+                12, 13, 14, -1, -1, -1, -1,
+            ),
+        );
+        let g = _mm256_permutevar8x32_epi32(g, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+        _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, _mm256_castsi256_si128(g));
+        _mm_storel_epi64(
+            out.as_mut_ptr().add(16) as *mut __m128i,
+            _mm256_extracti128_si256::<1>(g),
+        );
+    }
+}
+
 /// MX quantization of whole blocks of float32 (`src.len()` a multiple of 32,
 /// `blocks` and `scales` sized for it); with `STATS`, the error statistics
 /// of each element against its exact dequantized value go to `acc`.
 #[inline(always)]
-fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
+fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool, const SIMD: u8>(
     src: &[f32],
     blocks: &mut [u8],
     scales: &mut [u8],
@@ -508,6 +763,10 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
         let mut codes = [0u32; GROUP * MX_BLOCK];
         // The scale exponent of each block (`None`: the NaN scale).
         let mut ks = [None; GROUP];
+        // The blocks' largest magnitudes first, several blocks at a time.
+        let mut amaxes = [0u32; GROUP];
+        let mut clips = [0u32; MX_BLOCK];
+        block_amax::<MX_BLOCK, SIMD>(xg, &mut amaxes);
         for (b, ((x, out), scale)) in xg
             .chunks_exact(MX_BLOCK)
             .zip(outg.chunks_exact_mut(bb))
@@ -515,10 +774,7 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
             .enumerate()
         {
             let x: &[f32; MX_BLOCK] = x.try_into().expect("whole blocks");
-            let mut amax = 0u32;
-            for v in x {
-                amax = amax.max(v.to_bits() & 0x7fff_ffff);
-            }
+            let amax = amaxes[b];
             if amax >= 0x7f80_0000 {
                 // A NaN or an infinity: the NaN scale, zero elements.
                 *scale = E8M0_NAN;
@@ -533,15 +789,21 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
             let codes: &mut [u32; MX_BLOCK] = (&mut codes[b * MX_BLOCK..][..MX_BLOCK])
                 .try_into()
                 .expect("a block");
-            let mut clipped = 0u32;
-            for (c, v) in codes.iter_mut().zip(x) {
+            // Clip counts per lane, added up once per group (no reduction
+            // per block).
+            for ((c, v), n) in codes.iter_mut().zip(x).zip(clips.iter_mut()) {
                 let (code, clip) = E::encode((v * inv).to_bits());
                 *c = code;
-                clipped += clip as u32;
+                *n += clip as u32;
             }
-            counts.clipped += clipped as u64;
-            pack_block(codes, E::BITS, out);
+            match (SIMD, E::BITS) {
+                // SAFETY: the AVX2 and AVX-512 instantiations have AVX2.
+                #[cfg(target_arch = "x86_64")]
+                (AVX2 | AVX512, 4 | 6) => unsafe { pack_block_avx2(codes, E::BITS, out) },
+                _ => pack_block(codes, E::BITS, out),
+            }
         }
+        counts.clipped += clips.iter().map(|c| *c as u64).sum::<u64>();
         if STATS {
             // X · P_i: an element value (at most 7 significant bits, between
             // 2^-16 and 2^16 in magnitude) times 2^k is a normal float32 for
@@ -595,17 +857,31 @@ fn mx_f32_body<E: Elem, const CEIL: bool, const STATS: bool>(
 pub(crate) trait Nv: Copy {
     /// The largest magnitude's bit pattern (signs cleared), widened.
     fn block_amax(x: &[Self; NVFP4_BLOCK]) -> u64;
+    /// [`Nv::block_amax`] of each whole block of `x` into `out` (`SIMD`: see
+    /// [`block_amax`]).
+    #[inline(always)]
+    fn block_amaxes<const SIMD: u8>(x: &[Self], out: &mut [u64]) {
+        for (o, b) in out.iter_mut().zip(x.chunks_exact(NVFP4_BLOCK)) {
+            *o = Self::block_amax(b.try_into().expect("a block"));
+        }
+    }
     /// The magnitude pattern of +inf: every larger-or-equal pattern is not finite.
     const INF: u64;
     /// The value of a magnitude pattern, exactly.
     fn mag_f64(m: u64) -> f64;
     /// The value, exactly.
     fn to_f64(self) -> f64;
+    /// Whether a block of largest magnitude pattern `a` (finite) under block
+    /// scale code `sc` has elements beyond the clipping boundary.
+    #[inline(always)]
+    fn clips(a: u64, t: &NvTable, sc: usize) -> bool {
+        Self::mag_f64(a) > t.elem[sc][7]
+    }
     /// Packs the element codes of the block `x` under block scale code `sc`
     /// into `out` (8 bytes, the first element in the low nibble); returns
     /// the number of clipped elements with `CLIP` (0 without: for a block
     /// whose largest magnitude is below the clipping boundary).
-    fn elements<const CLIP: bool>(
+    fn elements<const CLIP: bool, const SIMD: u8>(
         x: &[Self; NVFP4_BLOCK],
         t: &NvTable,
         sc: usize,
@@ -613,7 +889,108 @@ pub(crate) trait Nv: Copy {
     ) -> u64;
 }
 
+/// [`Nv::elements`] of float32 with AVX-512: the element code of each lane
+/// is the number of boundaries of `t` below its magnitude (three steps of a
+/// binary search, with lane-wise lookups of the boundaries), the sign moved
+/// to bit 3,
+/// pairs of codes combined in 64-bit lanes and narrowed to bytes.
+///
+/// # Safety
+/// AVX-512 F is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+#[inline]
+unsafe fn nv_elements_f32_avx512<const CLIP: bool>(
+    x: &[f32; NVFP4_BLOCK],
+    t: &[f32; 8],
+    out: &mut [u8],
+) -> u64 {
+    use core::arch::x86_64::*;
+    let v = _mm512_loadu_si512(x.as_ptr() as *const __m512i);
+    let a = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(0x7fff_ffff)));
+    // A binary search over the seven sorted boundaries, each step a lookup
+    // in the row held in a register: code = 4·(a > B3), then + 2·(a >
+    // B[code + 1]), then + (a > B[code]).
+    let row = _mm512_castps256_ps512(_mm256_loadu_ps(t.as_ptr()));
+    let one = _mm512_set1_epi32(1);
+    let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, _mm512_set1_ps(t[3]));
+    let m = _mm512_maskz_mov_epi32(k, _mm512_set1_epi32(4));
+    let b = _mm512_permutexvar_ps(_mm512_add_epi32(m, one), row);
+    let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b);
+    let m = _mm512_mask_add_epi32(m, k, m, _mm512_set1_epi32(2));
+    let b = _mm512_permutexvar_ps(m, row);
+    let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b);
+    let m = _mm512_mask_add_epi32(m, k, m, one);
+    let sign = _mm512_and_si512(_mm512_srli_epi32::<28>(v), _mm512_set1_epi32(8));
+    let c = _mm512_or_si512(m, sign);
+    // Each 64-bit lane holds codes 2i and 2i + 1: shifted right by 28, the
+    // second lands on bits 4–7 of the first.
+    let p = _mm512_or_si512(c, _mm512_srli_epi64::<28>(c));
+    _mm_storel_epi64(out.as_mut_ptr() as *mut __m128i, _mm512_cvtepi64_epi8(p));
+    if CLIP {
+        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, _mm512_set1_ps(t[7])).count_ones() as u64
+    } else {
+        0
+    }
+}
+
+/// [`Nv::elements`] of float32 with AVX2, eight lanes at a time: the binary
+/// search of [`nv_elements_f32_avx512`] with lookups by
+/// `_mm256_permutevar8x32_ps`, the sign moved to bit 3, pairs of codes
+/// combined in 64-bit lanes and their low bytes gathered.
+///
+/// # Safety
+/// AVX2 is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn nv_elements_f32_avx2<const CLIP: bool>(
+    x: &[f32; NVFP4_BLOCK],
+    t: &[f32; 8],
+    out: &mut [u8],
+) -> u64 {
+    use core::arch::x86_64::*;
+    let row = _mm256_loadu_ps(t.as_ptr());
+    let abs = _mm256_set1_epi32(0x7fff_ffff);
+    let one = _mm256_set1_epi32(1);
+    let b3 = _mm256_set1_ps(t[3]);
+    let clip_at = _mm256_set1_ps(t[7]);
+    // Byte 0 of each 64-bit lane to bytes 0, 1 (low half) and 2, 3 (high).
+    let gather = _mm256_setr_epi8(
+        0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 8, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, -1, -1, -1,
+    );
+    let mut clip = 0u32;
+    for h in 0..2 {
+        let v = _mm256_loadu_si256(x.as_ptr().add(8 * h) as *const __m256i);
+        let a = _mm256_castsi256_ps(_mm256_and_si256(v, abs));
+        let gt = |b: __m256| _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(a, b));
+        let m = _mm256_and_si256(gt(b3), _mm256_set1_epi32(4));
+        let b = _mm256_permutevar8x32_ps(row, _mm256_add_epi32(m, one));
+        let m = _mm256_add_epi32(m, _mm256_and_si256(gt(b), _mm256_set1_epi32(2)));
+        let b = _mm256_permutevar8x32_ps(row, m);
+        let m = _mm256_sub_epi32(m, gt(b));
+        let sign = _mm256_and_si256(_mm256_srli_epi32::<28>(v), _mm256_set1_epi32(8));
+        let c = _mm256_or_si256(m, sign);
+        let p = _mm256_shuffle_epi8(_mm256_or_si256(c, _mm256_srli_epi64::<28>(c)), gather);
+        let q = _mm_or_si128(_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+        let w = _mm_cvtsi128_si32(q) as u32;
+        out[4 * h..4 * h + 4].copy_from_slice(&w.to_le_bytes());
+        if CLIP {
+            clip +=
+                (_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(a, clip_at)) as u32).count_ones();
+        }
+    }
+    clip as u64
+}
+
 impl Nv for f32 {
+    /// On the patterns: for a float32 `a`, `a > T` exactly when `a >
+    /// RD32(T)`, and non-negative float32 values order as their patterns.
+    #[inline(always)]
+    fn clips(a: u64, t: &NvTable, sc: usize) -> bool {
+        a as u32 > t.elem32[sc][7].to_bits()
+    }
     #[inline(always)]
     fn block_amax(x: &[f32; NVFP4_BLOCK]) -> u64 {
         let mut m = 0u32;
@@ -621,6 +998,17 @@ impl Nv for f32 {
             m = m.max(v.to_bits() & 0x7fff_ffff);
         }
         m as u64
+    }
+    #[inline(always)]
+    fn block_amaxes<const SIMD: u8>(x: &[f32], out: &mut [u64]) {
+        let mut m = [0u32; 256];
+        for (xs, os) in x.chunks(256 * NVFP4_BLOCK).zip(out.chunks_mut(256)) {
+            let n = os.len();
+            block_amax::<NVFP4_BLOCK, SIMD>(xs, &mut m[..n]);
+            for (o, v) in os.iter_mut().zip(&m[..n]) {
+                *o = *v as u64;
+            }
+        }
     }
     const INF: u64 = 0x7f80_0000;
     #[inline(always)]
@@ -632,7 +1020,7 @@ impl Nv for f32 {
         self as f64
     }
     #[inline(always)]
-    fn elements<const CLIP: bool>(
+    fn elements<const CLIP: bool, const SIMD: u8>(
         x: &[f32; NVFP4_BLOCK],
         t: &NvTable,
         sc: usize,
@@ -641,6 +1029,16 @@ impl Nv for f32 {
         // float32 lanes against the boundaries rounded down to float32:
         // for a float32 `a`, `a > T` exactly when `a > RD32(T)`.
         let t = &t.elem32[sc];
+        #[cfg(target_arch = "x86_64")]
+        if SIMD == AVX512 {
+            // SAFETY: only the AVX-512 instantiation passes this level.
+            return unsafe { nv_elements_f32_avx512::<CLIP>(x, t, out) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if SIMD == AVX2 {
+            // SAFETY: only the AVX2 instantiation passes this level.
+            return unsafe { nv_elements_f32_avx2::<CLIP>(x, t, out) };
+        }
         let mut codes = [0u32; NVFP4_BLOCK];
         let mut clip = 0u32;
         for (c, v) in codes.iter_mut().zip(x) {
@@ -680,7 +1078,7 @@ impl Nv for f64 {
         self
     }
     #[inline(always)]
-    fn elements<const CLIP: bool>(
+    fn elements<const CLIP: bool, const SIMD: u8>(
         x: &[f64; NVFP4_BLOCK],
         t: &NvTable,
         sc: usize,
@@ -801,7 +1199,7 @@ impl NvTable {
 /// statistics of each element against its exact dequantized value go to
 /// `acc`, a group of blocks at a time (still in the cache).
 #[inline(always)]
-fn nvfp4_body<T: Nv, const STATS: bool>(
+fn nvfp4_body<T: Nv, const STATS: bool, const SIMD: u8>(
     src: &[T],
     s2: f32,
     packed: &mut [u8],
@@ -818,7 +1216,7 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
         .zip(packed.chunks_mut(GROUP / 2))
         .zip(scales.chunks_mut(GROUP / NVFP4_BLOCK))
     {
-        clipped += nvfp4_blocks(src, &table, packed, scales);
+        clipped += nvfp4_blocks::<T, SIMD>(src, &table, packed, scales);
         if STATS {
             nvfp4_stats(src, s2, packed, scales, acc, &finite_stats, &fill);
         }
@@ -826,31 +1224,56 @@ fn nvfp4_body<T: Nv, const STATS: bool>(
     clipped
 }
 
-/// [`nvfp4_body`]'s quantization of whole blocks with the boundaries of
-/// `table`.
+/// [`nvfp4_body`]'s quantization of whole blocks (at most 256) with the
+/// boundaries of `table`, in three passes over the group: the blocks'
+/// largest magnitudes (several blocks at a time), their scale codes (each
+/// independent of the others, so the scalar work of consecutive blocks
+/// overlaps), then the elements.
 #[inline(always)]
-fn nvfp4_blocks<T: Nv>(src: &[T], table: &NvTable, packed: &mut [u8], scales: &mut [u8]) -> u64 {
+fn nvfp4_blocks<T: Nv, const SIMD: u8>(
+    src: &[T],
+    table: &NvTable,
+    packed: &mut [u8],
+    scales: &mut [u8],
+) -> u64 {
+    const MAX: usize = 256;
+    let nb = src.len() / NVFP4_BLOCK;
+    debug_assert!(nb <= MAX);
+    let mut amax = [0u64; MAX];
+    T::block_amaxes::<SIMD>(src, &mut amax[..nb]);
+    // Without branches, so the blocks' codes are computed several at a time:
+    // at least code 1 (2^-9); an all-zero block gets 1.0 (ModelOpt's
+    // conventions: no block reads back as zero through its scale); the NaN
+    // scale for a block holding a NaN or an infinity (whose code computed
+    // here, from an infinite or NaN magnitude, is replaced).
+    for (scale, &a) in scales.iter_mut().zip(&amax[..nb]) {
+        let c = table.scale_code(T::mag_f64(a)).max(1);
+        let c = if a == 0 {
+            super::NVFP4_ZERO_BLOCK_SCALE as usize
+        } else {
+            c
+        };
+        *scale = if a >= T::INF { 0x7f } else { c as u8 };
+    }
     let mut clipped = 0u64;
-    for ((x, out), scale) in src
+    for (((x, out), &sc), &a) in src
         .chunks_exact(NVFP4_BLOCK)
         .zip(packed.chunks_exact_mut(NVFP4_BLOCK / 2))
-        .zip(scales.iter_mut())
+        .zip(scales.iter())
+        .zip(&amax[..nb])
     {
         let x: &[T; NVFP4_BLOCK] = x.try_into().expect("whole blocks");
-        let amax = T::block_amax(x);
-        if amax >= T::INF {
-            *scale = 0x7f;
+        if sc == 0x7f {
             out.fill(0);
             continue;
         }
-        let sc = table.scale_code(T::mag_f64(amax));
-        *scale = sc as u8;
+        let sc = sc as usize;
         // Only a block whose largest magnitude is beyond the clipping
         // boundary has elements to count there.
-        clipped += if T::mag_f64(amax) > table.elem[sc][7] {
-            T::elements::<true>(x, table, sc, out)
+        clipped += if T::clips(a, table, sc) {
+            T::elements::<true, SIMD>(x, table, sc, out)
         } else {
-            T::elements::<false>(x, table, sc, out)
+            T::elements::<false, SIMD>(x, table, sc, out)
         };
     }
     clipped
@@ -1014,6 +1437,127 @@ impl ExactAcc {
     }
 }
 
+/// FP8 quantization of float32 with a scale per segment of `seg` elements
+/// (see `mx::fp8_quantize`): each quotient in float64, rounded once by the
+/// saturating float8_e4m3fn conversion of the cast kernels; with `STATS`,
+/// the error statistics of each element against its dequantized value
+/// (`e4m3 · s`, exact in float64) go to `acc`, a part of 512 elements at a
+/// time (element `i` in lane `i % 8`).
+#[inline(always)]
+fn fp8_body<const STATS: bool>(
+    src: &[f32],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+    finite_stats: impl Fn(&[f32], &[f64], &mut ErrLanes),
+) -> u64 {
+    const PART: usize = 512;
+    let mut clipped = 0u64;
+    let mut ys = [0f64; PART];
+    let mut i0 = 0;
+    while i0 < src.len() {
+        let i1 = (i0 + PART).min(src.len());
+        let mut finite = true;
+        let mut a = i0;
+        while a < i1 {
+            let j = a / seg;
+            let b = ((j + 1) * seg).min(i1);
+            let (c, f) = fp8_run::<STATS>(
+                &src[a..b],
+                scales[j],
+                &mut out[a..b],
+                &mut ys[a - i0..b - i0],
+            );
+            clipped += c as u64;
+            finite &= f;
+            a = b;
+        }
+        if STATS {
+            let (x, y) = (&src[i0..i1], &ys[..i1 - i0]);
+            let n8 = x.len() / LANES * LANES;
+            if finite {
+                finite_stats(&x[..n8], &y[..n8], acc);
+            } else {
+                for i in 0..n8 {
+                    acc.exact(i % LANES, x[i] as f64, y[i]);
+                }
+            }
+            for i in n8..x.len() {
+                acc.exact(i % LANES, x[i] as f64, y[i]);
+            }
+        }
+        i0 = i1;
+    }
+    clipped
+}
+
+/// One run of elements sharing the scale `s`: codes to `out`, with `STATS`
+/// the dequantized values to `ys`; returns the clipped count and whether
+/// every element was finite.
+///
+/// The quotient is `x · r` in float32 with `r = 1/s` rounded to float32,
+/// converted by the saturating float32 → float8_e4m3fn conversion of the
+/// cast kernels: within two float32 ulps of the exact `x / s`, which is
+/// either exactly a rounding boundary of float8_e4m3fn or at least 2^-29 of
+/// its magnitude away from every one (see `mx::fp8_quantize_on`), so it
+/// rounds as the exact quotient does unless it falls within a few ulps of a
+/// boundary (its bits below the tie bit all but the tie pattern) or in the
+/// subnormal range (whose boundaries sit elsewhere). Those lanes, rare, are
+/// divided in float64 and converted from there; a scale whose reciprocal is
+/// not a normal float32 takes that path for every lane.
+#[inline(always)]
+fn fp8_run<const STATS: bool>(x: &[f32], s: f64, out: &mut [u8], ys: &mut [f64]) -> (u32, bool) {
+    /// The float32 bits below float8_e4m3fn's rounding bit, and the tie.
+    const LOW: u32 = (1 << 20) - 1;
+    const TIE: u32 = 1 << 19;
+    /// float32 ulps around a tie treated as ties.
+    const NEAR: u32 = 4;
+    /// 2^-6, float8_e4m3fn's smallest normal, as float32 bits.
+    const NORMAL_MIN: u32 = 0x3c80_0000;
+    let r64 = 1.0 / s;
+    let r = r64 as f32;
+    let exact_only = !(r.is_normal() && r.is_finite());
+    // Two light passes (the codes; then the checks and counts) rather than
+    // one heavy one, which spills AVX2's sixteen registers.
+    for (v, o) in x.iter().zip(out.iter_mut()) {
+        *o = ck::enc_f32::<ck::E4M3FN, true>((v * r).to_bits()) as u8;
+    }
+    let mut clip = 0u32;
+    let mut n_hard = 0u32;
+    let mut n_finite = 0u32;
+    for v in x {
+        let q = v * r;
+        let a = q.to_bits() & 0x7fff_ffff;
+        let near = (a & LOW).wrapping_sub(TIE - NEAR) < 2 * NEAR;
+        n_hard += (near | ((a < NORMAL_MIN) & (a != 0))) as u32;
+        let finite = v.abs() < f32::INFINITY;
+        clip += (finite & (q.abs() > 464.0)) as u32;
+        n_finite += finite as u32;
+    }
+    let all = n_finite as usize == x.len();
+    if n_hard > 0 || exact_only {
+        for (v, o) in x.iter().zip(out.iter_mut()) {
+            let q = v * r;
+            let a = q.to_bits() & 0x7fff_ffff;
+            let near = (a & LOW).wrapping_sub(TIE - NEAR) < 2 * NEAR;
+            if near || (a < NORMAL_MIN && a != 0) || exact_only {
+                let finite = v.abs() < f32::INFINITY;
+                clip -= (finite & (q.abs() > 464.0)) as u32;
+                let e = *v as f64 / s;
+                clip += (finite & (e.abs() > 464.0)) as u32;
+                *o = ck::enc_f64::<ck::E4M3FN, true>(e.to_bits()) as u8;
+            }
+        }
+    }
+    if STATS {
+        for (y, o) in ys.iter_mut().zip(out.iter()) {
+            *y = f32::from_bits(ck::dec_f32::<ck::E4M3FN>(*o as u32)) as f64 * s;
+        }
+    }
+    (clip, all)
+}
+
 /// The NVFP4 block values of a kernel path: AVX2's for the paths with AVX2,
 /// [`nvfp4_values`] for the portable one.
 macro_rules! values {
@@ -1031,7 +1575,7 @@ macro_rules! values {
 /// Instantiates the block kernels for one instruction set (as
 /// `cast::kernels` does for the conversions).
 macro_rules! instantiate {
-    ($modname:ident, $($feat:literal)?) => {
+    ($modname:ident, $level:expr, $($feat:literal)?) => {
         #[allow(clippy::missing_safety_doc)]
         pub(crate) mod $modname {
             use super::*;
@@ -1050,7 +1594,7 @@ macro_rules! instantiate {
                 let stats = |x: &[f32], y: &[f32], a: &mut ErrLanes| unsafe {
                     cast_stats(x, y, f64::INFINITY, false, a)
                 };
-                mx_f32_body::<E, CEIL, STATS>(src, blocks, scales, acc, stats)
+                mx_f32_body::<E, CEIL, STATS, { $level }>(src, blocks, scales, acc, stats)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn nvfp4<T: Nv, const STATS: bool>(
@@ -1062,7 +1606,15 @@ macro_rules! instantiate {
             ) -> u64 {
                 // SAFETY: `finite_stats` needs the features of this function.
                 let stats = |x: &[T], y: &[f64], a: &mut ErrLanes| unsafe { finite_stats(x, y, a) };
-                nvfp4_body::<T, STATS>(src, s2, packed, scales, acc, stats, values!($($feat)?))
+                nvfp4_body::<T, STATS, { $level }>(
+                    src,
+                    s2,
+                    packed,
+                    scales,
+                    acc,
+                    stats,
+                    values!($($feat)?),
+                )
             }
             // Not inlined: `nvfp4` calls it once per group of blocks, with
             // its own registers.
@@ -1085,9 +1637,30 @@ macro_rules! instantiate {
                 acc.cast_slices(xs, ys, thr, tie)
             }
             $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn fp8_f32<const STATS: bool>(
+                src: &[f32],
+                seg: usize,
+                scales: &[f64],
+                out: &mut [u8],
+                acc: &mut ErrLanes,
+            ) -> u64 {
+                // SAFETY: `finite_stats` needs the features of this function.
+                let stats = |x: &[f32], y: &[f64], a: &mut ErrLanes| unsafe { finite_stats(x, y, a) };
+                fp8_body::<STATS>(src, seg, scales, out, acc, stats)
+            }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+            $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn finite_amax(x: &[f32]) -> f32 {
                 finite_amax_body(x)
             }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+            $(#[target_feature(enable = $feat)])?
+            pub(crate) unsafe fn segment_amax(x: &[f32], seg: usize, out: &mut [f32]) {
+                for (o, c) in out.iter_mut().zip(x.chunks(seg)) {
+                    *o = finite_amax_body(c);
+                }
+            }
+            #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
                 acc.exact_slices(xs, ys)
@@ -1096,11 +1669,12 @@ macro_rules! instantiate {
     };
 }
 
-instantiate!(portable,);
+instantiate!(portable, PORTABLE,);
 #[cfg(target_arch = "x86_64")]
-instantiate!(avx2, "avx2,fma,f16c,bmi1,bmi2,popcnt");
+instantiate!(avx2, AVX2, "avx2,fma,f16c,bmi1,bmi2,popcnt");
 #[cfg(target_arch = "x86_64")]
 instantiate!(
     avx512,
+    AVX512,
     "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c,bmi1,bmi2,popcnt"
 );

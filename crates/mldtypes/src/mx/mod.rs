@@ -41,11 +41,27 @@
 //! `float4_e2m1fn` elements in blocks of 16 with a `float8_e4m3fn` scale per
 //! block and a float32 scale `s2` per tensor: `s2 = amax / (6 · 448)` (1 for
 //! an all-zero tensor), block scale `e4m3(block_amax / (6 · s2))` (saturated
-//! to 448), element `e2m1(V / (block_scale · s2))` saturated to ±6. Each of
-//! these is the correctly rounded result of the exact quotient (one rounding;
-//! no float32 intermediate); a block whose scale rounds to zero stores zero
-//! elements (with their signs).
+//! to 448, and at least 2^-9, the smallest float8_e4m3fn value), element
+//! `e2m1(V / (block_scale · s2))` saturated to ±6. Each of these is the
+//! correctly rounded result of the exact quotient (one rounding; no float32
+//! intermediate). A block whose scale would round to zero keeps the scale
+//! 2^-9 (its elements are quantized with it, not flushed), and an all-zero
+//! block gets the scale 1.0: ModelOpt 0.47's conventions
+//! (`_cast_per_block_scale_to_fp8` clamps to `[2^-9, 448]`, and a zero block
+//! scale becomes 1.0), so no block scale is zero. Loaders multiply by the
+//! block scale (vLLM's Marlin and CUTLASS kernels, TensorRT-LLM,
+//! transformers' FP8 dequantization of FP4 experts), which a zero scale
+//! would also have survived; the clamp keeps tiny blocks' values instead of
+//! flushing them.
 //! Dequantization is the exact product `e2m1 · e4m3 · s2` rounded once.
+//!
+//! # FP8 with scales
+//!
+//! [`fp8_quantize`]: `float8_e4m3fn` elements `e4m3(V / s)` with a scale `s`
+//! per segment of the input (a tensor, a row, a row's part of a 128 × 128
+//! block), each the correctly rounded quotient (one rounding), saturated to
+//! ±448; [`fp8_scale`] gives `s = amax / 448` rounded once to the scale's
+//! dtype. Dequantization is the exact product `e4m3 · s`.
 //!
 //! # Kernels
 //!
@@ -252,6 +268,11 @@ pub enum BlockError {
         /// `s2.to_bits()`.
         bits: u32,
     },
+    /// An FP8 scale is not positive and finite (its bits, as given).
+    Fp8Scale {
+        /// `scale.to_bits()`.
+        bits: u64,
+    },
 }
 
 impl std::fmt::Display for BlockError {
@@ -276,6 +297,11 @@ impl std::fmt::Display for BlockError {
                 f,
                 "the NVFP4 tensor scale {} is not a positive finite float32",
                 f32::from_bits(*bits)
+            ),
+            BlockError::Fp8Scale { bits } => write!(
+                f,
+                "the FP8 scale {} is not positive and finite",
+                f64::from_bits(*bits)
             ),
         }
     }
@@ -474,12 +500,14 @@ macro_rules! on_path {
 /// The error statistics of plain conversion results `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (element `i` in lane
 /// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
     cast_stats_on(cast::path(), xs, ys, thr, tie, acc)
 }
 
 /// [`cast_stats`] on `path` (available on this CPU; [`Path::Scalar`] runs
 /// the portable kernel).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 fn cast_stats_on(path: Path, xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
     assert!(path.is_available(), "{path} kernels on this CPU");
     // SAFETY: `path` is available on this CPU.
@@ -488,13 +516,24 @@ fn cast_stats_on(path: Path, xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &
 
 /// The largest magnitude of the finite values of `x` (0 if none), on the
 /// kernels of [`cast::path`] (NVFP4's tensor scale).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn finite_amax(x: &[f32]) -> f32 {
     // SAFETY: `cast::path()` is available on this CPU.
     unsafe { on_path!(cast::path(), finite_amax(x)) }
 }
 
+/// The largest finite magnitude of each segment of `seg` elements of `x`
+/// (the last may be shorter) into `out`, on the kernels of [`cast::path`]
+/// (FP8's per-channel and per-block scales).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+pub(crate) fn segment_amax(x: &[f32], seg: usize, out: &mut [f32]) {
+    // SAFETY: `cast::path()` is available on this CPU.
+    unsafe { on_path!(cast::path(), segment_amax(x, seg, out)) }
+}
+
 /// The error statistics of exact dequantized values `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (see [`ErrLanes::exact`]).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
     // SAFETY: `cast::path()` is available on this CPU.
     unsafe { on_path!(cast::path(), exact_stats(xs, ys, acc)) }
@@ -507,6 +546,7 @@ pub(crate) fn exact_stats(xs: &[f64], ys: &[f64], acc: &mut ErrLanes) {
 /// # Errors
 ///
 /// As [`quantize`].
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn quantize_stats(
     src: &[f32],
     fmt: MxFormat,
@@ -520,6 +560,7 @@ pub(crate) fn quantize_stats(
 
 /// [`quantize_stats`] on `path` ([`Path::Scalar`]: the reference quantizer,
 /// then the dequantized values block by block).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 fn quantize_stats_on(
     path: Path,
     src: &[f32],
@@ -1024,6 +1065,7 @@ fn nvfp4_vector<T: BlockSource, const STATS: bool>(
 /// # Errors
 ///
 /// As [`nvfp4_quantize`].
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn nvfp4_quantize_stats<T: BlockSource>(
     src: &[T],
     s2: f32,
@@ -1036,6 +1078,7 @@ pub(crate) fn nvfp4_quantize_stats<T: BlockSource>(
 
 /// [`nvfp4_quantize_stats`] on `path` ([`Path::Scalar`]: the reference
 /// quantizer, then the dequantized values block by block).
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 fn nvfp4_quantize_stats_on<T: BlockSource>(
     path: Path,
     src: &[T],
@@ -1085,9 +1128,13 @@ fn check_nvfp4(n: usize, s2: f32, packed: &[u8], scales: &[u8]) -> Result<(), Bl
     Ok(())
 }
 
+/// The NVFP4 block scale code of an all-zero block: 1.0, as ModelOpt
+/// writes it.
+pub(crate) const NVFP4_ZERO_BLOCK_SCALE: u32 = 0x38;
+
 /// The NVFP4 block scale code of a block of largest magnitude `amax`
 /// (positive finite) for `d6 = 6 · s2`: the exact quotient rounded once to
-/// float8_e4m3fn, saturated.
+/// float8_e4m3fn, saturated (before the clamp to code 1).
 fn nvfp4_block_scale_exact(amax: f64, d6: f64) -> u32 {
     encode_f64(&FLOAT8_E4M3FN, div_to_odd(amax, d6), Overflow::Saturating)
 }
@@ -1116,11 +1163,12 @@ fn nvfp4_quantize_scalar<T: BlockSource>(
             out.fill(0);
             continue;
         }
-        // block scale = e4m3(amax / (6 · s2)), saturated.
+        // block scale = e4m3(amax / (6 · s2)), saturated, at least 2^-9 (code
+        // 1); 1.0 (code 0x38) for an all-zero block.
         let sc = if amax == 0.0 {
-            0
+            NVFP4_ZERO_BLOCK_SCALE
         } else {
-            nvfp4_block_scale_exact(amax, 6.0 * s2)
+            nvfp4_block_scale_exact(amax, 6.0 * s2).max(1)
         };
         scales[b] = sc as u8;
         let bs = decode_f64(&FLOAT8_E4M3FN, sc);
@@ -1246,6 +1294,273 @@ pub fn nvfp4_dequantize(
     rounded_to_f32(out, |tmp| nvfp4_dequantize_f64(packed, scales, s2, tmp))
 }
 
+// ---------------------------------------------------------------------------
+// FP8 with scales
+// ---------------------------------------------------------------------------
+
+/// The float8_e4m3fn magnitude beyond which a scaled value clips: 464, the
+/// midpoint between 448 and the next value of an unbounded exponent (480);
+/// 464 itself rounds to 448 (ties to even).
+const E4M3_CLIP: f64 = 464.0;
+
+/// The FP8 scale `amax / 448` of values of largest finite magnitude `amax`,
+/// rounded once to `dtype` (`Float32`, `BFloat16` or `Float16`; other dtypes
+/// give float32), as an `f64` holding that value exactly. An `amax` of zero
+/// (or not finite) gives 1; a quotient below the dtype's smallest positive
+/// value gives that value, so a scale is never zero.
+///
+/// ```
+/// use mldtypes::dtype::DType;
+/// use mldtypes::mx::fp8_scale;
+/// assert_eq!(fp8_scale(448.0, DType::Float32), 1.0);
+/// assert_eq!(fp8_scale(0.0, DType::Float32), 1.0);
+/// assert_eq!(fp8_scale(1.0, DType::Float32), (1.0f64 / 448.0) as f32 as f64);
+/// // bfloat16 scales hold 8 significant bits: 1/448 = 0x3b12 (0.002227783…).
+/// assert_eq!(fp8_scale(1.0, DType::BFloat16), 0.002227783203125);
+/// ```
+pub fn fp8_scale(amax: f64, dtype: DType) -> f64 {
+    if amax == 0.0 || !amax.is_finite() {
+        return 1.0;
+    }
+    let (m, e) = split(amax);
+    // amax / 448 = m / 7 · 2^(e − 6): round to odd, then once to the dtype.
+    let q = ratio_to_odd(m, 7, e - 6);
+    match dtype.format().filter(|_| dtype != DType::Float32) {
+        Some(f) if matches!(dtype, DType::BFloat16 | DType::Float16) => {
+            let c = encode_f64(&f, q, Overflow::Saturating);
+            decode_f64(&f, c.max(1))
+        }
+        _ => {
+            let s = q as f32;
+            if s == 0.0 {
+                f32::from_bits(1) as f64
+            } else {
+                s as f64
+            }
+        }
+    }
+}
+
+/// Checks the arguments of an FP8 quantization.
+fn check_fp8(n: usize, seg: usize, scales: &[f64], out: &[u8]) -> Result<(), BlockError> {
+    check_len("out", n, out.len())?;
+    let need = if seg == 0 { 0 } else { n.div_ceil(seg) };
+    if seg == 0 && n > 0 {
+        return Err(BlockError::NotWholeBlocks { len: n, block: 0 });
+    }
+    check_len("scales", need, scales.len())?;
+    if let Some(s) = scales.iter().find(|s| !(**s > 0.0 && s.is_finite())) {
+        return Err(BlockError::Fp8Scale { bits: s.to_bits() });
+    }
+    Ok(())
+}
+
+/// Quantizes `src` to float8_e4m3fn codes with scales: element `i` becomes
+/// `e4m3(src[i] / scales[i / seg])`, the exact quotient rounded once
+/// (round-to-nearest-even), saturated to ±448 (infinities too; NaN stays
+/// NaN, code `0x7F`). Returns the number of finite elements that clipped
+/// (scaled magnitude beyond 464).
+///
+/// # Errors
+///
+/// [`BlockError::BufferLength`] unless `out` holds `src.len()` codes and
+/// `scales` `ceil(src.len() / seg)` values; [`BlockError::Fp8Scale`] for a
+/// scale that is not positive and finite; [`BlockError::NotWholeBlocks`]
+/// for `seg` 0.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::fp8_quantize;
+/// let x = [448.0f32, -1.0, 3.0, 0.0];
+/// let mut out = [0u8; 4];
+/// // Two segments of two: scales 2 and 0.5.
+/// fp8_quantize(&x, 2, &[2.0, 0.5], &mut out).unwrap();
+/// assert_eq!(out, [0x76, 0xb0, 0x4c, 0x00]); // 224, −0.5, 6, 0
+/// ```
+pub fn fp8_quantize<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+) -> Result<u64, BlockError> {
+    fp8_quantize_on(cast::path(), src, seg, scales, out)
+}
+
+/// [`fp8_quantize`] on a given [`Path`]: [`Path::Scalar`] (and float64
+/// input on every path) runs the reference (each quotient exact, rounded
+/// once); the vector paths divide in float64, whose one rounding never
+/// changes the float8_e4m3fn result: a float32 over a 24-bit scale is
+/// either exactly a rounding boundary (5 significant bits) or at least
+/// 2^-29 of its magnitude away from every boundary, far beyond float64's
+/// 2^-53. Every path gives the same bytes and counts.
+///
+/// # Errors
+///
+/// As [`fp8_quantize`], and [`BlockError::PathUnavailable`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::Path;
+/// use mldtypes::mx::fp8_quantize_on;
+/// let x: Vec<f32> = (0..40).map(|i| (i as f32 - 20.0) * 0.37).collect();
+/// let (mut a, mut b) = ([0u8; 40], [0u8; 40]);
+/// fp8_quantize_on(Path::Scalar, &x, 16, &[0.01, 0.02, 0.03], &mut a).unwrap();
+/// fp8_quantize_on(Path::Portable, &x, 16, &[0.01, 0.02, 0.03], &mut b).unwrap();
+/// assert_eq!(a, b);
+/// ```
+pub fn fp8_quantize_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+) -> Result<u64, BlockError> {
+    check_fp8(src.len(), seg, scales, out)?;
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
+    match T::as_f32(src) {
+        Some(x) if path != Path::Scalar => Ok(fp8_vector::<false>(
+            path,
+            x,
+            seg,
+            scales,
+            out,
+            &mut ErrLanes::default(),
+        )),
+        _ => Ok(fp8_quantize_scalar(src, seg, scales, out)),
+    }
+}
+
+/// The reference FP8 quantizer: each quotient exact (rounded to odd, then
+/// once to float8_e4m3fn).
+fn fp8_quantize_scalar<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+) -> u64 {
+    let mut clipped = 0;
+    for (i, (v, o)) in src.iter().zip(out.iter_mut()).enumerate() {
+        let x = v.to_f64();
+        let s = scales[i / seg];
+        let q = if x == 0.0 || !x.is_finite() {
+            x / s
+        } else {
+            let a = div_to_odd(x.abs(), s);
+            if x < 0.0 {
+                -a
+            } else {
+                a
+            }
+        };
+        clipped += (x.is_finite() && q.abs() > E4M3_CLIP) as u64;
+        *o = encode_f64(&FLOAT8_E4M3FN, q, Overflow::Saturating) as u8;
+    }
+    clipped
+}
+
+/// FP8 quantization of float32 on the vector kernels of `path` (available,
+/// not [`Path::Scalar`]; arguments checked); with `STATS`, the error
+/// statistics go to `acc`.
+fn fp8_vector<const STATS: bool>(
+    path: Path,
+    src: &[f32],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+) -> u64 {
+    // SAFETY: `path` is available on this CPU (checked by callers).
+    unsafe {
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => kernels::avx2::fp8_f32::<STATS>(src, seg, scales, out, acc),
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => kernels::avx512::fp8_f32::<STATS>(src, seg, scales, out, acc),
+            _ => kernels::portable::fp8_f32::<STATS>(src, seg, scales, out, acc),
+        }
+    }
+}
+
+/// [`fp8_quantize`] on the kernels of [`cast::path`], adding the error
+/// statistics of every element against its exact dequantized value
+/// (`e4m3 · s`, exact in float64) to `acc` (element `i` in lane `i % 8`).
+///
+/// # Errors
+///
+/// As [`fp8_quantize`].
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+pub(crate) fn fp8_quantize_stats<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    fp8_quantize_stats_on(cast::path(), src, seg, scales, out, acc)
+}
+
+/// [`fp8_quantize_stats`] on `path` ([`Path::Scalar`] and float64 input:
+/// the reference quantizer, then the dequantized values).
+fn fp8_quantize_stats_on<T: BlockSource>(
+    path: Path,
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    check_fp8(src.len(), seg, scales, out)?;
+    if !path.is_available() {
+        return Err(BlockError::PathUnavailable(path));
+    }
+    if let (Some(x), false) = (T::as_f32(src), path == Path::Scalar) {
+        return Ok(fp8_vector::<true>(path, x, seg, scales, out, acc));
+    }
+    let clipped = fp8_quantize_scalar(src, seg, scales, out);
+    const PART: usize = 1024;
+    let (mut x, mut y) = ([0f64; PART], [0f64; PART]);
+    for (p, (v, c)) in src.chunks(PART).zip(out.chunks(PART)).enumerate() {
+        for (i, (d, v)) in x.iter_mut().zip(v).enumerate() {
+            *d = v.to_f64();
+            y[i] = decode_f64(&FLOAT8_E4M3FN, c[i] as u32) * scales[(p * PART + i) / seg];
+        }
+        exact_stats(&x[..v.len()], &y[..v.len()], acc);
+    }
+    Ok(clipped)
+}
+
+/// Dequantizes float8_e4m3fn codes with scales exactly into `f64`: element
+/// `i` is `e4m3(codes[i]) · scales[i / seg]` (exact: 4 × 53 bits at most
+/// for the float32 and 16-bit scales this module writes).
+///
+/// # Errors
+///
+/// As [`fp8_quantize`] for the lengths and the scales.
+///
+/// ```
+/// use mldtypes::mx::fp8_dequantize_f64;
+/// let mut y = [0f64; 2];
+/// fp8_dequantize_f64(&[0x76, 0xb0], 1, &[2.0, 0.5], &mut y).unwrap();
+/// assert_eq!(y, [448.0, -0.25]);
+/// ```
+pub fn fp8_dequantize_f64(
+    codes: &[u8],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [f64],
+) -> Result<(), BlockError> {
+    check_fp8(out.len(), seg, scales, codes)?;
+    for (i, (y, c)) in out.iter_mut().zip(codes).enumerate() {
+        let v = f32::from_bits(crate::cast::kernels::dec_f32::<E4M3FnMarker>(*c as u32)) as f64;
+        *y = v * scales[i / seg];
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     //! The fused statistics of the quantizers and the cast statistics kernel
@@ -1308,6 +1623,37 @@ mod tests {
             r.exact(i % LANES, *x, *y);
         }
         r
+    }
+
+    #[test]
+    fn block_maxima_agree_on_every_path() {
+        let x = values(32 * 77, 9, true);
+        for b in [16usize, 32] {
+            let n = x.len() / b;
+            let mut want = vec![0u32; n];
+            kernels::block_amax_on::<0>(b, &x, &mut want);
+            for (i, w) in want.iter().enumerate() {
+                let m = x[i * b..(i + 1) * b]
+                    .iter()
+                    .map(|v| v.to_bits() & 0x7fff_ffff)
+                    .max()
+                    .unwrap();
+                assert_eq!(*w, m);
+            }
+            #[cfg(target_arch = "x86_64")]
+            for (level, path) in [(1u8, Path::Avx2), (2, Path::Avx512)] {
+                if !path.is_available() {
+                    continue;
+                }
+                let mut got = vec![0u32; n];
+                if level == 1 {
+                    kernels::block_amax_on::<1>(b, &x, &mut got);
+                } else {
+                    kernels::block_amax_on::<2>(b, &x, &mut got);
+                }
+                assert_eq!(got, want, "{path} blocks of {b}");
+            }
+        }
     }
 
     #[test]
