@@ -919,12 +919,22 @@ pub(super) unsafe fn byte_chunks(
 ) {
     let (mut ga, mut gb) = ([0u8; BF16_CHUNK], [0u8; BF16_CHUNK]);
     let mut out = [0u8; BF16_CHUNK];
+    // A packed output that shares no byte with the inputs (`block` is 1
+    // when the operands overlap other than element for element) is written
+    // in place, without the copy through `out`.
+    let direct = block != 1 && o.contiguous(1) && o.at(0) != a.at(0) && o.at(0) != b.at(0);
     blocks(n, block.min(BF16_CHUNK), |start, len| {
         let pa = a.bytes(start, len, 1, &mut ga);
         let pb = b.bytes(start, len, 1, &mut gb);
-        let po = &mut out[..len];
-        f(pa, pb, po);
-        o.put_bytes(start, po, 1);
+        if direct {
+            // SAFETY: `len` packed, writable output bytes, disjoint from
+            // `pa` and `pb` (see `direct`).
+            f(pa, pb, std::slice::from_raw_parts_mut(o.at(start), len));
+        } else {
+            let po = &mut out[..len];
+            f(pa, pb, po);
+            o.put_bytes(start, po, 1);
+        }
     });
 }
 
