@@ -362,34 +362,26 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         "equal" => Equal, "not_equal" => NotEqual, "less" => Less, "greater" => Greater,
         "less_equal" => LessEqual, "greater_equal" => GreaterEqual,
     ];
-    let logical = [
-        byte_kernel2(
-            bf16_kernel2(
-                plain(d, "logical_and", logical_loop::<And>),
-                bf16_simd2_loop::<simd::And>,
-                Scalar::Two(check::logical::<And>),
-            ),
-            byte_simd2_loop::<simd::ByteAnd>,
-            Scalar::Two(check::logical::<And>),
-        ),
-        byte_kernel2(
-            bf16_kernel2(
-                plain(d, "logical_or", logical_loop::<Or>),
-                bf16_simd2_loop::<simd::Or>,
-                Scalar::Two(check::logical::<Or>),
-            ),
-            byte_simd2_loop::<simd::ByteOr>,
-            Scalar::Two(check::logical::<Or>),
-        ),
-        byte_kernel2(
-            bf16_kernel2(
-                plain(d, "logical_xor", logical_loop::<Xor>),
-                bf16_simd2_loop::<simd::Xor>,
-                Scalar::Two(check::logical::<Xor>),
-            ),
-            byte_simd2_loop::<simd::ByteXor>,
-            Scalar::Two(check::logical::<Xor>),
-        ),
+    // The logical functions: the element loop, bfloat16's and the
+    // one-byte formats' vector kernels (each checked against the scalar
+    // definition).
+    macro_rules! logical {
+        ($($name:literal => $o:ident, $bf:ident, $byte:ident);* $(;)?) => {
+            [$(byte_kernel2(
+                bf16_kernel2(
+                    plain(d, $name, logical_loop::<$o>),
+                    bf16_simd2_loop::<simd::$bf>,
+                    Scalar::Two(check::logical::<$o>),
+                ),
+                byte_simd2_loop::<simd::$byte>,
+                Scalar::Two(check::logical::<$o>),
+            )),*]
+        };
+    }
+    let logical = logical![
+        "logical_and" => And, And, ByteAnd;
+        "logical_or" => Or, Or, ByteOr;
+        "logical_xor" => Xor, Xor, ByteXor;
     ];
     macro_rules! pred1 {
         ($($name:literal => $o:ty),* $(,)?) => {
