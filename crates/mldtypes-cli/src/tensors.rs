@@ -23,6 +23,12 @@ pub enum MxScale {
     Floor,
     /// X = 2^ceil(log2(amax / max_elem)): never clips.
     Ceil,
+    /// torchao's EVEN: amax rounded to the element mantissa width (ties
+    /// away), then the floor rule.
+    Even,
+    /// torchao's RCEIL: X = 2^ceil(log2(f32(amax / max_elem))), as NVIDIA's
+    /// cvt.rp.satfinite.ue8m0x2.
+    Rceil,
 }
 
 /// The checkpoint format of a recipe.
@@ -299,6 +305,8 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
     opts.scale_rule = match a.mx_scale {
         MxScale::Floor => ScaleRule::Floor,
         MxScale::Ceil => ScaleRule::Ceil,
+        MxScale::Even => ScaleRule::Even,
+        MxScale::Rceil => ScaleRule::Rceil,
     };
     opts.rest = a.rest.as_deref().map(backend::parse_dtype).transpose()?;
     if matcher.is_some() {

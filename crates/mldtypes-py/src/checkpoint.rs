@@ -345,7 +345,11 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///         saturate).
 ///     mx_scale: the MX scale rule: ``"floor"`` (the specification's, X =
 ///         2^(floor(log2(amax)) - emax_elem), may clip the largest elements)
-///         or ``"ceil"`` (X = 2^ceil(log2(amax / max_elem)), never clips).
+///         ``"ceil"`` (X = 2^ceil(log2(amax / max_elem)), never clips), or
+///         torchao's ``"even"`` (amax rounded to the element mantissa width,
+///         ties away, then floor) and ``"rceil"`` (X = 2^ceil(log2(d)) with
+///         d = amax / max_elem rounded to float32). Raises ValueError for
+///         any other name.
 ///     rest: for recipes, a floating-point dtype for the tensors that are not
 ///         quantized; copied when None.
 ///     threads: worker threads (None or 0: one per core; at most four per
@@ -501,16 +505,11 @@ impl Args {
         };
         let select = matcher(only, "only")?;
         let exclude = matcher(exclude, "exclude")?;
-        let scale_rule = match mx_scale {
-            "floor" => ScaleRule::Floor,
-            "ceil" => ScaleRule::Ceil,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "mx_scale must be \"floor\" or \"ceil\", not {other:?}"
-                )))
-            }
-        };
-        let rest = match rest {
+        let scale_rule = ScaleRule::from_name(mx_scale).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "mx_scale must be \"floor\", \"ceil\", \"even\" or \"rceil\", not {mx_scale:?}"
+            ))
+        })?;        let rest = match rest {
             Some(r) if !r.is_none() => Some(
                 dtype_name(r, "rest")?
                     .parse::<mldtypes::dtype::DType>()

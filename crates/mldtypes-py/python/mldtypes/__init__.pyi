@@ -430,7 +430,7 @@ _CheckpointFormat = Literal["modelopt", "compressed-tensors", "fp8"]
 def convert_checkpoint(src: _Path, dst: _Path, to: npt.DTypeLike, *, only: str | None = None,
                        exclude: str | None = None, format: _CheckpointFormat | None = None,
                        fuse_scale_2: bool = True, saturate: bool = False,
-                       mx_scale: Literal["floor", "ceil"] = "floor",
+                       mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
                        rest: npt.DTypeLike | None = None, threads: int | None = None,
                        overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
     """Converts a safetensors checkpoint (file, directory or index) to a dtype, or quantizes it
@@ -448,7 +448,7 @@ def convert_checkpoint_shard(src: _Path, dst_dir: _Path, shard: str, to: npt.DTy
                              only: str | None = None, exclude: str | None = None,
                              format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
-                             mx_scale: Literal["floor", "ceil"] = "floor",
+                             mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
                              rest: npt.DTypeLike | None = None, threads: int | None = None,
                              overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
     """Converts ONE shard into ``dst_dir/shard``, byte-identical to convert_checkpoint's file
@@ -459,7 +459,7 @@ def finish_checkpoint_shards(src: _Path, dst_dir: _Path, to: npt.DTypeLike, *,
                              only: str | None = None, exclude: str | None = None,
                              format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
-                             mx_scale: Literal["floor", "ceil"] = "floor",
+                             mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
                              rest: npt.DTypeLike | None = None,
                              overwrite: bool = False) -> dict[str, Any]:
     """Checks the shards written by convert_checkpoint_shard (CheckpointError naming every

@@ -206,6 +206,20 @@ impl MxFormat {
         }
     }
 
+    /// Mantissa (fraction) bits of the element format: 3, 2, 2, 3, 1, and 6
+    /// for MXINT8 (whose values are `c / 64`).
+    ///
+    /// ```
+    /// use mldtypes::mx::MxFormat;
+    /// assert_eq!(MxFormat::Fp4.man_bits(), 1);
+    /// ```
+    pub fn man_bits(self) -> i32 {
+        match self.element_format() {
+            Some(f) => f.man_bits as i32,
+            None => 6,
+        }
+    }
+
     /// The largest finite element value: 448, 57344, 28, 7.5, 6, 127/64.
     pub fn max_elem(self) -> f64 {
         match self.element_format() {
@@ -220,6 +234,17 @@ impl MxFormat {
 }
 
 /// How the shared scale of an MX block is chosen.
+///
+/// `amax` is the largest magnitude of the block, `emax_elem` and `max_elem`
+/// are [`MxFormat::emax`] and [`MxFormat::max_elem`]. `Even` and `Rceil` are
+/// the `EVEN` and `RCEIL` members of torchao's `ScaleCalculationMode`
+/// (torchao 0.18.0, `torchao/prototype/mx_formats/config.py`, computed by
+/// `to_mx` and `_to_mx_rceil` in `torchao/prototype/mx_formats/mx_tensor.py`);
+/// torchao's `FLOOR` and `CEIL` are this type's `Floor` and (for every finite
+/// block) `Ceil`. Every rule clamps the exponent to E8M0's −127 … 127; a
+/// block of zeros gets code `0x00` and a block holding a NaN or an infinity
+/// code `0xFF` whatever the rule (torchao differs on infinities: see the
+/// README's MX section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum ScaleRule {
     /// `X = 2^(floor(log2(amax)) − emax_elem)` (OCP MX v1.0 §6.3); the
@@ -229,15 +254,67 @@ pub enum ScaleRule {
     /// `X = 2^ceil(log2(amax / max_elem))`: never clips, at the cost of one
     /// bit of resolution for some blocks.
     Ceil,
+    /// torchao's `EVEN`: `amax` is first rounded to the element format's
+    /// mantissa width `m` (3, 2, 2, 3, 1 and 6 for MXINT8), ties away from
+    /// zero, then [`ScaleRule::Floor`] applies. Equivalently
+    /// `X = 2^(e + 1 − emax_elem)` when `amax / 2^e ≥ 2 − 2^−(m+1)` with
+    /// `e = floor(log2(amax))`, else `2^(e − emax_elem)`. torchao adds
+    /// `2^(22−m)` to the float32 bits of `amax` and keeps the exponent field,
+    /// which is this rule for every float32 (subnormals give −127 after the
+    /// clamp either way). The largest elements may still clip.
+    Even,
+    /// torchao's `RCEIL` (NVIDIA's `cvt.rp.satfinite.ue8m0x2.f32` applied to
+    /// the descale, as in cuBLAS's "Computing scaling and conversion factors
+    /// for FP8 with UE8M0 scales"): `d = amax / max_elem` rounded once to
+    /// float32 (round to nearest even), then `X = 2^ceil(log2(d))` exactly,
+    /// clamped to 2^−127 … 2^127 (satfinite). Differs from
+    /// [`ScaleRule::Ceil`] only where the float32 rounding of `d` crosses a
+    /// power of two. torchao's CPU fallback takes `ceil` of a float32
+    /// `log2`, which can round `log2(d)` down to an integer for `d` just
+    /// above a power of two; this rule follows the exact instruction instead.
+    Rceil,
 }
 
 impl ScaleRule {
-    /// `floor` or `ceil`.
+    /// Every rule: `floor`, `ceil`, `even`, `rceil`.
+    pub const ALL: [ScaleRule; 4] = [
+        ScaleRule::Floor,
+        ScaleRule::Ceil,
+        ScaleRule::Even,
+        ScaleRule::Rceil,
+    ];
+
+    /// `floor`, `ceil`, `even` or `rceil` (the name recorded as
+    /// `"scale_rule"` in checkpoint metadata).
+    ///
+    /// ```
+    /// use mldtypes::mx::ScaleRule;
+    /// assert_eq!(ScaleRule::Rceil.name(), "rceil");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ScaleRule::Floor => "floor",
             ScaleRule::Ceil => "ceil",
+            ScaleRule::Even => "even",
+            ScaleRule::Rceil => "rceil",
         }
+    }
+
+    /// The rule named `s` (see [`ScaleRule::name`]), if any.
+    ///
+    /// ```
+    /// use mldtypes::mx::ScaleRule;
+    /// assert_eq!(ScaleRule::from_name("even"), Some(ScaleRule::Even));
+    /// assert_eq!(ScaleRule::from_name("EVEN"), None);
+    /// ```
+    pub fn from_name(s: &str) -> Option<ScaleRule> {
+        ScaleRule::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// Whether the vectorized block kernels implement this rule (the others
+    /// run the scalar reference on every path).
+    fn has_kernel(self) -> bool {
+        matches!(self, ScaleRule::Floor | ScaleRule::Ceil)
     }
 }
 
@@ -366,6 +443,33 @@ fn mx_scale_exp(amax: f64, fmt: MxFormat, rule: ScaleRule) -> i32 {
                 k
             } else {
                 k + 1
+            }
+        }
+        // amax / 2^e in [1, 2) rounds up to 2 at m fraction bits exactly when
+        // it reaches 2 − 2^−(m+1) (ties away from zero).
+        ScaleRule::Even => {
+            let e = ilogb(amax);
+            let m = fmt.man_bits();
+            if amax * pow2(-e) >= 2.0 - pow2(-(m + 1)) {
+                k + 1
+            } else {
+                k
+            }
+        }
+        ScaleRule::Rceil => {
+            // The descale rounded once to float32; ceil(log2 d) exactly.
+            let d = (amax as f32 / fmt.max_elem() as f32) as f64;
+            if d == 0.0 {
+                -127
+            } else if d.is_infinite() {
+                127
+            } else {
+                let e = ilogb(d);
+                if d == pow2(e) {
+                    e
+                } else {
+                    e + 1
+                }
             }
         }
     };
@@ -573,7 +677,7 @@ fn quantize_stats_on(
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
-    if path != Path::Scalar {
+    if path != Path::Scalar && rule.has_kernel() {
         check_mx(src.len(), fmt, blocks, scales)?;
         return Ok(quantize_f32_on::<true>(
             path, src, fmt, rule, blocks, scales, acc,
@@ -694,7 +798,7 @@ pub fn quantize_on<T: BlockSource>(
     if !path.is_available() {
         return Err(BlockError::PathUnavailable(path));
     }
-    if path != Path::Scalar {
+    if path != Path::Scalar && rule.has_kernel() {
         if let Some(x) = T::as_f32(src) {
             let mut acc = ErrLanes::default();
             return Ok(quantize_f32_on::<false>(
@@ -1661,7 +1765,7 @@ mod tests {
         let x = values(32 * 700, 1, true);
         let x64: Vec<f64> = x.iter().map(|v| *v as f64).collect();
         for fmt in MxFormat::ALL {
-            for rule in [ScaleRule::Floor, ScaleRule::Ceil] {
+            for rule in ScaleRule::ALL {
                 let nb = x.len() / MX_BLOCK;
                 let (mut b0, mut s0) = (vec![0u8; nb * fmt.block_bytes()], vec![0u8; nb]);
                 let c0 = quantize_on(Path::Scalar, &x, fmt, rule, &mut b0, &mut s0).unwrap();
