@@ -1864,3 +1864,74 @@ fn float64_originals_are_compared_in_float64() {
         assert!((rel - want).abs() <= 1e-12 * want, "{to}: {rel} {want}");
     }
 }
+
+#[test]
+fn mx_scale_rules_even_and_rceil_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    // The original weight, from whichever shard holds it.
+    let mut x: Vec<f32> = Vec::new();
+    for e in std::fs::read_dir(&model).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "safetensors") {
+            let buf = std::fs::read(&p).unwrap();
+            let st = SafeTensors::deserialize(&buf).unwrap();
+            if let Ok(t) = st.tensor("layer.0.proj.weight") {
+                assert_eq!(t.dtype(), Dtype::F32);
+                x = t
+                    .data()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+            }
+        }
+    }
+    assert_eq!(x.len(), 8 * 96);
+    for (name, rule) in [
+        ("even", mldtypes::mx::ScaleRule::Even),
+        ("rceil", mldtypes::mx::ScaleRule::Rceil),
+    ] {
+        let q = dir.path().join(format!("q-{name}"));
+        mldtypes()
+            .arg("convert")
+            .arg(&model)
+            .arg(&q)
+            .args(["--to", "mxfp4", "--mx-scale", name])
+            .assert()
+            .success();
+        let buf = std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let (mut b, mut s) = (vec![0u8; 8 * 3 * 16], vec![0u8; 8 * 3]);
+        mldtypes::mx::quantize(&x, mldtypes::mx::MxFormat::Fp4, rule, &mut b, &mut s).unwrap();
+        assert_eq!(
+            st.tensor("layer.0.proj.weight_blocks").unwrap().data(),
+            &b[..]
+        );
+        assert_eq!(
+            st.tensor("layer.0.proj.weight_scales").unwrap().data(),
+            &s[..]
+        );
+        let (_, meta) = SafeTensors::read_metadata(&buf).unwrap();
+        let rec: Value =
+            serde_json::from_str(&meta.metadata().as_ref().unwrap()["mldtypes.quantization"])
+                .unwrap();
+        assert_eq!(
+            rec["layer.0.proj.weight"],
+            serde_json::json!({"format": "mxfp4", "block_size": 32, "scale_rule": name})
+        );
+    }
+    // An unknown rule is a usage error naming the valid ones.
+    let o = mldtypes()
+        .arg("convert")
+        .arg(&model)
+        .arg(dir.path().join("bad"))
+        .args(["--to", "mxfp4", "--mx-scale", "round"])
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let e = String::from_utf8_lossy(&o);
+    assert!(e.contains("rceil") && e.contains("even"), "{e}");
+}

@@ -509,7 +509,8 @@ impl Args {
             PyValueError::new_err(format!(
                 "mx_scale must be \"floor\", \"ceil\", \"even\" or \"rceil\", not {mx_scale:?}"
             ))
-        })?;        let rest = match rest {
+        })?;
+        let rest = match rest {
             Some(r) if !r.is_none() => Some(
                 dtype_name(r, "rest")?
                     .parse::<mldtypes::dtype::DType>()
