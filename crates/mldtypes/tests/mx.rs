@@ -360,6 +360,43 @@ fn mx_random_blocks_match_the_exact_reference() {
     }
 }
 
+/// The boundaries of `even` (amax / 2^e at 2 − 2^−(m+1)) and of `rceil` and
+/// `ceil` (amax = max_elem · 2^k), with their float32 neighbours, at every
+/// binade from subnormal to the largest float32, under every rule.
+#[test]
+fn mx_scale_rule_boundaries_match_the_exact_reference() {
+    let mut r = Rng(0x2606);
+    for f in MxFormat::ALL {
+        let m = match f {
+            MxFormat::Fp8E4M3 | MxFormat::Fp6E2M3 => 3,
+            MxFormat::Fp8E5M2 | MxFormat::Fp6E3M2 => 2,
+            MxFormat::Fp4 => 1,
+            MxFormat::Int8 => 6,
+        };
+        let mut amaxes = Vec::new();
+        for e in (-149..=127).step_by(7) {
+            let t = 2f64.powi(e) * (2.0 - 2f64.powi(-(m + 1)));
+            let b = (f.max_elem() * 2f64.powi(e)) as f32;
+            for a in [t as f32, b] {
+                if a.is_finite() && a > 0.0 {
+                    amaxes.extend([
+                        f32::from_bits(a.to_bits() - 1),
+                        a,
+                        f32::from_bits(a.to_bits() + 1),
+                    ]);
+                }
+            }
+        }
+        for rule in ScaleRule::ALL {
+            for &a in &amaxes {
+                let mut x: Vec<f32> = (0..32).map(|j| a * (j as f32 - 15.5) / 40.0).collect();
+                x[r.next() as usize % 32] = if r.next() & 1 == 1 { -a } else { a };
+                check_mx(&x, f, rule);
+            }
+        }
+    }
+}
+
 #[test]
 fn mx_edge_cases_match_the_exact_reference() {
     for f in MxFormat::ALL {

@@ -766,8 +766,9 @@ pub fn quantize<T: BlockSource>(
 /// float32 input runs the vectorised block kernels on every path but
 /// [`Path::Scalar`], which runs the reference: each element of the block
 /// widened to `f64`, scaled exactly and rounded by the scalar conversions of
-/// [`crate::float`] (float64 input always takes the reference). Every path
-/// gives the same bytes and counts.
+/// [`crate::float`] (float64 input always takes the reference, and so do the
+/// scale rules [`ScaleRule::Even`] and [`ScaleRule::Rceil`], which have no
+/// block kernel). Every path gives the same bytes and counts.
 ///
 /// # Errors
 ///
