@@ -250,6 +250,18 @@ def test_mx_rest_and_scale_rule(tmp_path):
     out, meta = read_safetensors(tmp_path / "c.safetensors")
     assert list(out["w_scales"][2]) == [128]
     assert json.loads(meta["mldtypes.quantization"])["w"]["scale_rule"] == "ceil"
+    # torchao's even (7 = 1.75·4 rounds up to 8 at one mantissa bit) and rceil
+    # (ceil(log2(7/6)) = 1) both pick X = 2.
+    for rule in ("even", "rceil"):
+        s = mldtypes.convert_checkpoint(src, tmp_path / f"{rule}.safetensors", "mxfp4",
+                                        mx_scale=rule)
+        w_report = {t["name"]: t for t in s["tensors"]}["w"]
+        assert (w_report["clipped"], w_report["max_abs_error"]) == (0, 1.0)
+        out, meta = read_safetensors(tmp_path / f"{rule}.safetensors")
+        assert list(out["w_scales"][2]) == [128]
+        assert json.loads(meta["mldtypes.quantization"])["w"]["scale_rule"] == rule
+    with pytest.raises(ValueError, match="rceil"):
+        mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "mxfp4", mx_scale="round")
 
 
 def test_inspect_checkpoint(tmp_path):
