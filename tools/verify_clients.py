@@ -395,7 +395,8 @@ def explain_fp8(x, ca, cb, sa, sb):
             q32 = abs(F(float(np.float32(np.float32(float(x[i])) / np.float32(sa[i])))))
             twice = round_float(q32, 4, -6, 448)
             # A bfloat16 weight over a 0-d float32 scale divides in bfloat16
-            # (PyTorch's type promotion): x/s rounded to bfloat16 first.
+            # (PyTorch's type promotion): x/s rounded to bfloat16 first. (Fused
+            # experts divide by a one-element 1-d scale, in float32.)
             q16 = (torch.tensor([float(x[i])], dtype=torch.bfloat16) /
                    torch.tensor(float(sa[i]), dtype=torch.float32)).float().item()
             thrice = round_float(abs(F(q16)), 4, -6, 448)
@@ -411,10 +412,28 @@ def explain_fp8(x, ca, cb, sa, sb):
     return reasons
 
 
+def expert_scales(w, s):
+    """Each element's scale of ModelOpt's FP8 fused experts `w` [E, in, out]
+    (gpt-oss): `s` one scale over all experts, [E] one per expert, or
+    [E, out/128, 1, in/128, 1] 128 x 128 blocks of each expert's transpose
+    [out, in]; as a tensor of `w`'s shape."""
+    e, i, o = w.shape
+    if s.numel() == 1:
+        return s.reshape(1, 1, 1).expand(e, i, o)
+    if s.dim() == 1:
+        return s.reshape(e, 1, 1).expand(e, i, o)
+    st = s[:, :, 0, :, 0]
+    st = st.repeat_interleave(128, 1)[:, :o].repeat_interleave(128, 2)[:, :, :i]
+    return st.transpose(1, 2)
+
+
 def element_scales(w, s):
     """Each element's scale of an FP8 weight `w` [N, K] with scale tensor `s`
-    (per tensor, per channel, or 128 x 128 blocks), flat."""
+    (per tensor, per channel, or 128 x 128 blocks), or of fused experts
+    (`expert_scales`), flat."""
     s = s.float()
+    if w.dim() == 3:
+        return expert_scales(w, s).reshape(-1).numpy()
     if s.numel() == 1:
         return s.reshape(1).expand(w.numel()).numpy()
     if s.dim() == 4:
@@ -445,6 +464,8 @@ def modelopt_dequant(name, t, group):
         return y.transpose(-1, -2).contiguous() if cols else y
     s = t[group["scale"]].float()
     x = w.float()
+    if x.dim() == 3:       # fused experts [E, in, out]
+        return x * expert_scales(x, s)
     if s.dim() == 4:       # FP8_PB_WO [ob, 1, ib, 1]
         s = s.squeeze(-1).squeeze(1)
     if s.dim() == 2 and s.shape != (x.shape[0], 1):
@@ -466,7 +487,7 @@ def quant_groups(t):
                     t[sn].shape[-2] * 8 == v.shape[-2]
                 g[k] = {"scale": sn, "scale_2": sn + "_2", "columns": cols}
         elif v.dtype == torch.float8_e4m3fn:
-            sn = k + "_scale"
+            sn = k + "_scale" if k.endswith("weight") else k + "_weight_scale"
             if sn in t:
                 g[k] = {"scale": sn}
     return g

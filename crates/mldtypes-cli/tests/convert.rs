@@ -1258,10 +1258,12 @@ fn gpt_oss_mxfp4_recipe() {
     }
 }
 
-/// The FP8 recipes leave gpt-oss's fused experts as they are and list their
-/// module as not converted, in each format's matching rule (a regular
-/// expression for compressed-tensors, whose `ignore` vLLM matches against
-/// per-expert names), so that a server does not take them for quantized.
+/// The FP8 recipes in the compressed-tensors and fp8 formats leave gpt-oss's
+/// fused experts as they are and list their module as not converted, in
+/// each format's matching rule (a regular expression for compressed-tensors,
+/// whose `ignore` vLLM matches against per-expert names), so that a server
+/// does not take them for quantized. (ModelOpt's format quantizes them:
+/// `gpt_oss_modelopt_fp8_experts`.)
 #[test]
 fn gpt_oss_fp8_lists_the_unquantized_experts() {
     let dir = tempfile::tempdir().unwrap();
@@ -1274,7 +1276,6 @@ fn gpt_oss_fp8_lists_the_unquantized_experts() {
             "ignore",
             r"re:model\.layers\.0\.mlp\.experts($|\.)",
         ),
-        ("fp8", "modelopt", "ignore", "model.layers.0.mlp.experts"),
         (
             "fp8_block",
             "fp8",
@@ -1311,6 +1312,149 @@ fn gpt_oss_fp8_lists_the_unquantized_experts() {
             ]),
             "{to} {format}"
         );
+    }
+}
+
+/// The FP8 recipes in ModelOpt's format quantize gpt-oss's fused experts as
+/// ModelOpt 0.47 does: `NAME` F8_E4M3 in the stored `[E, in, out]` layout,
+/// `NAME_weight_scale` F32 `[]` over all experts (`fp8`), `[E]` per expert
+/// (`fp8_channel`), `[E, out/128, 1, in/128, 1]` per 128 x 128 block of each
+/// expert's transpose (`fp8_block`; here 2 x 2 blocks of `gate_up_proj`, so
+/// the transposition shows), the biases unchanged, the experts absent from
+/// the exclusions; `--to float32` reads them back.
+#[test]
+fn gpt_oss_modelopt_fp8_experts() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let (h, i) = (160, 72);
+    let orig = write_gpt_oss(&model, h, i);
+    let x_of = |name: &str| &orig.iter().find(|t| t.0 == name).unwrap().2;
+    let f32s = |d: &[u8]| -> Vec<f32> {
+        d.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let scale = |a: f64| mldtypes::mx::fp8_scale(a, mldtypes::dtype::DType::Float32);
+    for (to, algo) in [
+        ("fp8", "FP8"),
+        ("fp8_channel", "FP8_PER_CHANNEL_PER_TOKEN"),
+        ("fp8_block", "fp8_pb_wo"),
+    ] {
+        let q = dir.path().join(format!("q-{to}"));
+        let v = json_of(&[
+            "convert",
+            model.to_str().unwrap(),
+            q.to_str().unwrap(),
+            "--to",
+            to,
+            "--format",
+            "modelopt",
+            "--json",
+        ]);
+        let names: Vec<&str> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "model.layers.0.mlp.experts.down_proj",
+                "model.layers.0.mlp.experts.gate_up_proj",
+                "model.layers.0.self_attn.q_proj.weight"
+            ],
+            "{to}"
+        );
+        let buf = std::fs::read(q.join("model.safetensors")).unwrap();
+        let st = SafeTensors::deserialize(&buf).unwrap();
+        let back = dir.path().join(format!("back-{to}"));
+        mldtypes()
+            .arg("convert")
+            .arg(&q)
+            .arg(&back)
+            .args(["--to", "float32"])
+            .assert()
+            .success();
+        let bbuf = std::fs::read(back.join("model.safetensors")).unwrap();
+        let bst = SafeTensors::deserialize(&bbuf).unwrap();
+        assert_eq!(bst.len(), orig.len(), "{to}: the scales are gone");
+        for (proj, inn, out) in [("gate_up_proj", h, 2 * i), ("down_proj", i, h)] {
+            let name = format!("model.layers.0.mlp.experts.{proj}");
+            let x = x_of(&name);
+            let w = st.tensor(&name).unwrap();
+            assert_eq!((w.dtype(), w.shape()), (Dtype::F8_E4M3, &[2, inn, out][..]));
+            let s = st.tensor(&format!("{name}_weight_scale")).unwrap();
+            let (ob, ib) = (out.div_ceil(128), inn.div_ceil(128));
+            let sshape: Vec<usize> = match to {
+                "fp8" => vec![],
+                "fp8_channel" => vec![2],
+                _ => vec![2, ob, 1, ib, 1],
+            };
+            assert_eq!((s.dtype(), s.shape()), (Dtype::F32, &sshape[..]), "{to}");
+            // Each element's scale: amax / 448 over all experts, over its
+            // expert, or over its block of the expert's [out, in].
+            let at = |e: usize, r: usize, c: usize| x[(e * inn + r) * out + c].abs() as f64;
+            let mut want = Vec::new();
+            for e in 0..2 {
+                for o in 0..ob {
+                    for b in 0..ib {
+                        let mut a = 0f64;
+                        for r in (b * 128..(b + 1) * 128).take_while(|r| *r < inn) {
+                            for c in (o * 128..(o + 1) * 128).take_while(|c| *c < out) {
+                                a = a.max(at(e, r, c));
+                            }
+                        }
+                        want.push(a);
+                    }
+                }
+            }
+            let amax = |v: &[f64]| v.iter().fold(0f64, |m, a| m.max(*a));
+            let n = inn * out;
+            let (want, elem): (Vec<f64>, Vec<f64>) = match to {
+                "fp8" => {
+                    let s = scale(amax(&want));
+                    (vec![s], vec![s; 2 * n])
+                }
+                "fp8_channel" => {
+                    let per: Vec<f64> = want.chunks(ob * ib).map(|c| scale(amax(c))).collect();
+                    let elem = (0..2 * n).map(|j| per[j / n]).collect();
+                    (per, elem)
+                }
+                _ => {
+                    let per: Vec<f64> = want.iter().map(|a| scale(*a)).collect();
+                    let elem = (0..2 * n)
+                        .map(|j| {
+                            let (e, r, c) = (j / n, j % n / out, j % out);
+                            per[(e * ob + c / 128) * ib + r / 128]
+                        })
+                        .collect();
+                    (per, elem)
+                }
+            };
+            let sv: Vec<f64> = f32s(s.data()).iter().map(|v| *v as f64).collect();
+            assert_eq!(sv, want, "{to} {proj}");
+            let mut codes = vec![0u8; 2 * n];
+            mldtypes::mx::fp8_quantize(&x[..], 1, &elem, &mut codes).unwrap();
+            assert_eq!(w.data(), &codes[..], "{to} {proj}");
+            let b = st.tensor(&format!("{name}_bias")).unwrap();
+            assert_eq!(b.dtype(), Dtype::F32);
+            // Back in the stored layout, each value its code times its scale.
+            let mut y = vec![0f64; 2 * n];
+            mldtypes::mx::fp8_dequantize_f64(&codes, 1, &elem, &mut y).unwrap();
+            let y32: Vec<f32> = y.iter().map(|v| *v as f32).collect();
+            let bt = bst.tensor(&name).unwrap();
+            assert_eq!((bt.dtype(), bt.shape()), (Dtype::F32, &[2, inn, out][..]));
+            assert_eq!(bt.data(), &f32_bytes(&y32)[..], "{to} {proj}");
+        }
+        let exclusions =
+            serde_json::json!(["lm_head", "model.embed_tokens", "model.layers.0.mlp.router"]);
+        let config = read_json(&q.join("config.json"));
+        assert_eq!(config["quantization_config"]["ignore"], exclusions, "{to}");
+        assert_eq!(config["quantization_config"]["quant_algo"], algo);
+        let hf = read_json(&q.join("hf_quant_config.json"));
+        assert_eq!(hf["quantization"]["exclude_modules"], exclusions, "{to}");
+        assert_eq!(hf["quantization"]["quant_algo"], algo);
     }
 }
 

@@ -804,3 +804,136 @@ fn thread_counts_are_bounded() {
     o.threads = checkpoint::max_threads();
     checkpoint::convert(&input, &out, &o, &()).unwrap();
 }
+
+/// ModelOpt's FP8 of gpt-oss's fused experts through the library: experts of
+/// a two-shard model, one of them cut into several chunks (an expert of
+/// 1200 × 1000 elements, bands of 128 rows, the second chunk starting at a
+/// band inside the expert), blocks of different magnitudes so that a scale
+/// written to the wrong place shows. Per-shard output equals the local one
+/// at any thread count; block scales sit at `[e, out block, 0, in block, 0]`
+/// and the float32 dequantization is each code times its block's scale.
+#[test]
+fn modelopt_fp8_experts_across_shards_and_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("moe");
+    std::fs::create_dir(&model).unwrap();
+    let (e, inn, out) = (2usize, 1200usize, 1000usize);
+    let mut big = values(e * inn * out, 9);
+    for (j, v) in big.iter_mut().enumerate() {
+        let (x, r, c) = (j / (inn * out), j / out % inn, j % out);
+        *v *= (1u32 << ((x + 3 * (r / 128) + 5 * (c / 128)) % 7)) as f32;
+    }
+    let l0 = "model.layers.0.mlp.experts";
+    let l1 = "model.layers.1.mlp.experts";
+    write_ordered(
+        &model.join("model-00001-of-00002.safetensors"),
+        &[],
+        &[(
+            &format!("{l0}.gate_up_proj"),
+            vec![e, inn, out],
+            big.clone(),
+        )],
+    );
+    write_ordered(
+        &model.join("model-00002-of-00002.safetensors"),
+        &[],
+        &[
+            (
+                &format!("{l1}.down_proj"),
+                vec![e, 72, 160],
+                values(e * 72 * 160, 5),
+            ),
+            (
+                &format!("{l1}.down_proj_bias"),
+                vec![e, 160],
+                values(e * 160, 6),
+            ),
+        ],
+    );
+    let index = format!(
+        r#"{{"metadata": {{"total_size": 0}}, "weight_map": {{"{l0}.gate_up_proj": "model-00001-of-00002.safetensors", "{l1}.down_proj": "model-00002-of-00002.safetensors", "{l1}.down_proj_bias": "model-00002-of-00002.safetensors"}}}}"#
+    );
+    std::fs::write(model.join("model.safetensors.index.json"), index).unwrap();
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type": "gpt_oss", "dtype": "float32"}"#,
+    )
+    .unwrap();
+    for to in ["fp8", "fp8_channel", "fp8_block"] {
+        let mut o = Options::new(Target::parse(to).unwrap());
+        o.format = Some(checkpoint::CheckpointFormat::ModelOpt);
+        o.threads = 1;
+        let local = dir.path().join(format!("local-{to}"));
+        let whole = checkpoint::convert(&model, &local, &o, &()).unwrap();
+        assert_eq!(whole.tensors.len(), 2, "{to}");
+        o.threads = 4;
+        let spread = dir.path().join(format!("spread-{to}"));
+        for s in checkpoint::shards(&model).unwrap().iter().rev() {
+            checkpoint::convert_shard(&model, s, &spread, &o, &()).unwrap();
+        }
+        checkpoint::finish_shards(&model, &spread, &o).unwrap();
+        assert!(tree(&local) == tree(&spread), "{to}");
+        let st = SafetensorsFile::open(&local.join("model-00001-of-00002.safetensors")).unwrap();
+        let read = |name: &str| {
+            let t = st.tensor(name).unwrap();
+            let mut buf = Vec::new();
+            let b = st
+                .read(t, 0, t.offsets.1 - t.offsets.0, &mut buf)
+                .unwrap()
+                .to_vec();
+            (t.shape.clone(), b)
+        };
+        let (wshape, codes) = read(&format!("{l0}.gate_up_proj"));
+        assert_eq!(wshape, [e, inn, out]);
+        let (sshape, sb) = read(&format!("{l0}.gate_up_proj_weight_scale"));
+        let sv: Vec<f64> = sb
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect();
+        let (ob, ib) = (out.div_ceil(128), inn.div_ceil(128));
+        let amax = |f: &dyn Fn(usize, usize, usize) -> bool| {
+            let mut m = 0f64;
+            for (j, v) in big.iter().enumerate() {
+                if f(j / (inn * out), j / out % inn, j % out) {
+                    m = m.max(v.abs() as f64);
+                }
+            }
+            mldtypes::mx::fp8_scale(m, DType::Float32)
+        };
+        let elem_scale: Box<dyn Fn(usize, usize, usize) -> f64> = match to {
+            "fp8" => {
+                assert_eq!(sshape, Vec::<usize>::new());
+                assert_eq!(sv, [amax(&|_, _, _| true)]);
+                Box::new(move |_, _, _| sv[0])
+            }
+            "fp8_channel" => {
+                assert_eq!(sshape, [e]);
+                assert_eq!(sv, [amax(&|x, _, _| x == 0), amax(&|x, _, _| x == 1)]);
+                Box::new(move |x, _, _| sv[x])
+            }
+            _ => {
+                assert_eq!(sshape, [e, ob, 1, ib, 1]);
+                for (x, cb, rb) in [(0, 0, 0), (0, 7, 0), (0, 2, 9), (1, 7, 9), (1, 3, 8)] {
+                    let want = amax(&|a, r, c| a == x && r / 128 == rb && c / 128 == cb);
+                    assert_eq!(sv[(x * ob + cb) * ib + rb], want, "{x} {cb} {rb}");
+                }
+                Box::new(move |x, r, c| sv[(x * ob + c / 128) * ib + r / 128])
+            }
+        };
+        let back = dir.path().join(format!("back-{to}"));
+        let f32_opts = Options::new(Target::Float(DType::Float32));
+        checkpoint::convert(&local, &back, &f32_opts, &()).unwrap();
+        let bt = SafetensorsFile::open(&back.join("model-00001-of-00002.safetensors")).unwrap();
+        assert_eq!(bt.tensors().len(), 1, "{to}: the scale is gone");
+        let t = bt.tensor(&format!("{l0}.gate_up_proj")).unwrap();
+        assert_eq!(t.shape, [e, inn, out]);
+        let mut buf = Vec::new();
+        let y = bt.read(t, 0, t.offsets.1 - t.offsets.0, &mut buf).unwrap();
+        let e4m3 = |c: u8| mldtypes::float8_e4m3fn::from_bits(c).to_f32() as f64;
+        for (j, (yc, c)) in y.chunks_exact(4).zip(&codes).enumerate() {
+            let want = (e4m3(*c) * elem_scale(j / (inn * out), j / out % inn, j % out)) as f32;
+            let got = f32::from_le_bytes(yc.try_into().unwrap());
+            assert_eq!(got.to_bits(), want.to_bits(), "{to} element {j}");
+        }
+    }
+}

@@ -63,12 +63,16 @@ enum Op {
         from: DType,
         cols: Option<usize>,
     },
-    /// FP8 with scales of a `[rows, k]` weight, the scales stored as `sdt`.
+    /// FP8 with scales of a `[rows, k]` weight, the scales stored as `sdt`;
+    /// `experts`: the rows form matrices of this many rows (fused experts
+    /// `[E, in, out]` as `[E·in, out]`), whose block scales are stored
+    /// transposed, `[E, ⌈out/128⌉, 1, ⌈in/128⌉, 1]`.
     Fp8 {
         from: DType,
         scales: Fp8Scales,
         k: usize,
         sdt: DType,
+        experts: Option<usize>,
     },
     MxDequant {
         fmt: MxFormat,
@@ -88,6 +92,7 @@ enum Op {
         k: usize,
         sdt: DType,
         block: usize,
+        experts: Option<usize>,
         to: DType,
     },
 }
@@ -102,10 +107,16 @@ impl Op {
             Op::Nvfp4 { cols: Some(n), .. } | Op::Nvfp4Dequant { cols: Some(n), .. } => {
                 layout::nvfp4_columns(n)
             }
-            Op::Fp8 { scales, k, .. } => layout::fp8(scales, k, layout::fp8_block(scales)),
+            Op::Fp8 {
+                scales, k, experts, ..
+            } => layout::fp8(scales, k, layout::fp8_block(scales), experts),
             Op::Fp8Dequant {
-                scales, k, block, ..
-            } => layout::fp8(scales, k, block),
+                scales,
+                k,
+                block,
+                experts,
+                ..
+            } => layout::fp8(scales, k, block, experts),
             _ => Cut::Flat,
         }
     }
@@ -356,7 +367,7 @@ fn quant_name(q: Quant) -> &'static str {
     match q {
         Quant::Mx { fmt, .. } => fmt.name(),
         Quant::Nvfp4 { .. } => "nvfp4",
-        Quant::Fp8 { scales } => scales.name(),
+        Quant::Fp8 { scales, .. } => scales.name(),
     }
 }
 
@@ -558,12 +569,14 @@ fn plan_file(
                             k,
                             sdt,
                             block,
+                            experts,
                         } => Op::Fp8Dequant {
                             scale,
                             scales,
                             k,
                             sdt,
                             block,
+                            experts,
                             to,
                         },
                     };
@@ -674,15 +687,32 @@ fn plan_file(
                     let o2 = push_out(&mut plan, names[2].clone(), Dtype::F32, vec![]);
                     (Op::Nvfp4 { from, cols }, vec![op_, os, o2])
                 }
-                Quant::Fp8 { scales } => {
-                    let (n, k) = (t.shape[0], t.shape[1]);
+                Quant::Fp8 { scales, experts } => {
+                    // Fused experts [E, in, out]: one scale over all, one
+                    // per expert (a row of in·out), or blocks of each
+                    // expert's [in, out] matrix.
+                    let (k, sshape, experts) = match (experts, &t.shape[..]) {
+                        (true, &[e, inn, out]) => (
+                            if scales == Fp8Scales::Channel {
+                                inn * out
+                            } else {
+                                out
+                            },
+                            recipe.fp8_experts_scale_shape(scales, e, inn, out),
+                            (scales == Fp8Scales::Block).then_some(inn),
+                        ),
+                        _ => {
+                            let (n, k) = (t.shape[0], t.shape[1]);
+                            (k, recipe.fp8_scale_shape(scales, n, k), None)
+                        }
+                    };
                     let sdt = recipe.fp8_scale_dtype(from);
                     let ow = push_out(&mut plan, names[0].clone(), Dtype::F8_E4M3, t.shape.clone());
                     let os = push_out(
                         &mut plan,
                         names[1].clone(),
                         Dtype::try_from(sdt).expect("float32 and 16-bit floats have tags"),
-                        recipe.fp8_scale_shape(scales, n, k),
+                        sshape,
                     );
                     (
                         Op::Fp8 {
@@ -690,6 +720,7 @@ fn plan_file(
                             scales,
                             k,
                             sdt,
+                            experts,
                         },
                         vec![ow, os],
                     )
@@ -1867,6 +1898,7 @@ fn run_chunk(
             scales,
             k,
             sdt,
+            experts,
         } => {
             let src = st.read(t, sb(from, s), sb(from, e), inb)?;
             let codes = grow(obuf, n);
@@ -1885,10 +1917,27 @@ fn run_chunk(
                 scale_bytes(*v, sdt, tb);
             }
             let w = sdt.itemsize();
-            let at = match scales {
-                Fp8Scales::Tensor => (s == 0).then_some(0),
-                Fp8Scales::Channel => Some(s / k * w),
-                Fp8Scales::Block => Some(s / k / FP8_BLOCK * k.div_ceil(FP8_BLOCK) * w),
+            let at = match (scales, experts) {
+                (Fp8Scales::Tensor, _) => (s == 0).then_some(0),
+                (Fp8Scales::Channel, _) => Some(s / k * w),
+                (Fp8Scales::Block, None) => Some(s / k / FP8_BLOCK * k.div_ceil(FP8_BLOCK) * w),
+                (Fp8Scales::Block, Some(rows)) => {
+                    // The chunk's bands (of one expert) hold scales
+                    // [band][out block]; the file holds them [out block]
+                    // [band] per expert: one run of bands per out block.
+                    let (r0, ob, ib) = (s / k, k.div_ceil(FP8_BLOCK), rows.div_ceil(FP8_BLOCK));
+                    let (base, band0) = (r0 / rows * ob * ib, r0 % rows / FP8_BLOCK);
+                    let nb = sv.len() / ob.max(1);
+                    for c in 0..ob {
+                        let mut bytes = Vec::with_capacity(nb * w);
+                        for b in 0..nb {
+                            bytes.extend_from_slice(&tb[(b * ob + c) * w..(b * ob + c + 1) * w]);
+                        }
+                        let at = (base + c * ib + band0) * w;
+                        write_at(out, &bytes, (offs[1] + at) as u64).map_err(werr)?;
+                    }
+                    None
+                }
             };
             if let Some(at) = at {
                 write_at(out, tb, (offs[1] + at) as u64).map_err(werr)?;
@@ -1966,16 +2015,24 @@ fn run_chunk(
             k,
             sdt,
             block,
+            experts,
             to,
         } => {
             let codes = st.read(t, s, e, inb)?;
             let sc_t = &st.tensors()[scale];
             let w = sdt.itemsize();
             let (r0, rows) = (s / k.max(1), n / k.max(1));
-            let (b0, b1) = match scales {
-                Fp8Scales::Tensor => (0, sc_t.elements),
-                Fp8Scales::Channel => (r0, r0 + rows),
-                Fp8Scales::Block => {
+            // Fused experts' block scales: the chunk's expert (chunks never
+            // cross one) holds [out block][band] from `b0`.
+            let ex = experts.map(|m| {
+                let (ob, ib) = (k.div_ceil(block), m.div_ceil(block));
+                (m, ib, r0 / m * ob * ib)
+            });
+            let (b0, b1) = match (scales, ex) {
+                (Fp8Scales::Tensor, _) => (0, sc_t.elements),
+                (Fp8Scales::Channel, _) => (r0, r0 + rows),
+                (Fp8Scales::Block, Some((_, ib, b0))) => (b0, b0 + k.div_ceil(block) * ib),
+                (Fp8Scales::Block, None) => {
                     let ib = k.div_ceil(block);
                     (r0 / block * ib, (r0 + rows).div_ceil(block) * ib)
                 }
@@ -1985,10 +2042,14 @@ fn run_chunk(
             let table = e4m3_table();
             let y = grow(fa, n);
             for (i, (y, c)) in y.iter_mut().zip(codes).enumerate() {
-                let sidx = match scales {
-                    Fp8Scales::Tensor => 0,
-                    Fp8Scales::Channel => i / k,
-                    Fp8Scales::Block => {
+                let sidx = match (scales, ex) {
+                    (Fp8Scales::Tensor, _) => 0,
+                    (Fp8Scales::Channel, _) => i / k,
+                    (Fp8Scales::Block, Some((m, ib, _))) => {
+                        let (r, col) = (r0 + i / k, i % k);
+                        col / block * ib + r % m / block
+                    }
+                    (Fp8Scales::Block, None) => {
                         let (r, col) = (r0 + i / k, i % k);
                         (r / block) * k.div_ceil(block) + col / block - b0
                     }

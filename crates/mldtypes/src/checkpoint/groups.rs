@@ -17,7 +17,11 @@
 //!   compressed-tensors) or `NAME_scale_inv` (DeepSeek-V3, Qwen3-FP8) in
 //!   float32, bfloat16 or float16: shape `[]` / `[1]` per tensor, `[N]` /
 //!   `[N, 1]` per channel, `[⌈N/128⌉, ⌈K/128⌉]` or `[⌈N/128⌉, 1, ⌈K/128⌉,
-//!   1]` per 128 × 128 block.
+//!   1]` per 128 × 128 block; fused experts `….experts.gate_up_proj` /
+//!   `….experts.down_proj` (F8_E4M3 `[E, in, out]`) with
+//!   `NAME_weight_scale`, as ModelOpt exports gpt-oss's: `[]` / `[1]` over
+//!   all experts, `[E]` per expert, `[E, ⌈out/128⌉, 1, ⌈in/128⌉, 1]` per
+//!   128 × 128 block of each expert's transpose `[out, in]`.
 //!
 //! A weight's `input_scale` (activation scale of W8A8 / W4A4 checkpoints)
 //! belongs to its group: dequantizing drops it with the scales.
@@ -27,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use safetensors::Dtype;
 
 use super::reader::SafetensorsFile;
-use super::recipe::{module_of, scale_name, Fp8Scales, FP8_BLOCK};
+use super::recipe::{fused_expert, module_of, scale_name, Fp8Scales, FP8_BLOCK};
 use crate::dtype::DType;
 use crate::mx::{MxFormat, MX_BLOCK, NVFP4_BLOCK};
 
@@ -59,6 +63,9 @@ pub(crate) enum GroupKind {
         k: usize,
         sdt: DType,
         block: usize,
+        /// Fused experts `[E, in, out]`: `in`, the rows of each expert's
+        /// matrix, whose block scales are stored `[E, out/b, 1, in/b, 1]`.
+        experts: Option<usize>,
     },
 }
 
@@ -239,6 +246,46 @@ pub(crate) fn find_groups(st: &SafetensorsFile) -> Groups {
                     all,
                 },
             );
+        } else if t.dtype == Dtype::F8_E4M3 && t.shape.len() == 3 && fused_expert(&t.name) {
+            let Some(si) = idx(&scale_name(&t.name)) else {
+                continue;
+            };
+            let sc = &ts[si];
+            let Some(sdt) = float_scale(sc.dtype) else {
+                continue;
+            };
+            let (e, inn, out) = (t.shape[0], t.shape[1], t.shape[2]);
+            let (scales, k, block, experts) = match sc.shape[..] {
+                [] | [1] => (Fp8Scales::Tensor, out, 0, None),
+                [m] if m == e => (Fp8Scales::Channel, inn * out, 0, None),
+                [m, ob, 1, ib, 1] if m == e => {
+                    match [FP8_BLOCK, 64, 32, 256]
+                        .into_iter()
+                        .find(|b| out.div_ceil(*b) == ob && inn.div_ceil(*b) == ib)
+                    {
+                        Some(b) => (Fp8Scales::Block, out, b, Some(inn)),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            };
+            add(
+                &mut g,
+                i,
+                Group {
+                    name: t.name.clone(),
+                    shape: t.shape.clone(),
+                    kind: GroupKind::Fp8 {
+                        scale: si,
+                        scales,
+                        k,
+                        sdt,
+                        block,
+                        experts,
+                    },
+                    all: vec![i, si],
+                },
+            );
         } else if t.dtype == Dtype::F8_E4M3 && t.shape.len() == 2 {
             let sn = scale_name(&t.name);
             let inv = format!("{}_scale_inv", t.name);
@@ -280,6 +327,7 @@ pub(crate) fn find_groups(st: &SafetensorsFile) -> Groups {
                         k,
                         sdt,
                         block,
+                        experts: None,
                     },
                     all,
                 },

@@ -113,8 +113,10 @@ pub(crate) fn nvfp4_columns(n: usize) -> Cut {
     }
 }
 
-/// FP8 with scales of a `[rows, k]` weight.
-pub(crate) fn fp8(scales: Fp8Scales, k: usize, block: usize) -> Cut {
+/// FP8 with scales of a `[rows, k]` weight; `experts`: rows per matrix of
+/// fused experts (`[E, in, out]` as `[E·in, out]`), which bands of blocks
+/// never cross.
+pub(crate) fn fp8(scales: Fp8Scales, k: usize, block: usize, experts: Option<usize>) -> Cut {
     match scales {
         Fp8Scales::Tensor => Cut::Flat,
         Fp8Scales::Channel => Cut::Rows {
@@ -127,7 +129,7 @@ pub(crate) fn fp8(scales: Fp8Scales, k: usize, block: usize) -> Cut {
             row: k,
             rows_align: block.max(1),
             rows_min: block.max(1),
-            matrix: usize::MAX,
+            matrix: experts.unwrap_or(usize::MAX),
         },
     }
 }
@@ -211,9 +213,14 @@ mod tests {
         let rows: Vec<(usize, usize)> = r.iter().map(|(s, e)| (s / 300_000, e / 300_000)).collect();
         assert_eq!(rows, [(0, 3), (3, 5), (5, 8), (8, 10), (10, 13), (13, 15)]);
         // Bands of 128 rows of 64: 16384 rows (CHUNK / 64) per chunk.
-        let b = fp8(Fp8Scales::Block, 64, 128).ranges(64 * 40_000);
+        let b = fp8(Fp8Scales::Block, 64, 128, None).ranges(64 * 40_000);
         assert!(b.iter().all(|(s, _)| s % (128 * 64) == 0));
         assert_eq!(b.last().unwrap().1, 64 * 40_000);
+        // Experts of 200 rows: bands of 128 and 72 rows, never across an
+        // expert.
+        let x = fp8(Fp8Scales::Block, 64, 128, Some(200)).ranges(64 * 600);
+        let rows: Vec<(usize, usize)> = x.iter().map(|(s, e)| (s / 64, e / 64)).collect();
+        assert_eq!(rows, [(0, 200), (200, 400), (400, 600)]);
     }
 
     #[test]

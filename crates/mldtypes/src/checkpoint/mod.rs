@@ -55,7 +55,10 @@
 //!     compressed-tensors' `float-quantized` format (the default of `fp8`
 //!     and `fp8_channel`), the `quant_method: "fp8"` format of DeepSeek-V3
 //!     and Qwen3-FP8 (`weight_scale_inv`; the default of `fp8_block`) or
-//!     ModelOpt's (`FP8`, `FP8_PER_CHANNEL_PER_TOKEN`, `FP8_PB_WO`).
+//!     ModelOpt's (`FP8`, `FP8_PER_CHANNEL_PER_TOKEN`, `FP8_PB_WO`), which
+//!     also quantizes fused `[E, in, out]` experts (gpt-oss, Llama 4) in
+//!     place, `NAME_weight_scale` F32 `[]`, `[E]` or `[E, ⌈out/128⌉, 1,
+//!     ⌈in/128⌉, 1]`, as ModelOpt 0.47 exports gpt-oss.
 //!
 //! Other tensors are copied byte for byte, or converted to [`Options::rest`].
 //! Each output file's `__metadata__` keeps the input's entries and records
@@ -68,8 +71,8 @@
 //! `NAME_scales` pairs with 16-byte blocks are read as MXFP4 (gpt-oss:
 //! transposed for `….experts.gate_up_proj` / `down_proj`), `NAME` /
 //! `NAME_scale` / `NAME_scale_2` triples as NVFP4, and `float8_e4m3fn`
-//! weights with a float `NAME_scale` or `NAME_scale_inv` as FP8 with the
-//! scales their shape implies.
+//! weights with a float `NAME_scale` or `NAME_scale_inv` (fused experts:
+//! `NAME_weight_scale`) as FP8 with the scales their shape implies.
 //!
 //! Interrupted per-shard conversions leave temporaries named after the
 //! shard and a hash of its planned header, which [`finish_shards`] removes.

@@ -31,12 +31,25 @@
 //! (`[E, out, in/32, 16]`); NVFP4 packs along `in` in place, as ModelOpt
 //! exports them (`[E, in/2, out]`). The `mxfp4` recipe of gpt-oss quantizes
 //! those experts only (its attention, router, embeddings and head stay
-//! bfloat16, as in the released checkpoints); FP8 recipes leave fused
-//! experts alone (no FP8 stack reads them in that layout) and list their
-//! experts module as not converted, so that a server builds them
-//! unquantized (compressed-tensors' `ignore` as a regular expression,
-//! `re:…\.experts($|\.)`, which also matches the per-expert names vLLM
-//! looks up).
+//! bfloat16, as in the released checkpoints). The FP8 recipes in ModelOpt's
+//! format quantize them as ModelOpt 0.47 does: `NAME`
+//! F8_E4M3 in the stored `[E, in, out]` layout and `NAME_weight_scale` F32,
+//! `[]` for `FP8` (one scale over all experts), `[E]` for
+//! `FP8_PER_CHANNEL_PER_TOKEN` (ModelOpt's per-channel axis 0 of the
+//! transposed `[E, out, in]` is the expert), `[E, out/128, 1, in/128, 1]`
+//! for `fp8_pb_wo` (128 × 128 blocks of each expert's `[out, in]`, the
+//! scale of out block `o` and in block `i` at `[e, o, 0, i, 0]`, as
+//! ModelOpt's calibration computes them). ModelOpt 0.47's export then
+//! quantizes the stored `[E, in, out]` elements with that scale tensor
+//! reshaped (not transposed) to `[E, in/128, out/128]`, which puts the
+//! scales on the wrong blocks when both `in` and `out` exceed 128;
+//! mldtypes applies each scale to its own block (identical output whenever
+//! `in` or `out` is at most 128, as in the models checked). The
+//! other FP8 formats leave fused experts alone (no FP8 stack of theirs reads
+//! them in that layout) and list their experts module as not converted, so
+//! that a server builds them unquantized (compressed-tensors' `ignore` as a
+//! regular expression, `re:…\.experts($|\.)`, which also matches the
+//! per-expert names vLLM looks up).
 //!
 //! [`Options::select`] (`--only`) replaces the default selection (any
 //! floating-point tensor of two or more dimensions matching it is
@@ -216,8 +229,13 @@ pub(crate) enum Quant {
     /// second-to-last (`[.., K, N]` packed `[.., K/2, N]`, scales
     /// `[.., K/16, N]`).
     Nvfp4 { columns: bool },
-    /// FP8 with scales (2-D `[out, in]` only).
-    Fp8 { scales: Fp8Scales },
+    /// FP8 with scales of a 2-D `[out, in]` weight, or (`experts`) of fused
+    /// `[E, in, out]` experts as ModelOpt quantizes them: one scale over all
+    /// experts ([`Fp8Scales::Tensor`]), one per expert
+    /// ([`Fp8Scales::Channel`]), or 128 × 128 blocks of each expert's
+    /// transpose `[out, in]`, stored `[E, out/128, 1, in/128, 1]`
+    /// ([`Fp8Scales::Block`]); the elements keep the `[E, in, out]` layout.
+    Fp8 { scales: Fp8Scales, experts: bool },
 }
 
 impl Quant {
@@ -304,7 +322,7 @@ pub(crate) fn module_of(name: &str) -> &str {
 }
 
 /// Whether `name` is a fused expert tensor stored `[E, in, out]`.
-fn fused_expert(name: &str) -> bool {
+pub(crate) fn fused_expert(name: &str) -> bool {
     name.ends_with(".experts.gate_up_proj") || name.ends_with(".experts.down_proj")
 }
 
@@ -385,6 +403,20 @@ impl<'o, 'a> Recipe<'o, 'a> {
                 transposed: expert,
             },
             Target::Nvfp4 => Quant::Nvfp4 { columns: expert },
+            Target::Fp8(scales) if expert && self.format == Some(CheckpointFormat::ModelOpt) => {
+                // ModelOpt 0.47 quantizes fused experts through their
+                // transpose `[E, out, in]`: its amax reduction squeezes a
+                // one-element block amax (one expert of one block) to a 0-d
+                // scale, as for 2-D weights below.
+                let one_block = scales == Fp8Scales::Block
+                    && shape[0] == 1
+                    && shape[1] <= FP8_BLOCK
+                    && shape[2] <= FP8_BLOCK;
+                Quant::Fp8 {
+                    scales: if one_block { Fp8Scales::Tensor } else { scales },
+                    experts: true,
+                }
+            }
             Target::Fp8(scales) => {
                 if shape.len() != 2 {
                     return Decision::Unfit(format!(
@@ -404,6 +436,7 @@ impl<'o, 'a> Recipe<'o, 'a> {
                     && shape[1] <= FP8_BLOCK;
                 Quant::Fp8 {
                     scales: if one_block { Fp8Scales::Tensor } else { scales },
+                    experts: false,
                 }
             }
         };
@@ -424,10 +457,13 @@ impl<'o, 'a> Recipe<'o, 'a> {
         Decision::Quantize(quant)
     }
 
-    /// The default selection: linear weights, gpt-oss MXFP4's experts only.
+    /// The default selection: linear weights, gpt-oss MXFP4's experts only;
+    /// fused `[E, in, out]` experts for every target but FP8 in formats
+    /// other than ModelOpt's.
     fn default_choice(&self, name: &str, shape: &[usize], expert: bool) -> bool {
         if expert {
-            return !matches!(self.opts.target, Target::Fp8(_));
+            return !matches!(self.opts.target, Target::Fp8(_))
+                || self.format == Some(CheckpointFormat::ModelOpt);
         }
         if matches!(self.opts.target, Target::Mx(_)) && self.model.is_gpt_oss() {
             return false;
@@ -467,6 +503,7 @@ impl<'o, 'a> Recipe<'o, 'a> {
             Quant::Nvfp4 { .. } => self.opts.fuse_scale_2,
             Quant::Fp8 {
                 scales: Fp8Scales::Tensor,
+                ..
             } if self.opts.target == Target::Fp8(Fp8Scales::Block) => {
                 // A one-block weight of ModelOpt's FP8_PB_WO (see `decide`):
                 // shared across every fused family, as ModelOpt's export
@@ -475,6 +512,7 @@ impl<'o, 'a> Recipe<'o, 'a> {
             }
             Quant::Fp8 {
                 scales: Fp8Scales::Tensor,
+                ..
             } => self.format == Some(CheckpointFormat::ModelOpt) && name.contains(".experts."),
             _ => return None,
         };
@@ -530,6 +568,23 @@ impl<'o, 'a> Recipe<'o, 'a> {
         }
     }
 
+    /// The shape of the FP8 scale tensor of fused experts `[e, inn, out]`
+    /// (see [`Quant::Fp8`]; ModelOpt's: `[]`, `[e]`, `[e, ⌈out/128⌉, 1,
+    /// ⌈inn/128⌉, 1]`).
+    pub fn fp8_experts_scale_shape(
+        &self,
+        scales: Fp8Scales,
+        e: usize,
+        inn: usize,
+        out: usize,
+    ) -> Vec<usize> {
+        match scales {
+            Fp8Scales::Tensor => vec![],
+            Fp8Scales::Channel => vec![e],
+            Fp8Scales::Block => vec![e, out.div_ceil(FP8_BLOCK), 1, inn.div_ceil(FP8_BLOCK), 1],
+        }
+    }
+
     /// The metadata record of a quantized tensor (`mldtypes.quantization`).
     pub fn record(&self, q: Quant) -> serde_json::Value {
         match q {
@@ -548,7 +603,7 @@ impl<'o, 'a> Recipe<'o, 'a> {
                 }
                 r
             }
-            Quant::Fp8 { scales } => {
+            Quant::Fp8 { scales, experts } => {
                 let mut r = json!({"format": "fp8_e4m3", "scales": match scales {
                     Fp8Scales::Tensor => "tensor",
                     Fp8Scales::Channel => "channel",
@@ -556,6 +611,9 @@ impl<'o, 'a> Recipe<'o, 'a> {
                 }});
                 if scales == Fp8Scales::Block {
                     r["block_size"] = json!([FP8_BLOCK, FP8_BLOCK]);
+                }
+                if experts {
+                    r["layout"] = json!("experts");
                 }
                 r
             }
@@ -928,6 +986,7 @@ mod tests {
         let k = "model.layers.0.self_attn.k_proj.weight";
         let one = Quant::Fp8 {
             scales: Fp8Scales::Tensor,
+            experts: false,
         };
         assert_eq!(r.decide(q, &[64, 64]), Decision::Quantize(one));
         assert_eq!(r.decide(k, &[32, 128]), Decision::Quantize(one));
@@ -942,6 +1001,7 @@ mod tests {
         );
         let big = Quant::Fp8 {
             scales: Fp8Scales::Block,
+            experts: false,
         };
         assert_eq!(r.decide(q, &[256, 64]), Decision::Quantize(big));
         assert_eq!(r.scale_group(q, big), None);
@@ -951,6 +1011,51 @@ mod tests {
         let r = Recipe::new(&opts, ModelInfo::default()).unwrap();
         assert_eq!(r.decide(q, &[64, 64]), Decision::Quantize(big));
         assert_eq!(r.fp8_scale_shape(Fp8Scales::Block, 64, 64), [1, 1]);
+    }
+
+    #[test]
+    fn fused_experts_in_fp8_recipes() {
+        // ModelOpt's format quantizes gpt-oss's [E, in, out] experts; the
+        // other FP8 formats leave them.
+        let gpt_oss = ModelInfo {
+            model_type: Some("gpt_oss".into()),
+            tie_word_embeddings: None,
+        };
+        let gu = "model.layers.0.mlp.experts.gate_up_proj";
+        for scales in [Fp8Scales::Tensor, Fp8Scales::Channel, Fp8Scales::Block] {
+            let mut opts = Options::new(Target::Fp8(scales));
+            opts.format = Some(CheckpointFormat::ModelOpt);
+            let r = Recipe::new(&opts, gpt_oss.clone()).unwrap();
+            let q = Quant::Fp8 {
+                scales,
+                experts: true,
+            };
+            assert_eq!(r.decide(gu, &[4, 64, 192]), Decision::Quantize(q));
+            assert_eq!(
+                r.outputs(gu, q),
+                [gu.to_string(), format!("{gu}_weight_scale")]
+            );
+            assert_eq!(r.scale_group(gu, q).is_some(), scales == Fp8Scales::Tensor);
+            assert_eq!(r.fp8_scale_dtype(DType::BFloat16), DType::Float32);
+            opts.format = Some(CheckpointFormat::CompressedTensors);
+            let r = Recipe::new(&opts, gpt_oss.clone()).unwrap();
+            assert_eq!(r.decide(gu, &[4, 64, 192]), Decision::Leave);
+        }
+        let mut opts = Options::new(Target::Fp8(Fp8Scales::Block));
+        opts.format = Some(CheckpointFormat::ModelOpt);
+        let r = Recipe::new(&opts, gpt_oss).unwrap();
+        assert_eq!(
+            r.fp8_experts_scale_shape(Fp8Scales::Block, 4, 2880, 5760),
+            [4, 45, 1, 23, 1]
+        );
+        // One expert of one block: a 0-d scale, as ModelOpt squeezes it.
+        assert_eq!(
+            r.decide(gu, &[1, 64, 128]),
+            Decision::Quantize(Quant::Fp8 {
+                scales: Fp8Scales::Tensor,
+                experts: true
+            })
+        );
     }
 
     #[test]
