@@ -57,8 +57,8 @@ pub struct ConvertArgs {
     /// mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8), nvfp4 (ModelOpt
     /// W4A16_NVFP4), fp8 (per-tensor scales), fp8_channel or fp8_block
     /// (128×128). Recipes quantize the linear weights a serving stack
-    /// quantizes (gpt-oss MXFP4: its experts), as the model's config.json
-    /// describes it.
+    /// quantizes (gpt-oss MXFP4: its experts; ModelOpt's formats: gpt-oss's
+    /// experts too), as the model's config.json describes it.
     #[arg(long)]
     to: String,
     /// Convert only the tensors whose names match this glob; others are

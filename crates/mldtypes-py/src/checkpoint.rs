@@ -315,7 +315,11 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///     128 x 128 block, in compressed-tensors' ``float-quantized`` format
 ///     (default of ``fp8`` and ``fp8_channel``), the ``quant_method: "fp8"``
 ///     format with ``weight_scale_inv`` of DeepSeek-V3 and Qwen3-FP8 (default
-///     of ``fp8_block``) or ModelOpt's (``format="modelopt"``).
+///     of ``fp8_block``) or ModelOpt's (``format="modelopt"``), which also
+///     quantizes fused ``[E, in, out]`` experts (gpt-oss) in place, with
+///     ``NAME_weight_scale`` F32 ``[]`` over all experts, ``[E]`` per expert
+///     or ``[E, out/128, 1, in/128, 1]`` per block of each expert's
+///     transpose, as ModelOpt 0.47 exports them.
 ///
 /// Other tensors are copied byte for byte (or converted to ``rest``). The
 /// output is a file for a file input, else a directory mirroring the shards
