@@ -807,9 +807,10 @@ fn thread_counts_are_bounded() {
 
 /// ModelOpt's FP8 of gpt-oss's fused experts through the library: experts of
 /// a two-shard model, one of them cut into several chunks (an expert of
-/// 1200 × 1000 elements, bands of 128 rows, the second chunk starting at a
-/// band inside the expert), blocks of different magnitudes so that a scale
-/// written to the wrong place shows. Per-shard output equals the local one
+/// 1200 × 1000 elements: 1048 rows, then 152, for one scale per expert, the
+/// expert's amax read beforehand; bands of 128 rows for blocks, the second
+/// chunk starting at a band inside the expert), blocks of different
+/// magnitudes so that a scale written to the wrong place shows. Per-shard output equals the local one
 /// at any thread count; block scales sit at `[e, out block, 0, in block, 0]`
 /// and the float32 dequantization is each code times its block's scale.
 #[test]

@@ -65,8 +65,9 @@ enum Op {
     },
     /// FP8 with scales of a `[rows, k]` weight, the scales stored as `sdt`;
     /// `experts`: the rows form matrices of this many rows (fused experts
-    /// `[E, in, out]` as `[E·in, out]`), whose block scales are stored
-    /// transposed, `[E, ⌈out/128⌉, 1, ⌈in/128⌉, 1]`.
+    /// `[E, in, out]` as `[E·in, out]`), with one scale per matrix
+    /// ([`Fp8Scales::Channel`], `[E]`) or block scales stored transposed
+    /// (`[E, ⌈out/128⌉, 1, ⌈in/128⌉, 1]`).
     Fp8 {
         from: DType,
         scales: Fp8Scales,
@@ -118,6 +119,34 @@ impl Op {
                 ..
             } => layout::fp8(scales, k, block, experts),
             _ => Cut::Flat,
+        }
+    }
+
+    /// The fused expert holding element `s` of an FP8 job with one scale
+    /// per expert (whose tensor-scale groups are one per expert), else 0.
+    fn expert_of(&self, s: usize) -> usize {
+        match *self {
+            Op::Fp8 {
+                scales: Fp8Scales::Channel,
+                k,
+                experts: Some(m),
+                ..
+            } if m * k > 0 => s / (m * k),
+            _ => 0,
+        }
+    }
+
+    /// The number of tensor-scale groups of a job of `units` elements (see
+    /// [`Op::expert_of`]).
+    fn scale_groups(&self, units: usize) -> usize {
+        match *self {
+            Op::Fp8 {
+                scales: Fp8Scales::Channel,
+                k,
+                experts: Some(m),
+                ..
+            } if m * k > 0 => units / (m * k),
+            _ => 1,
         }
     }
 
@@ -393,6 +422,9 @@ struct Member {
     shard: usize,
     tensor: usize,
     from: DType,
+    /// The elements `[s, e)` of the tensor that count (one expert of fused
+    /// experts), or all of them.
+    range: Option<(usize, usize)>,
 }
 
 /// The model-level plan: the groups of tensors sharing a tensor scale, by
@@ -420,6 +452,29 @@ fn model_plan(shards: &[(String, SafetensorsFile)], recipe: &Recipe<'_, '_>) -> 
                 continue;
             };
             if let Decision::Quantize(q) = decision(recipe, t, from) {
+                if let (
+                    Quant::Fp8 {
+                        scales: Fp8Scales::Channel,
+                        experts: true,
+                    },
+                    &[e, inn, out],
+                ) = (q, &t.shape[..])
+                {
+                    // One scale per expert: a group per expert, from the
+                    // tensor's first one on (each expert's amax is read
+                    // before its chunks run, which stay within it).
+                    mp.group_of.insert((si, ti), mp.groups.len());
+                    let n = inn * out;
+                    for x in 0..e {
+                        mp.groups.push(vec![Member {
+                            shard: si,
+                            tensor: ti,
+                            from,
+                            range: Some((x * n, (x + 1) * n)),
+                        }]);
+                    }
+                    continue;
+                }
                 if let Some(key) = recipe.scale_group(&t.name, q) {
                     let next = keys.len();
                     let g = *keys.entry(key).or_insert(next);
@@ -430,6 +485,7 @@ fn model_plan(shards: &[(String, SafetensorsFile)], recipe: &Recipe<'_, '_>) -> 
                         shard: si,
                         tensor: ti,
                         from,
+                        range: None,
                     });
                     mp.group_of.insert((si, ti), g);
                 }
@@ -693,13 +749,9 @@ fn plan_file(
                     // expert's [in, out] matrix.
                     let (k, sshape, experts) = match (experts, &t.shape[..]) {
                         (true, &[e, inn, out]) => (
-                            if scales == Fp8Scales::Channel {
-                                inn * out
-                            } else {
-                                out
-                            },
+                            out,
                             recipe.fp8_experts_scale_shape(scales, e, inn, out),
-                            (scales == Fp8Scales::Block).then_some(inn),
+                            (scales != Fp8Scales::Tensor).then_some(inn),
                         ),
                         _ => {
                             let (n, k) = (t.shape[0], t.shape[1]);
@@ -1318,12 +1370,17 @@ fn run_files(
 
     // Tensor scales: the largest finite magnitude of every member of the
     // groups these jobs use, wherever the member is stored.
-    let needed: BTreeSet<usize> = jobs.iter().filter_map(|j| j.scale).collect();
+    let needed: BTreeSet<usize> = jobs
+        .iter()
+        .filter_map(|j| j.scale.map(|g| g..g + j.op.scale_groups(j.units)))
+        .flatten()
+        .collect();
     let mut scans: Vec<(usize, Member, usize, usize)> = Vec::new();
     for &g in &needed {
         for m in &mp.groups[g] {
-            let n = shards[m.shard].tensors()[m.tensor].elements;
-            let mut s = 0;
+            let (mut s, n) = m
+                .range
+                .unwrap_or((0, shards[m.shard].tensors()[m.tensor].elements));
             while s < n {
                 let e = (s + CHUNK).min(n);
                 scans.push((g, *m, s, e));
@@ -1397,7 +1454,7 @@ fn run_files(
                     .map(|&o| data_start + plan.outs[o].offset)
                     .collect();
                 let st = shards[j.shard];
-                let a = j.scale.map_or(0.0, |g| amax[g]);
+                let a = j.scale.map_or(0.0, |g| amax[g + j.op.expert_of(s)]);
                 let stats = SCRATCH
                     .with(|sc| {
                         let out = &handles[j.file];
@@ -1903,12 +1960,20 @@ fn run_chunk(
             let src = st.read(t, sb(from, s), sb(from, e), inb)?;
             let codes = grow(obuf, n);
             let mut acc = mx::ErrLanes::default();
+            // One scale per fused expert: the chunk (within one expert)
+            // scaled as a tensor by its expert's amax.
+            let per_expert = scales == Fp8Scales::Channel && experts.is_some();
+            let how = if per_expert {
+                Fp8Scales::Tensor
+            } else {
+                scales
+            };
             let clipped = if from == DType::Float64 {
                 let x = as_f64(src, from, n, fa)?;
-                fp8_chunk(x, scales, k, sdt, amax, codes, sv, &mut acc)
+                fp8_chunk(x, how, k, sdt, amax, codes, sv, &mut acc)
             } else {
                 let x = as_f32(src, from, x32)?;
-                fp8_chunk(x, scales, k, sdt, amax, codes, sv, &mut acc)
+                fp8_chunk(x, how, k, sdt, amax, codes, sv, &mut acc)
             }
             .map_err(berr)?;
             write_at(out, codes, (offs[0] + s) as u64).map_err(werr)?;
@@ -1919,7 +1984,8 @@ fn run_chunk(
             let w = sdt.itemsize();
             let at = match (scales, experts) {
                 (Fp8Scales::Tensor, _) => (s == 0).then_some(0),
-                (Fp8Scales::Channel, _) => Some(s / k * w),
+                (Fp8Scales::Channel, Some(m)) => s.is_multiple_of(m * k).then(|| s / (m * k) * w),
+                (Fp8Scales::Channel, None) => Some(s / k * w),
                 (Fp8Scales::Block, None) => Some(s / k / FP8_BLOCK * k.div_ceil(FP8_BLOCK) * w),
                 (Fp8Scales::Block, Some(rows)) => {
                     // The chunk's bands (of one expert) hold scales
@@ -2025,12 +2091,14 @@ fn run_chunk(
             // Fused experts' block scales: the chunk's expert (chunks never
             // cross one) holds [out block][band] from `b0`.
             let ex = experts.map(|m| {
-                let (ob, ib) = (k.div_ceil(block), m.div_ceil(block));
+                let b = block.max(1);
+                let (ob, ib) = (k.div_ceil(b), m.div_ceil(b));
                 (m, ib, r0 / m * ob * ib)
             });
             let (b0, b1) = match (scales, ex) {
                 (Fp8Scales::Tensor, _) => (0, sc_t.elements),
-                (Fp8Scales::Channel, _) => (r0, r0 + rows),
+                (Fp8Scales::Channel, Some((m, _, _))) => (r0 / m, r0 / m + 1),
+                (Fp8Scales::Channel, None) => (r0, r0 + rows),
                 (Fp8Scales::Block, Some((_, ib, b0))) => (b0, b0 + k.div_ceil(block) * ib),
                 (Fp8Scales::Block, None) => {
                     let ib = k.div_ceil(block);
@@ -2043,8 +2111,8 @@ fn run_chunk(
             let y = grow(fa, n);
             for (i, (y, c)) in y.iter_mut().zip(codes).enumerate() {
                 let sidx = match (scales, ex) {
-                    (Fp8Scales::Tensor, _) => 0,
-                    (Fp8Scales::Channel, _) => i / k,
+                    (Fp8Scales::Tensor, _) | (Fp8Scales::Channel, Some(_)) => 0,
+                    (Fp8Scales::Channel, None) => i / k,
                     (Fp8Scales::Block, Some((m, ib, _))) => {
                         let (r, col) = (r0 + i / k, i % k);
                         col / block * ib + r % m / block

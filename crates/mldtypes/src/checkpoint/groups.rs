@@ -64,7 +64,8 @@ pub(crate) enum GroupKind {
         sdt: DType,
         block: usize,
         /// Fused experts `[E, in, out]`: `in`, the rows of each expert's
-        /// matrix, whose block scales are stored `[E, out/b, 1, in/b, 1]`.
+        /// matrix, with one scale per expert (`[E]`) or block scales stored
+        /// `[E, out/b, 1, in/b, 1]`.
         experts: Option<usize>,
     },
 }
@@ -257,7 +258,7 @@ pub(crate) fn find_groups(st: &SafetensorsFile) -> Groups {
             let (e, inn, out) = (t.shape[0], t.shape[1], t.shape[2]);
             let (scales, k, block, experts) = match sc.shape[..] {
                 [] | [1] => (Fp8Scales::Tensor, out, 0, None),
-                [m] if m == e => (Fp8Scales::Channel, inn * out, 0, None),
+                [m] if m == e => (Fp8Scales::Channel, out, 0, Some(inn)),
                 [m, ob, 1, ib, 1] if m == e => {
                     match [FP8_BLOCK, 64, 32, 256]
                         .into_iter()

@@ -114,8 +114,8 @@ pub(crate) fn nvfp4_columns(n: usize) -> Cut {
 }
 
 /// FP8 with scales of a `[rows, k]` weight; `experts`: rows per matrix of
-/// fused experts (`[E, in, out]` as `[E·in, out]`), which bands of blocks
-/// never cross.
+/// fused experts (`[E, in, out]` as `[E·in, out]`), which chunks never
+/// cross.
 pub(crate) fn fp8(scales: Fp8Scales, k: usize, block: usize, experts: Option<usize>) -> Cut {
     match scales {
         Fp8Scales::Tensor => Cut::Flat,
@@ -123,7 +123,7 @@ pub(crate) fn fp8(scales: Fp8Scales, k: usize, block: usize, experts: Option<usi
             row: k,
             rows_align: 1,
             rows_min: 1,
-            matrix: usize::MAX,
+            matrix: experts.unwrap_or(usize::MAX),
         },
         Fp8Scales::Block => Cut::Rows {
             row: k,
@@ -221,6 +221,11 @@ mod tests {
         let x = fp8(Fp8Scales::Block, 64, 128, Some(200)).ranges(64 * 600);
         let rows: Vec<(usize, usize)> = x.iter().map(|(s, e)| (s / 64, e / 64)).collect();
         assert_eq!(rows, [(0, 200), (200, 400), (400, 600)]);
+        // One scale per expert of 1200 rows of 1000: 1048 rows (CHUNK /
+        // 1000) at a time, never across an expert.
+        let c = fp8(Fp8Scales::Channel, 1000, 0, Some(1200)).ranges(1000 * 2400);
+        let rows: Vec<(usize, usize)> = c.iter().map(|(s, e)| (s / 1000, e / 1000)).collect();
+        assert_eq!(rows, [(0, 1048), (1048, 1200), (1200, 2248), (2248, 2400)]);
     }
 
     #[test]
