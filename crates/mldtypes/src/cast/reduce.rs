@@ -6,7 +6,12 @@
 //! (seed 001) recommends accumulating in float32 and JAX does so; here the
 //! elements are widened to float32 (exactly), summed pairwise (blocks of 128
 //! with eight partial sums, as NumPy's `add.reduce`, combined in a balanced
-//! tree), and the result is rounded once to the element type.
+//! tree), and the result is rounded once to the element type. The sixteen
+//! blocks of each step of 2048 elements are summed together (independent
+//! chains of additions, each in that order), bfloat16 is widened inline
+//! (a shift), and the additions run on the selected instruction set's
+//! vectors: the order, hence the result, is the same on every path (a sum
+//! involving several NaNs may carry any of their payloads).
 //!
 //! With the `ndarray` feature, [`ArrayReduce`] gives the same reductions on
 //! `ndarray` arrays of any shape and layout: ndarray's own `sum`/`mean`
@@ -58,6 +63,77 @@ fn pairwise(x: &[f32]) -> f32 {
     }
 }
 
+/// [`pairwise`] of exactly [`STEP`] (2048) values widened from `x`: the
+/// tree's sixteen blocks of 128 are summed at the same time (sixteen
+/// independent chains of eight partial sums instead of one), each with
+/// `pairwise`'s additions in `pairwise`'s order, then combined as its tree
+/// combines them.
+#[inline(always)]
+fn pairwise_step<E: Lane>(x: &[E]) -> f32 {
+    let x = &x[..STEP];
+    let mut acc = [[0f32; 8]; 16];
+    // four blocks at a time: four chains of eight partial sums in registers
+    for (q, quad) in acc.chunks_exact_mut(4).enumerate() {
+        let b: [&[E]; 4] = std::array::from_fn(|l| &x[(4 * q + l) * 128..(4 * q + l + 1) * 128]);
+        let [a0, a1, a2, a3] = quad else {
+            unreachable!()
+        };
+        let (mut s0, mut s1, mut s2, mut s3) = (*a0, *a1, *a2, *a3);
+        for i in 0..16 {
+            for k in 0..8 {
+                s0[k] += b[0][i * 8 + k].widen();
+                s1[k] += b[1][i * 8 + k].widen();
+                s2[k] += b[2][i * 8 + k].widen();
+                s3[k] += b[3][i * 8 + k].widen();
+            }
+        }
+        (*a0, *a1, *a2, *a3) = (s0, s1, s2, s3);
+    }
+    let leaf: [f32; 16] = std::array::from_fn(|l| {
+        let a = &acc[l];
+        ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    });
+    let l2: [f32; 8] = std::array::from_fn(|i| leaf[2 * i] + leaf[2 * i + 1]);
+    let l4: [f32; 4] = std::array::from_fn(|i| l2[2 * i] + l2[2 * i + 1]);
+    (l4[0] + l4[1]) + (l4[2] + l4[3])
+}
+
+/// The [`pairwise`] sum of each step of [`STEP`] values of `x` (widened
+/// to float32) pushed to `partial`: [`pairwise_step`] for full steps,
+/// vectorised for `path`'s instruction set.
+fn step_sums<E: Lane>(path: Path, x: &[E], partial: &mut Vec<f32>) {
+    #[inline(always)]
+    fn run<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+        for c in x.chunks(STEP) {
+            if c.len() == STEP {
+                partial.push(pairwise_step(c));
+            } else {
+                let w: Vec<f32> = c.iter().map(|v| v.widen()).collect();
+                partial.push(pairwise(&w));
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512vl")]
+        unsafe fn avx512<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+            run(x, partial)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+            run(x, partial)
+        }
+        match path {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(x, partial) },
+            Path::Avx2 => return unsafe { avx2(x, partial) },
+            _ => {}
+        }
+    }
+    run(x, partial)
+}
+
 /// Widens `x` to float32 in steps and feeds each step to `f`.
 fn widen<T: Element>(path: Path, x: &[T], mut f: impl FnMut(&[f32])) -> Result<(), CastError> {
     let mut buf = [0f32; STEP];
@@ -90,9 +166,18 @@ fn round<T: Element>(x: f32) -> Result<T, CastError> {
 /// assert_eq!(mldtypes::cast::reduce::sum_f32(&x).unwrap(), 6.5);
 /// ```
 pub fn sum_f32<T: Element>(x: &[T]) -> Result<f32, CastError> {
-    let path = dispatch::path();
+    sum_f32_on(dispatch::path(), x)
+}
+
+/// [`sum_f32`] on `path`.
+fn sum_f32_on<T: Element>(path: Path, x: &[T]) -> Result<f32, CastError> {
     let mut partial = Vec::with_capacity(x.len() / STEP + 1);
-    widen(path, x, |b| partial.push(pairwise(b)))?;
+    if T::DTYPE == crate::dtype::DType::BFloat16 && std::mem::size_of::<T>() == 2 {
+        // widened inline (the code in the high half of the word)
+        step_sums(path, bytemuck::cast_slice::<T, u16>(x), &mut partial);
+    } else {
+        widen(path, x, |b| step_sums(path, b, &mut partial))?;
+    }
     Ok(pairwise(&partial))
 }
 
@@ -755,6 +840,48 @@ mod tests {
                     assert_eq!(a.to_bits(), b.to_bits(), "{path:?} code {j:#06x}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn whole_sums_follow_the_pairwise_tree_on_every_path() {
+        // Full steps of 2048 (sixteen blocks summed together) and a last
+        // partial step, against `pairwise` of the widened values.
+        for len in [0, 1, 127, 2048, 2049, 5000, 3 * 2048] {
+            let bf: Vec<crate::bfloat16> = (0..len)
+                .map(|i| crate::bfloat16::from_bits(((i * 40_503 + 7) % 65_536) as u16))
+                .collect();
+            let f8: Vec<crate::float8_e4m3fn> = (0..len)
+                .map(|i| crate::float8_e4m3fn::from_bits(((i * 97 + 3) % 256) as u8))
+                .collect();
+            let tree = |w: Vec<f32>| {
+                let partial: Vec<f32> = w.chunks(STEP).map(pairwise).collect();
+                pairwise(&partial)
+            };
+            let want_bf = tree(bf.iter().map(|v| v.to_f32()).collect());
+            let want_f8 = tree(f8.iter().map(|v| v.to_f32()).collect());
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                assert!(
+                    same(sum_f32_on(path, &bf).unwrap(), want_bf),
+                    "{path:?} bf16 {len}"
+                );
+                assert!(
+                    same(sum_f32_on(path, &f8).unwrap(), want_f8),
+                    "{path:?} f8 {len}"
+                );
+            }
+        }
+        // finite values: equal bits
+        let x: Vec<crate::bfloat16> = (0..3 * 2048 + 5)
+            .map(|i| crate::bfloat16::from_f32(((i * 7919) % 1013) as f32 * 0.37 - 150.0))
+            .collect();
+        let w: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+        let partial: Vec<f32> = w.chunks(STEP).map(pairwise).collect();
+        for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+            assert_eq!(
+                sum_f32_on(path, &x).unwrap().to_bits(),
+                pairwise(&partial).to_bits()
+            );
         }
     }
 
