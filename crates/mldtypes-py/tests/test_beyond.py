@@ -62,6 +62,29 @@ def test_mean(case):
                 np.where(checked, want, 0), np.where(checked, got, 0))
 
 
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn"])
+def test_float32_sums_do_not_depend_on_the_layout(name):
+    # Sums along a leading axis (columns added row by row, several steps
+    # of 2048 rows and leaves with rows past a group of eight) and along the
+    # last axis (each lane on its own) follow the same pairwise tree: the
+    # same float32 sums, within the recursive-summation bound of the
+    # float64 sums of the same values.
+    rng = np.random.default_rng(28)
+    v = (rng.standard_normal((3, 2100, 70)) * 4).astype(np.float32).astype(T(name))
+    v64 = v.astype(np.float64)
+    for axis in (0, 1, 2):
+        got = np.asarray(mldtypes.sum(v, axis=axis, dtype=np.float32))
+        lanes = np.ascontiguousarray(np.moveaxis(v, axis, -1))
+        assert got.tolist() == np.asarray(
+            mldtypes.sum(lanes, axis=-1, dtype=np.float32)).tolist(), f"axis={axis}"
+        assert np.asarray(mldtypes.sum(np.asfortranarray(v), axis=axis,
+                                       dtype=np.float32)).tolist() == got.tolist()
+        n = v.shape[axis]
+        gamma = n * 2.0**-24 / (1 - n * 2.0**-24)
+        bound = gamma * np.abs(v64).sum(axis=axis)
+        assert (np.abs(got - v64.sum(axis=axis)) <= bound).all(), f"axis={axis}"
+
+
 @pytest.mark.parametrize("case", DOTS, ids=[f"{c['dtype']}-{c['n']}" for c in DOTS])
 def test_dot(case):
     name = case["dtype"]

@@ -28,11 +28,14 @@
 //!
 //! # Threads
 //!
-//! `threads` splits the output rows into that many blocks, each computed on
-//! its own scoped thread (the operands are converted in parallel first);
-//! products of fewer than 2^21 multiply-adds run on the calling thread.
-//! The result does not depend on the number of threads: each output element
-//! is computed by one thread with the same blocking.
+//! `threads` splits the output rows into that many blocks, run in parallel
+//! on rayon's thread pool (feature `rayon`; otherwise on scoped threads).
+//! `b` is converted first, in `threads` shares in parallel; each block
+//! converts its own rows of a row-major `a` (a column-major `a` is
+//! converted in shares first, as `b`). Products of fewer than 2^21
+//! multiply-adds run on the calling thread. The result does not depend on
+//! the number of threads: each output element is computed by one thread
+//! with the same blocking.
 //!
 //! # Examples
 //!
@@ -183,29 +186,51 @@ impl From<CastError> for MatmulError {
 /// Products below this many multiply-adds run on the calling thread.
 const PARALLEL_WORK: usize = 1 << 21;
 
-/// `a` converted to float32, in its own layout (each thread of `threads`
-/// converting a contiguous share).
-fn widen<T: Element + Sync>(a: &MatRef<'_, T>, threads: usize) -> Result<Vec<f32>, CastError> {
-    let path = dispatch::path();
-    let mut out = vec![0f32; a.data.len()];
-    let chunk = a.data.len().div_ceil(threads.max(1)).max(1 << 14);
-    if threads <= 1 || a.data.len() <= chunk {
-        convert_slice_on(path, a.data, &mut out, Overflow::NonSaturating)?;
-        return Ok(out);
+/// Runs `f(0)`, …, `f(tasks - 1)` in parallel: on rayon's thread pool
+/// (feature `rayon`, whose threads stay warm between calls), else on
+/// scoped threads (the calling thread taking task 0).
+fn parallel<F: Fn(usize) + Sync>(tasks: usize, f: F) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        (0..tasks).into_par_iter().with_max_len(1).for_each(&f);
     }
+    #[cfg(not(feature = "rayon"))]
     std::thread::scope(|s| {
-        let jobs: Vec<_> = a
-            .data
-            .chunks(chunk)
-            .zip(out.chunks_mut(chunk))
-            .map(|(src, dst)| {
-                s.spawn(move || convert_slice_on(path, src, dst, Overflow::NonSaturating))
-            })
-            .collect();
-        jobs.into_iter()
-            .try_for_each(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })?;
-    Ok(out)
+        let f = &f;
+        for t in 1..tasks {
+            s.spawn(move || f(t));
+        }
+        f(0);
+    });
+}
+
+/// `dst = src` widened to float32, `threads` contiguous shares converted
+/// in parallel (one share below 2^14 elements each).
+fn widen_into<T: Element + Sync>(
+    src: &[T],
+    dst: &mut [f32],
+    threads: usize,
+) -> Result<(), CastError> {
+    let path = dispatch::path();
+    let chunk = src.len().div_ceil(threads.max(1)).max(1 << 14);
+    if threads <= 1 || src.len() <= chunk {
+        return convert_slice_on(path, src, dst, Overflow::NonSaturating);
+    }
+    let shares: Vec<_> = src
+        .chunks(chunk)
+        .zip(dst.chunks_mut(chunk))
+        .map(std::sync::Mutex::new)
+        .collect();
+    let errors = std::sync::Mutex::new(Ok(()));
+    parallel(shares.len(), |t| {
+        let mut share = shares[t].lock().unwrap_or_else(|p| p.into_inner());
+        let (s, d) = &mut *share;
+        if let Err(e) = convert_slice_on(path, s, d, Overflow::NonSaturating) {
+            *errors.lock().unwrap_or_else(|p| p.into_inner()) = Err(e);
+        }
+    });
+    errors.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `out = a · b` in float32 (row-major `m × n`), on up to `threads` threads:
@@ -244,22 +269,45 @@ pub fn matmul_f32<T: Element + Sync>(
     } else {
         threads.clamp(1, m)
     };
-    let (wa, wb) = (widen(&a, threads)?, widen(&b, threads)?);
-    let (rsa, csa) = a.strides();
+    // b (every thread reads all of it) widened first, its shares in
+    // parallel; a row-major `a` is widened row block by row block by the
+    // thread that multiplies the block.
+    let mut wb = vec![0f32; b.data.len()];
+    widen_into(b.data, &mut wb, threads)?;
     let (rsb, csb) = b.strides();
+    let own_rows = a.layout == Layout::RowMajor;
+    let wa = if own_rows {
+        Vec::new()
+    } else {
+        let mut wa = vec![0f32; a.data.len()];
+        widen_into(a.data, &mut wa, threads)?;
+        wa
+    };
     let rows = m.div_ceil(threads);
-    let run = |r0: usize, c: &mut [f32]| {
+    // Row block `r0 ..` of the product into `c`.
+    let run = |r0: usize, c: &mut [f32]| -> Result<(), CastError> {
         let mt = c.len() / n;
-        // SAFETY: `wa` holds a's m × k elements at strides (rsa, csa), so
-        // rows r0..r0 + mt start at r0 · rsa; `wb` holds k × n at (rsb,
-        // csb); `c` holds mt × n row-major.
+        let mut block = Vec::new();
+        let (pa, rsa, csa) = if own_rows {
+            block.resize(mt * k, 0f32);
+            let src = &a.data[r0 * k..(r0 + mt) * k];
+            convert_slice_on(dispatch::path(), src, &mut block, Overflow::NonSaturating)?;
+            (block.as_ptr(), k as isize, 1)
+        } else {
+            let (rsa, csa) = a.strides();
+            // SAFETY: row r0 of the column-major m × k matrix starts at r0.
+            (unsafe { wa.as_ptr().add(r0) }, rsa, csa)
+        };
+        // SAFETY: `pa` holds rows r0..r0 + mt of `a` (mt × k) at strides
+        // (rsa, csa); `wb` holds k × n at (rsb, csb); `c` holds mt × n
+        // row-major.
         unsafe {
             matrixmultiply::sgemm(
                 mt,
                 k,
                 n,
                 1.0,
-                wa.as_ptr().offset(r0 as isize * rsa),
+                pa,
                 rsa,
                 csa,
                 wb.as_ptr(),
@@ -271,18 +319,23 @@ pub fn matmul_f32<T: Element + Sync>(
                 1,
             );
         }
+        Ok(())
     };
     if threads == 1 {
-        run(0, out);
-        return Ok(());
+        return Ok(run(0, out)?);
     }
-    std::thread::scope(|s| {
-        for (t, c) in out.chunks_mut(rows * n).enumerate() {
-            let run = &run;
-            s.spawn(move || run(t * rows, c));
+    let blocks: Vec<_> = out
+        .chunks_mut(rows * n)
+        .map(std::sync::Mutex::new)
+        .collect();
+    let errors = std::sync::Mutex::new(Ok(()));
+    parallel(blocks.len(), |t| {
+        let mut c = blocks[t].lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = run(t * rows, &mut c) {
+            *errors.lock().unwrap_or_else(|p| p.into_inner()) = Err(e);
         }
     });
-    Ok(())
+    Ok(errors.into_inner().unwrap_or_else(|p| p.into_inner())?)
 }
 
 /// [`matmul_f32`] rounded once into `U` (to nearest even; overflow to

@@ -6,7 +6,12 @@
 //! (seed 001) recommends accumulating in float32 and JAX does so; here the
 //! elements are widened to float32 (exactly), summed pairwise (blocks of 128
 //! with eight partial sums, as NumPy's `add.reduce`, combined in a balanced
-//! tree), and the result is rounded once to the element type.
+//! tree), and the result is rounded once to the element type. The sixteen
+//! blocks of each step of 2048 elements are summed together (independent
+//! chains of additions, each in that order), bfloat16 is widened inline
+//! (a shift), and the additions run on the selected instruction set's
+//! vectors: the order, hence the result, is the same on every path (a sum
+//! involving several NaNs may carry any of their payloads).
 //!
 //! With the `ndarray` feature, [`ArrayReduce`] gives the same reductions on
 //! `ndarray` arrays of any shape and layout: ndarray's own `sum`/`mean`
@@ -58,6 +63,77 @@ fn pairwise(x: &[f32]) -> f32 {
     }
 }
 
+/// [`pairwise`] of exactly [`STEP`] (2048) values widened from `x`: the
+/// tree's sixteen blocks of 128 are summed at the same time (sixteen
+/// independent chains of eight partial sums instead of one), each with
+/// `pairwise`'s additions in `pairwise`'s order, then combined as its tree
+/// combines them.
+#[inline(always)]
+fn pairwise_step<E: Lane>(x: &[E]) -> f32 {
+    let x = &x[..STEP];
+    let mut acc = [[0f32; 8]; 16];
+    // four blocks at a time: four chains of eight partial sums in registers
+    for (q, quad) in acc.chunks_exact_mut(4).enumerate() {
+        let b: [&[E]; 4] = std::array::from_fn(|l| &x[(4 * q + l) * 128..(4 * q + l + 1) * 128]);
+        let [a0, a1, a2, a3] = quad else {
+            unreachable!()
+        };
+        let (mut s0, mut s1, mut s2, mut s3) = (*a0, *a1, *a2, *a3);
+        for i in 0..16 {
+            for k in 0..8 {
+                s0[k] += b[0][i * 8 + k].widen();
+                s1[k] += b[1][i * 8 + k].widen();
+                s2[k] += b[2][i * 8 + k].widen();
+                s3[k] += b[3][i * 8 + k].widen();
+            }
+        }
+        (*a0, *a1, *a2, *a3) = (s0, s1, s2, s3);
+    }
+    let leaf: [f32; 16] = std::array::from_fn(|l| {
+        let a = &acc[l];
+        ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    });
+    let l2: [f32; 8] = std::array::from_fn(|i| leaf[2 * i] + leaf[2 * i + 1]);
+    let l4: [f32; 4] = std::array::from_fn(|i| l2[2 * i] + l2[2 * i + 1]);
+    (l4[0] + l4[1]) + (l4[2] + l4[3])
+}
+
+/// The [`pairwise`] sum of each step of [`STEP`] values of `x` (widened
+/// to float32) pushed to `partial`: [`pairwise_step`] for full steps,
+/// vectorised for `path`'s instruction set.
+fn step_sums<E: Lane>(path: Path, x: &[E], partial: &mut Vec<f32>) {
+    #[inline(always)]
+    fn run<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+        for c in x.chunks(STEP) {
+            if c.len() == STEP {
+                partial.push(pairwise_step(c));
+            } else {
+                let w: Vec<f32> = c.iter().map(|v| v.widen()).collect();
+                partial.push(pairwise(&w));
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512vl")]
+        unsafe fn avx512<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+            run(x, partial)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<E: Lane>(x: &[E], partial: &mut Vec<f32>) {
+            run(x, partial)
+        }
+        match path {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(x, partial) },
+            Path::Avx2 => return unsafe { avx2(x, partial) },
+            _ => {}
+        }
+    }
+    run(x, partial)
+}
+
 /// Widens `x` to float32 in steps and feeds each step to `f`.
 fn widen<T: Element>(path: Path, x: &[T], mut f: impl FnMut(&[f32])) -> Result<(), CastError> {
     let mut buf = [0f32; STEP];
@@ -90,9 +166,18 @@ fn round<T: Element>(x: f32) -> Result<T, CastError> {
 /// assert_eq!(mldtypes::cast::reduce::sum_f32(&x).unwrap(), 6.5);
 /// ```
 pub fn sum_f32<T: Element>(x: &[T]) -> Result<f32, CastError> {
-    let path = dispatch::path();
+    sum_f32_on(dispatch::path(), x)
+}
+
+/// [`sum_f32`] on `path`.
+fn sum_f32_on<T: Element>(path: Path, x: &[T]) -> Result<f32, CastError> {
     let mut partial = Vec::with_capacity(x.len() / STEP + 1);
-    widen(path, x, |b| partial.push(pairwise(b)))?;
+    if T::DTYPE == crate::dtype::DType::BFloat16 && std::mem::size_of::<T>() == 2 {
+        // widened inline (the code in the high half of the word)
+        step_sums(path, bytemuck::cast_slice::<T, u16>(x), &mut partial);
+    } else {
+        widen(path, x, |b| step_sums(path, b, &mut partial))?;
+    }
     Ok(pairwise(&partial))
 }
 
@@ -201,10 +286,14 @@ pub fn dot<T: Element>(a: &[T], b: &[T]) -> Result<T, CastError> {
 
 /// Column sums of the row-major `rows × cols` matrix `x` in float32:
 /// `out[j]` is bit for bit [`sum_f32`] of column `j` (the same steps of
-/// 2048 rows, the same pairwise tree within a step and across steps). The
-/// rows are read in order, each widened to float32 into a buffer the cache
-/// holds and added to the partial sums of the tree, so the matrix is read
-/// once and never copied.
+/// 2048 rows, the same pairwise tree within a step and across steps; a NaN
+/// sum may carry another NaN's payload), so the result does not depend on
+/// the memory layout. The matrix is read once, in place: in each leaf of
+/// the tree (at most 128 rows), the rows that feed one of the eight partial
+/// sums are added to it four at a time (one load and store of the partial
+/// sums per four rows, in row order), each row widened to float32 on the
+/// way (bfloat16 by a shift fused with the additions, the other types by
+/// the slice kernels) and added with the CPU's widest vectors.
 ///
 /// # Errors
 ///
@@ -229,72 +318,207 @@ pub fn sum_f32_columns<T: Element>(
             dst: rows * cols,
         });
     }
-    let path = dispatch::path();
-    let mut row = vec![0f32; cols];
-    let mut widen_row = |src: &[T], dst: &mut [f32]| -> Result<(), CastError> {
-        convert_slice_on(path, src, dst, Overflow::NonSaturating)
+    columns_on(dispatch::path(), x, rows, cols)
+}
+
+/// [`sum_f32_columns`] (lengths checked) on `path`.
+fn columns_on<T: Element>(
+    path: Path,
+    x: &[T],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<f32>, CastError> {
+    if T::DTYPE == crate::dtype::DType::BFloat16 && std::mem::size_of::<T>() == 2 {
+        let src = Fused {
+            data: bytemuck::cast_slice::<T, u16>(x),
+            cols,
+            path,
+        };
+        return columns(src, rows, cols, path);
+    }
+    let src = Widened {
+        data: x,
+        cols,
+        path,
+        buf: vec![0.0; 4 * cols],
     };
+    columns(src, rows, cols, path)
+}
+
+/// [`sum_f32_columns`] of the `rows × cols` rows of `src`.
+fn columns(
+    mut src: impl RowSource,
+    rows: usize,
+    cols: usize,
+    path: Path,
+) -> Result<Vec<f32>, CastError> {
     // The column sums of each step of 2048 rows, then their pairwise sums.
     let mut steps: Vec<f32> = Vec::with_capacity(rows.div_ceil(STEP) * cols);
     let mut scratch = Scratch::default();
+    let mut out = vec![0f32; cols];
     for r0 in (0..rows).step_by(STEP) {
         let n = (rows - r0).min(STEP);
-        let mut out = vec![0f32; cols];
-        let src = Rows {
-            data: &x[r0 * cols..(r0 + n) * cols],
-            cols,
-        };
-        pairwise_rows(
-            &src,
-            0,
-            n,
-            &mut out,
-            &mut scratch,
-            0,
-            &mut row,
-            &mut widen_row,
-        )?;
+        pairwise_rows(&mut src, r0, n, &mut out, &mut scratch, 0, path)?;
         steps.extend_from_slice(&out);
     }
     let nsteps = steps.len() / cols.max(1);
     if nsteps == 0 {
         return Ok(vec![0.0; cols]);
     }
-    let mut out = vec![0f32; cols];
-    let src = Rows {
+    let mut sums = Fused {
         data: &steps[..],
         cols,
+        path,
     };
-    let mut copy = |s: &[f32], d: &mut [f32]| -> Result<(), CastError> {
-        d.copy_from_slice(s);
-        Ok(())
-    };
-    pairwise_rows(
-        &src,
-        0,
-        nsteps,
-        &mut out,
-        &mut scratch,
-        0,
-        &mut row,
-        &mut copy,
-    )?;
+    pairwise_rows(&mut sums, 0, nsteps, &mut out, &mut scratch, 0, path)?;
     Ok(out)
 }
 
-/// Rows of a row-major matrix.
-struct Rows<'a, T> {
-    data: &'a [T],
-    cols: usize,
+/// Rows of float32 values, produced on demand.
+trait RowSource {
+    /// Adds rows `r`, `r + stride`, … (`count` rows), as float32, to `acc`
+    /// (one element per column), one row after the other.
+    fn add_rows(
+        &mut self,
+        r: usize,
+        stride: usize,
+        count: usize,
+        acc: &mut [f32],
+    ) -> Result<(), CastError>;
 }
 
-impl<T> Rows<'_, T> {
-    fn row(&self, r: usize) -> &[T] {
-        &self.data[r * self.cols..(r + 1) * self.cols]
+/// Rows of a row-major matrix of `T`, widened by the slice kernels.
+struct Widened<'a, T> {
+    data: &'a [T],
+    cols: usize,
+    path: Path,
+    /// Four widened rows.
+    buf: Vec<f32>,
+}
+
+impl<T: Element> RowSource for Widened<'_, T> {
+    fn add_rows(
+        &mut self,
+        r: usize,
+        stride: usize,
+        count: usize,
+        acc: &mut [f32],
+    ) -> Result<(), CastError> {
+        let c = self.cols;
+        let mut i = 0;
+        while i < count {
+            // up to four rows widened, then added in order
+            let g = (count - i).min(4);
+            for q in 0..g {
+                let row = r + (i + q) * stride;
+                convert_slice_on(
+                    self.path,
+                    &self.data[row * c..(row + 1) * c],
+                    &mut self.buf[q * c..(q + 1) * c],
+                    Overflow::NonSaturating,
+                )?;
+            }
+            let b = |q: usize| &self.buf[q * c..(q + 1) * c];
+            if g == 4 {
+                add_lanes(self.path, acc, [b(0), b(1), b(2), b(3)]);
+            } else {
+                for q in 0..g {
+                    add_lanes(self.path, acc, [b(q)]);
+                }
+            }
+            i += g;
+        }
+        Ok(())
     }
 }
 
-/// Buffers of [`pairwise_rows`]: the eight partial sums of a block and one
+/// Rows of a row-major matrix whose elements widen to float32 inline:
+/// float32 itself, or bfloat16 codes (the code in the high half of the
+/// word: exact for every code, NaN payloads included, as the slice
+/// kernels do).
+struct Fused<'a, E> {
+    data: &'a [E],
+    cols: usize,
+    path: Path,
+}
+
+impl<E: Lane> RowSource for Fused<'_, E> {
+    fn add_rows(
+        &mut self,
+        r: usize,
+        stride: usize,
+        count: usize,
+        acc: &mut [f32],
+    ) -> Result<(), CastError> {
+        let c = self.cols;
+        let row = |i: usize| &self.data[(r + i * stride) * c..(r + i * stride + 1) * c];
+        let mut i = 0;
+        while i + 4 <= count {
+            add_lanes(self.path, acc, [row(i), row(i + 1), row(i + 2), row(i + 3)]);
+            i += 4;
+        }
+        for i in i..count {
+            add_lanes(self.path, acc, [row(i)]);
+        }
+        Ok(())
+    }
+}
+
+/// An element that widens to float32 in a vector lane.
+trait Lane: Copy {
+    fn widen(self) -> f32;
+}
+impl Lane for f32 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+impl Lane for u16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self) << 16)
+    }
+}
+
+/// `acc[j] = ((acc[j] + v[0][j]) + v[1][j]) + …` (each `v[q]` as long as
+/// `acc`), vectorised for `path`'s instruction set: the same float32
+/// additions on every path.
+fn add_lanes<E: Lane, const G: usize>(path: Path, acc: &mut [f32], v: [&[E]; G]) {
+    #[inline(always)]
+    fn run<E: Lane, const G: usize>(acc: &mut [f32], v: [&[E]; G]) {
+        let n = acc.len();
+        let v: [&[E]; G] = v.map(|x| &x[..n]);
+        for (j, a) in acc.iter_mut().enumerate() {
+            let mut s = *a;
+            for x in &v {
+                s += x[j].widen();
+            }
+            *a = s;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        unsafe fn avx512<E: Lane, const G: usize>(acc: &mut [f32], v: [&[E]; G]) {
+            run(acc, v)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<E: Lane, const G: usize>(acc: &mut [f32], v: [&[E]; G]) {
+            run(acc, v)
+        }
+        match path {
+            // SAFETY: the path is only selected when the CPU has these
+            // features.
+            Path::Avx512 => return unsafe { avx512(acc, v) },
+            Path::Avx2 => return unsafe { avx2(acc, v) },
+            _ => {}
+        }
+    }
+    run(acc, v)
+}
+
+/// Buffers of [`pairwise_rows`]: the eight partial sums of a leaf and one
 /// right-half result per level of the tree.
 #[derive(Default)]
 struct Scratch {
@@ -302,47 +526,38 @@ struct Scratch {
     levels: Vec<Vec<f32>>,
 }
 
-/// [`pairwise`] of each column of rows `r0 .. r0 + n` of `src` into `out`,
-/// each row widened into `row` by `widen` first; `depth` picks the scratch
-/// level.
-#[allow(clippy::too_many_arguments)]
-fn pairwise_rows<T>(
-    src: &Rows<'_, T>,
+/// [`pairwise`] of each column of rows `r0 .. r0 + n` of `src` into `out`
+/// (one element per column); `depth` picks the scratch level.
+fn pairwise_rows(
+    src: &mut impl RowSource,
     r0: usize,
     n: usize,
     out: &mut [f32],
     scratch: &mut Scratch,
     depth: usize,
-    row: &mut [f32],
-    widen: &mut impl FnMut(&[T], &mut [f32]) -> Result<(), CastError>,
+    path: Path,
 ) -> Result<(), CastError> {
-    let cols = src.cols;
+    let cols = out.len();
     if n <= 128 {
-        // Eight interleaved partial sums per column, combined as
-        // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), then the rows
-        // past the last group of eight added in order: `pairwise`'s steps.
+        // Eight interleaved partial sums per column (rows k, k + 8, … into
+        // partial sum k), combined as ((a0 + a1) + (a2 + a3)) + ((a4 + a5)
+        // + (a6 + a7)), then the rows past the last group of eight added in
+        // order: `pairwise`'s steps.
+        let full = n / 8 * 8;
         let acc = &mut scratch.acc;
         acc.clear();
         acc.resize(8 * cols, 0.0);
-        let full = n / 8 * 8;
-        for r in 0..full {
-            widen(src.row(r0 + r), row)?;
-            let a = &mut acc[(r % 8) * cols..(r % 8 + 1) * cols];
-            for (s, v) in a.iter_mut().zip(row.iter()) {
-                *s += v;
+        if full > 0 {
+            for (k, a) in acc.chunks_exact_mut(cols.max(1)).enumerate() {
+                src.add_rows(r0 + k, 8, full / 8, a)?;
             }
         }
+        let p: [&[f32]; 8] = std::array::from_fn(|k| &acc[k * cols..(k + 1) * cols]);
         for (j, o) in out.iter_mut().enumerate() {
-            let p = |k: usize| acc[k * cols + j];
-            *o = ((p(0) + p(1)) + (p(2) + p(3))) + ((p(4) + p(5)) + (p(6) + p(7)));
+            *o = ((p[0][j] + p[1][j]) + (p[2][j] + p[3][j]))
+                + ((p[4][j] + p[5][j]) + (p[6][j] + p[7][j]));
         }
-        for r in full..n {
-            widen(src.row(r0 + r), row)?;
-            for (o, v) in out.iter_mut().zip(row.iter()) {
-                *o += v;
-            }
-        }
-        return Ok(());
+        return src.add_rows(r0 + full, 1, n - full, out);
     }
     let h = (n / 2 + 7) & !7;
     if scratch.levels.len() <= depth {
@@ -351,20 +566,9 @@ fn pairwise_rows<T>(
     let mut right = std::mem::take(&mut scratch.levels[depth]);
     right.clear();
     right.resize(cols, 0.0);
-    pairwise_rows(src, r0, h, out, scratch, depth + 1, row, widen)?;
-    pairwise_rows(
-        src,
-        r0 + h,
-        n - h,
-        &mut right,
-        scratch,
-        depth + 1,
-        row,
-        widen,
-    )?;
-    for (o, r) in out.iter_mut().zip(&right) {
-        *o += r;
-    }
+    pairwise_rows(src, r0, h, out, scratch, depth + 1, path)?;
+    pairwise_rows(src, r0 + h, n - h, &mut right, scratch, depth + 1, path)?;
+    add_lanes(path, out, [&right[..]]);
     scratch.levels[depth] = right;
     Ok(())
 }
@@ -553,6 +757,131 @@ mod tests {
                     "{rows}x{cols} col {j}"
                 );
             }
+        }
+    }
+
+    /// Equal bits, or both NaN: which NaN's payload a sum of two NaNs
+    /// carries is not fixed (IEEE 754 leaves it open and the compiler may
+    /// swap the operands of an addition).
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    #[test]
+    fn column_sums_of_narrow_types_equal_each_columns_sum_on_every_path() {
+        // Blocks of 512 columns with a partial last block, leaves with and
+        // without rows past the last group of eight, several steps.
+        for &(rows, cols) in &[(3, 1030), (136, 515), (2100, 520), (300, 1)] {
+            let bf: Vec<crate::bfloat16> = (0..rows * cols)
+                .map(|i| crate::bfloat16::from_bits(((i * 40_503) % 65_536) as u16))
+                .collect();
+            let f8: Vec<crate::float8_e4m3fn> = (0..rows * cols)
+                .map(|i| crate::float8_e4m3fn::from_bits(((i * 97) % 256) as u8))
+                .collect();
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                let got = columns_on(path, &bf, rows, cols).unwrap();
+                let got8 = columns_on(path, &f8, rows, cols).unwrap();
+                for j in 0..cols {
+                    let col: Vec<_> = (0..rows).map(|r| bf[r * cols + j]).collect();
+                    let want = sum_f32(&col).unwrap();
+                    assert!(same(got[j], want), "{path:?} {rows}x{cols} {j}");
+                    let col: Vec<_> = (0..rows).map(|r| f8[r * cols + j]).collect();
+                    let want = sum_f32(&col).unwrap();
+                    assert!(same(got8[j], want), "{path:?} {rows}x{cols} {j}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bfloat16_rows_widen_as_the_slice_kernels() {
+        // Every code, NaN payloads and signalling NaNs included, in a
+        // one-row matrix (each column's sum is the code's value) and added
+        // to a row of ones.
+        let codes: Vec<u16> = (0..=u16::MAX).collect();
+        let bf: Vec<crate::bfloat16> = codes
+            .iter()
+            .map(|&c| crate::bfloat16::from_bits(c))
+            .collect();
+        for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+            for rows in [1, 2] {
+                let mut x = bf.clone();
+                if rows == 2 {
+                    x.extend(std::iter::repeat_n(
+                        crate::bfloat16::from_f32(1.0),
+                        codes.len(),
+                    ));
+                }
+                let cols = codes.len();
+                let fast = columns(
+                    Fused {
+                        data: bytemuck::cast_slice::<_, u16>(&x),
+                        cols,
+                        path,
+                    },
+                    rows,
+                    cols,
+                    path,
+                )
+                .unwrap();
+                let slow = columns(
+                    Widened {
+                        data: &x[..],
+                        cols,
+                        path,
+                        buf: vec![0.0; 4 * cols],
+                    },
+                    rows,
+                    cols,
+                    path,
+                )
+                .unwrap();
+                for (j, (a, b)) in fast.iter().zip(&slow).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{path:?} code {j:#06x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_sums_follow_the_pairwise_tree_on_every_path() {
+        // Full steps of 2048 (sixteen blocks summed together) and a last
+        // partial step, against `pairwise` of the widened values.
+        for len in [0, 1, 127, 2048, 2049, 5000, 3 * 2048] {
+            let bf: Vec<crate::bfloat16> = (0..len)
+                .map(|i| crate::bfloat16::from_bits(((i * 40_503 + 7) % 65_536) as u16))
+                .collect();
+            let f8: Vec<crate::float8_e4m3fn> = (0..len)
+                .map(|i| crate::float8_e4m3fn::from_bits(((i * 97 + 3) % 256) as u8))
+                .collect();
+            let tree = |w: Vec<f32>| {
+                let partial: Vec<f32> = w.chunks(STEP).map(pairwise).collect();
+                pairwise(&partial)
+            };
+            let want_bf = tree(bf.iter().map(|v| v.to_f32()).collect());
+            let want_f8 = tree(f8.iter().map(|v| v.to_f32()).collect());
+            for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+                assert!(
+                    same(sum_f32_on(path, &bf).unwrap(), want_bf),
+                    "{path:?} bf16 {len}"
+                );
+                assert!(
+                    same(sum_f32_on(path, &f8).unwrap(), want_f8),
+                    "{path:?} f8 {len}"
+                );
+            }
+        }
+        // finite values: equal bits
+        let x: Vec<crate::bfloat16> = (0..3 * 2048 + 5)
+            .map(|i| crate::bfloat16::from_f32(((i * 7919) % 1013) as f32 * 0.37 - 150.0))
+            .collect();
+        let w: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+        let partial: Vec<f32> = w.chunks(STEP).map(pairwise).collect();
+        for &path in Path::ALL.iter().filter(|p| p.is_available()) {
+            assert_eq!(
+                sum_f32_on(path, &x).unwrap().to_bits(),
+                pairwise(&partial).to_bits()
+            );
         }
     }
 
