@@ -29,6 +29,7 @@ use numpy::npyffi::npy_intp;
 use pyo3::prelude::*;
 
 use super::bf16;
+use super::bf16_libm;
 use super::check::{self, Outs, Scalar};
 use super::desc::FloatDesc;
 use super::funcs::{self, *};
@@ -248,6 +249,13 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             [$(if byte {
                 tab(d, $name, pair_loop, build_value2::<$o>, Scalar::Two(check::value2::<$o>),
                     Code)
+            } else if bf && <$o as Binary>::LIBM != Libm::None {
+                Entry {
+                    name: $name,
+                    f: bf16_libm::binary::<$o>,
+                    data: lazy(d, |_| Table::empty()),
+                    scalar: Some((Scalar::Two(check::bf16_value2::<$o>), Code)),
+                }
             } else if bf {
                 plain(d, $name, bf16::binary::<bfloat16, $o>)
             } else {
@@ -409,7 +417,12 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             TwoCodes,
         )
     } else if bf {
-        plain(d, "divmod", bf16::divmod::<bfloat16>)
+        Entry {
+            name: "divmod",
+            f: bf16_libm::divmod,
+            data: lazy(d, |_| Table::empty()),
+            scalar: Some((Scalar::Two(check::bf16_divmod), TwoCodes)),
+        }
     } else {
         plain(d, "divmod", divmod_loop)
     };
@@ -421,7 +434,11 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         Scalar::One(check::modf),
         TwoCodes,
     );
-    let ldexp = plain(d, "ldexp", ldexp_loop);
+    let ldexp = if bf {
+        plain(d, "ldexp", bf16_libm::ldexp)
+    } else {
+        plain(d, "ldexp", ldexp_loop)
+    };
     let frexp = tab(
         d,
         "frexp",
@@ -1804,7 +1821,7 @@ unsafe extern "C" fn select_loop<O: Select>(
 /// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf` (`ldexp` in
 /// float64 for wide formats): decoded and encoded in blocks through the
 /// slice kernels of named formats.
-unsafe extern "C" fn ldexp_loop(
+pub(super) unsafe extern "C" fn ldexp_loop(
     args: *mut *mut c_char,
     dims: *mut npy_intp,
     steps: *mut npy_intp,
