@@ -995,6 +995,22 @@ unsafe extern "C" fn lut_loop(
                 // bytes or disjoint ones.
                 simd::lut8(a.at(0), o.at(0), n, tab, fl)
             }
+            (1, Column::U8(v)) if o.contiguous(1) && !spans_overlap(a, 1, o, 1, n) => {
+                // A strided input into a packed output: gathered in chunks
+                // ([`gather_u8`]), each looked up as a packed one.
+                let tab: &[u8; 256] = v[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                let mut buf = [0u8; super::BLOCK];
+                let mut f = 0u8;
+                super::blocks(n, super::BLOCK, |start, len| {
+                    let chunk = &mut buf[..len];
+                    gather_u8(a, start, chunk);
+                    // SAFETY: `chunk` and the output's `len` packed bytes
+                    // from `start` are disjoint (a stack buffer).
+                    f |= simd::lut8(chunk.as_ptr(), o.at(start), len, tab, fl);
+                });
+                f
+            }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => {
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
