@@ -819,9 +819,7 @@ pub(super) unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[
     if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
         return std::slice::from_raw_parts(x.at(start) as *const u16, len);
     }
-    for (k, v) in buf.iter_mut().enumerate() {
-        *v = x.read::<u16>(start + k);
-    }
+    super::float::gather_u16(x, start, buf);
     buf
 }
 

@@ -1055,19 +1055,55 @@ fn overlaps(a: Operand, o: Operand, n: usize) -> bool {
 ///
 /// The elements are readable.
 #[inline]
-unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
+pub(super) unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
     let len = buf.len();
     if x.contiguous(4) && len > 0 {
-        let p = x.at(start);
-        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
-            *v = p.add(4 * k).cast::<u32>().read_unaligned() as u16;
-        }
+        let words = std::slice::from_raw_parts(x.at(start), 4 * (len - 1));
+        every_second_u16(words, &mut buf[..len - 1]);
         buf[len - 1] = x.read::<u16>(start + len - 1);
         return;
     }
     for (k, v) in buf.iter_mut().enumerate() {
         *v = x.read::<u16>(start + k);
     }
+}
+
+/// `buf[k]` = the low half of the little-endian 32-bit word `k` of `words`.
+#[inline(always)]
+fn every_second_u16_impl(words: &[u8], buf: &mut [u16]) {
+    for (v, w) in buf.iter_mut().zip(words.chunks_exact(4)) {
+        *v = u16::from_le_bytes([w[0], w[1]]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+unsafe fn every_second_u16_avx512(words: &[u8], buf: &mut [u16]) {
+    every_second_u16_impl(words, buf)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn every_second_u16_avx2(words: &[u8], buf: &mut [u16]) {
+    every_second_u16_impl(words, buf)
+}
+
+/// [`every_second_u16_impl`] on the best instruction set (a truncating
+/// pack the compiler vectorises).
+#[inline]
+fn every_second_u16(words: &[u8], buf: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { every_second_u16_avx512(words, buf) },
+            Path::Avx2 => return unsafe { every_second_u16_avx2(words, buf) },
+            _ => {}
+        }
+    }
+    every_second_u16_impl(words, buf)
 }
 
 /// Elements per chunk of the bfloat16 vector loops.
