@@ -89,7 +89,7 @@ fn signed_nan_float8<T: Float>() -> bool {
 
 /// Applies `T`'s rule to the float32 result `r` of `x op y`.
 #[inline(always)]
-fn nan_rule<T: Float, O: Binary>(x: f32, y: f32, r: f32) -> f32 {
+pub(super) fn nan_rule<T: Float, O: Binary>(x: f32, y: f32, r: f32) -> f32 {
     let rule = if eigen_float::<T>() {
         O::NAN_BF16
     } else if signed_nan_float8::<T>() {
@@ -797,7 +797,7 @@ fn widen_bf16(c: u16) -> f32 {
 /// infinity, NaN `0x7fc0` with the sign kept), in integer operations that
 /// raise no floating-point flags.
 #[inline(always)]
-fn round_bf16(u: u32) -> u16 {
+pub(super) fn round_bf16(u: u32) -> u16 {
     let r = (u.wrapping_add(0x7fff + ((u >> 16) & 1)) >> 16) as u16;
     let nan = 0x7fc0 | ((u >> 16) as u16 & 0x8000);
     if u & 0x7fff_ffff > 0x7f80_0000 {
@@ -814,14 +814,12 @@ const BF16_CHUNK: usize = 2048;
 /// Elements `start..start + buf.len()` of a bfloat16 operand as a slice:
 /// borrowed when contiguous and aligned, else gathered into `buf`.
 #[inline(always)]
-unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[u16] {
+pub(super) unsafe fn bf16_codes(x: Operand, start: usize, buf: &mut [u16]) -> &[u16] {
     let len = buf.len();
     if x.contiguous(2) && (x.at(start) as usize).is_multiple_of(2) {
         return std::slice::from_raw_parts(x.at(start) as *const u16, len);
     }
-    for (k, v) in buf.iter_mut().enumerate() {
-        *v = x.read::<u16>(start + k);
-    }
+    super::float::gather_u16(x, start, buf);
     buf
 }
 

@@ -230,6 +230,31 @@ pub(crate) fn divmod(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8) {
     (d.encode(q), d.encode(m) as i32, f)
 }
 
+/// A value function of two bfloat16 operands, as the element loop of
+/// `bf16.rs` evaluates it: the float32 definition with bfloat16's NaN
+/// rule, a NaN result of a never-negative function positive, and the
+/// invalid flag for a signalling NaN operand.
+pub(crate) fn bf16_value2<O: Binary>(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8) {
+    let (x, y) = (d.decode(a), d.decode(b));
+    let snan = invalid_if(funcs::is_snan(x) || funcs::is_snan(y));
+    let (mut r, f) = probed(|| {
+        let (x, y) = (black_box(x), black_box(y));
+        apply_nan_rule(O::NAN_BF16, x, y, O::f(x, y))
+    });
+    if O::NONNEGATIVE && r.is_nan() {
+        r = f32::NAN;
+    }
+    (d.encode(r), 0, f | snan)
+}
+
+/// `divmod` of two bfloat16 operands ([`divmod`], and the invalid flag for
+/// a signalling NaN operand).
+pub(crate) fn bf16_divmod(d: &FloatDesc, a: u32, b: u32) -> (u32, i32, u8) {
+    let (q, m, f) = divmod(d, a, b);
+    let snan = funcs::bf16_snan_code(a) || funcs::bf16_snan_code(b);
+    (q, m, f | invalid_if(snan))
+}
+
 // ---------------------------------------------------------------------------
 // Running a loop.
 // ---------------------------------------------------------------------------
@@ -347,23 +372,27 @@ fn check(
     let data = l as *const Lazy as *mut c_void;
     let mask = d.format.code_mask();
     // The inputs: every stored code; every pair of one-byte codes; for
-    // two-byte formats every code paired (both ways) with 12 codes of every
-    // class (zeros, subnormals, ±1, the largest, infinities, quiet and
-    // signalling NaNs).
+    // two-byte formats every code paired (both ways) with 16 codes of every
+    // class (zeros, subnormals, the smallest normal, ±1/2, ±1, 3, the
+    // largest, infinities, quiet and signalling NaNs), then 2^20 pairs of
+    // codes drawn at random (a fixed xorshift sequence).
     let pairs: Vec<(u32, u32)> = match (scalar, d.size) {
         (Scalar::One(_), _) => (0..1u32 << (8 * d.size)).map(|c| (c, 0)).collect(),
         (Scalar::Two(_), 1) => (0..1u32 << 16).map(|i| (i >> 8, i & 0xff)).collect(),
         (Scalar::Two(_), _) => {
-            let special: [u32; 12] = [
-                0x0000, 0x8000, 0x8001, 0x007f, 0x3f80, 0xbf81, 0x7f7f, 0x7f80, 0xff80, 0xffc0,
-                0x7f81, 0xffbf,
-            ];
-            let mut v = Vec::with_capacity(2 * special.len() * 65536);
+            let mut v = Vec::with_capacity(2 * SPECIAL.len() * 65536 + RANDOM_PAIRS);
             for c in 0..1u32 << 16 {
-                for &s in &special {
+                for &s in &SPECIAL {
                     v.push((c, s));
                     v.push((s, c));
                 }
+            }
+            let mut state = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..RANDOM_PAIRS {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                v.push(((state >> 16) as u32 & 0xffff, (state >> 40) as u32 & 0xffff));
             }
             v
         }
@@ -488,6 +517,16 @@ fn check(
     }
     (mismatches, n, first)
 }
+
+/// The codes every two-byte code is paired with (both ways) by
+/// [`_ufunc_check`].
+const SPECIAL: [u32; 16] = [
+    0x0000, 0x8000, 0x8001, 0x007f, 0x0080, 0x3f00, 0xbf00, 0x3f80, 0xbf81, 0x4040, 0x7f7f, 0x7f80,
+    0xff80, 0xffc0, 0x7f81, 0xffbf,
+];
+
+/// Random pairs of two-byte codes [`_ufunc_check`] adds.
+const RANDOM_PAIRS: usize = 1 << 20;
 
 /// The bits of a first output that are compared: the format's code bits,
 /// or the boolean.

@@ -29,6 +29,7 @@ use numpy::npyffi::npy_intp;
 use pyo3::prelude::*;
 
 use super::bf16;
+use super::bf16_libm;
 use super::check::{self, Outs, Scalar};
 use super::desc::FloatDesc;
 use super::funcs::{self, *};
@@ -248,6 +249,13 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             [$(if byte {
                 tab(d, $name, pair_loop, build_value2::<$o>, Scalar::Two(check::value2::<$o>),
                     Code)
+            } else if bf && <$o as Binary>::LIBM != Libm::None {
+                Entry {
+                    name: $name,
+                    f: bf16_libm::binary::<$o>,
+                    data: lazy(d, |_| Table::empty()),
+                    scalar: Some((Scalar::Two(check::bf16_value2::<$o>), Code)),
+                }
             } else if bf {
                 plain(d, $name, bf16::binary::<bfloat16, $o>)
             } else {
@@ -409,7 +417,12 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
             TwoCodes,
         )
     } else if bf {
-        plain(d, "divmod", bf16::divmod::<bfloat16>)
+        Entry {
+            name: "divmod",
+            f: bf16_libm::divmod,
+            data: lazy(d, |_| Table::empty()),
+            scalar: Some((Scalar::Two(check::bf16_divmod), TwoCodes)),
+        }
     } else {
         plain(d, "divmod", divmod_loop)
     };
@@ -421,7 +434,11 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         Scalar::One(check::modf),
         TwoCodes,
     );
-    let ldexp = plain(d, "ldexp", ldexp_loop);
+    let ldexp = if bf {
+        plain(d, "ldexp", bf16_libm::ldexp)
+    } else {
+        plain(d, "ldexp", ldexp_loop)
+    };
     let frexp = tab(
         d,
         "frexp",
@@ -978,6 +995,22 @@ unsafe extern "C" fn lut_loop(
                 // bytes or disjoint ones.
                 simd::lut8(a.at(0), o.at(0), n, tab, fl)
             }
+            (1, Column::U8(v)) if o.contiguous(1) && !spans_overlap(a, 1, o, 1, n) => {
+                // A strided input into a packed output: gathered in chunks
+                // ([`gather_u8`]), each looked up as a packed one.
+                let tab: &[u8; 256] = v[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                let mut buf = [0u8; super::BLOCK];
+                let mut f = 0u8;
+                super::blocks(n, super::BLOCK, |start, len| {
+                    let chunk = &mut buf[..len];
+                    gather_u8(a, start, chunk);
+                    // SAFETY: `chunk` and the output's `len` packed bytes
+                    // from `start` are disjoint (a stack buffer).
+                    f |= simd::lut8(chunk.as_ptr(), o.at(start), len, tab, fl);
+                });
+                f
+            }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => {
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
@@ -1022,19 +1055,55 @@ fn overlaps(a: Operand, o: Operand, n: usize) -> bool {
 ///
 /// The elements are readable.
 #[inline]
-unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
+pub(super) unsafe fn gather_u16(x: Operand, start: usize, buf: &mut [u16]) {
     let len = buf.len();
     if x.contiguous(4) && len > 0 {
-        let p = x.at(start);
-        for (k, v) in buf[..len - 1].iter_mut().enumerate() {
-            *v = p.add(4 * k).cast::<u32>().read_unaligned() as u16;
-        }
+        let words = std::slice::from_raw_parts(x.at(start), 4 * (len - 1));
+        every_second_u16(words, &mut buf[..len - 1]);
         buf[len - 1] = x.read::<u16>(start + len - 1);
         return;
     }
     for (k, v) in buf.iter_mut().enumerate() {
         *v = x.read::<u16>(start + k);
     }
+}
+
+/// `buf[k]` = the low half of the little-endian 32-bit word `k` of `words`.
+#[inline(always)]
+fn every_second_u16_impl(words: &[u8], buf: &mut [u16]) {
+    for (v, w) in buf.iter_mut().zip(words.chunks_exact(4)) {
+        *v = u16::from_le_bytes([w[0], w[1]]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+unsafe fn every_second_u16_avx512(words: &[u8], buf: &mut [u16]) {
+    every_second_u16_impl(words, buf)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn every_second_u16_avx2(words: &[u8], buf: &mut [u16]) {
+    every_second_u16_impl(words, buf)
+}
+
+/// [`every_second_u16_impl`] on the best instruction set (a truncating
+/// pack the compiler vectorises).
+#[inline]
+fn every_second_u16(words: &[u8], buf: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { every_second_u16_avx512(words, buf) },
+            Path::Avx2 => return unsafe { every_second_u16_avx2(words, buf) },
+            _ => {}
+        }
+    }
+    every_second_u16_impl(words, buf)
 }
 
 /// Elements per chunk of the bfloat16 vector loops.
@@ -1804,7 +1873,7 @@ unsafe extern "C" fn select_loop<O: Select>(
 /// `ldexp(x, n)` with a C `int` exponent, from C `ldexpf` (`ldexp` in
 /// float64 for wide formats): decoded and encoded in blocks through the
 /// slice kernels of named formats.
-unsafe extern "C" fn ldexp_loop(
+pub(super) unsafe extern "C" fn ldexp_loop(
     args: *mut *mut c_char,
     dims: *mut npy_intp,
     steps: *mut npy_intp,

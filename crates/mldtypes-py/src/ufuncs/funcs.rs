@@ -307,7 +307,32 @@ pub(crate) trait Binary {
     /// The float32 operation, for the explicit AVX2 bfloat16 kernel.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const ARITH: Arith = Arith::None;
+    /// The chunked bfloat16 loop of a function that calls the C library
+    /// (`bf16_libm.rs`), or [`Libm::None`].
+    const LIBM: Libm = Libm::None;
     fn f<R: Real>(x: R, y: R) -> R;
+}
+
+/// The chunked bfloat16 loop of a [`Binary`] (`bf16_libm.rs`): each names
+/// the function whose float32 definition it evaluates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Libm {
+    /// None: the blocked float32 loop of `bf16.rs`.
+    None,
+    /// `floor_divide`: the quotient of [`divmod`].
+    FloorDivide,
+    /// `remainder` / `mod`: the remainder of [`divmod`].
+    Remainder,
+    /// `logaddexp`.
+    LogAddExp,
+    /// `logaddexp2`.
+    LogAddExp2,
+    /// `power`, `float_power`: C `powf`.
+    Power,
+    /// `hypot`: C `hypotf`.
+    Hypot,
+    /// `arctan2`: C `atan2f`.
+    Arctan2,
 }
 
 /// The float32 operation of a [`Binary`] that has an explicit vector
@@ -471,22 +496,24 @@ binary_fns! {
     Divide [NAN_BF16: NanRule = NanRule::FirstSecond]
         [NAN_FLOAT8: NanRule = NanRule::FirstSecond] [CHEAP: bool = true]
         [ARITH: Arith = Arith::Div] = |x, y| x / y;
-    LogAddExp [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp(x, y);
-    LogAddExp2 [QUIET_UNSIGNED: bool = true] = |x, y| log_add_exp2(x, y);
-    FloorDivide = |x, y| divmod(x, y).0;
+    LogAddExp [QUIET_UNSIGNED: bool = true] [LIBM: Libm = Libm::LogAddExp]
+        = |x, y| log_add_exp(x, y);
+    LogAddExp2 [QUIET_UNSIGNED: bool = true] [LIBM: Libm = Libm::LogAddExp2]
+        = |x, y| log_add_exp2(x, y);
+    FloorDivide [LIBM: Libm = Libm::FloorDivide] = |x, y| divmod(x, y).0;
     /// `power`, and `float_power` (ml_dtypes' main branch registers the
     /// same functor for it).
-    Power = |x, y| x.c_pow(y);
+    Power [LIBM: Libm = Libm::Power] = |x, y| x.c_pow(y);
     /// The quotient is computed too (kept from dead-code elimination): it
     /// raises the overflow flag ml_dtypes' build raises.
-    Remainder = |x, y| {
+    Remainder [LIBM: Libm = Libm::Remainder] = |x, y| {
         let (q, m) = divmod(x, y);
         std::hint::black_box(q);
         m
     };
     Fmod = |x, y| fmod_x87(x, y);
-    Arctan2 = |x, y| x.c_atan2(y);
-    Hypot [NONNEGATIVE: bool = true] = |x, y| x.c_hypot(y);
+    Arctan2 [LIBM: Libm = Libm::Arctan2] = |x, y| x.c_atan2(y);
+    Hypot [NONNEGATIVE: bool = true] [LIBM: Libm = Libm::Hypot] = |x, y| x.c_hypot(y);
 }
 
 /// `a < b` as a C relational operator: false with the invalid flag raised

@@ -37,6 +37,7 @@ use pyo3::prelude::*;
 use crate::dtypes::registry;
 
 mod bf16;
+mod bf16_libm;
 mod check;
 pub(crate) mod complex;
 mod desc;
