@@ -191,7 +191,7 @@ pub struct CastArgs {
 }
 
 /// Parses a rounding mode name; the error lists the modes.
-fn parse_mode(s: &str) -> std::result::Result<RoundMode, String> {
+pub(crate) fn parse_mode(s: &str) -> std::result::Result<RoundMode, String> {
     s.parse::<RoundMode>().map_err(|e| e.to_string())
 }
 

@@ -85,6 +85,23 @@ pub struct ConvertArgs {
     /// The MX scale rule.
     #[arg(long, value_enum, default_value = "floor")]
     mx_scale: MxScale,
+    /// Rounding mode of plain conversions, dequantized outputs and MX
+    /// elements (gfloat 0.5.2's RoundMode): nearest_even (ml_dtypes'
+    /// astype), nearest_away, toward_zero, toward_negative, toward_positive,
+    /// stochastic, stochastic_odd, stochastic_fast, stochastic_fastest. The
+    /// stochastic modes need --seed; nvfp4, mxint8 and the fp8 recipes take
+    /// nearest_even only.
+    #[arg(long, value_name = "MODE", default_value = "nearest_even", value_parser = crate::formats::parse_mode)]
+    rounding: mldtypes::round::RoundMode,
+    /// Random bits per element for the stochastic modes, 1 to 32 (default 32).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    sr_bits: Option<u32>,
+    /// Seed of the stochastic modes: element i of tensor NAME (row-major; MX:
+    /// in block order) takes `mldtypes::round::seeded_bits(tensor_seed(S,
+    /// NAME), i, N)` (tensor_seed: S XOR the FNV-1a-64 hash of NAME), so the
+    /// bytes are the same whatever --threads and the sharding are.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
     /// For recipes: convert the floating-point tensors that are not
     /// quantized (norms, biases, embeddings, …) to this dtype instead of
     /// copying them.
@@ -308,6 +325,9 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         MxScale::Even => ScaleRule::Even,
         MxScale::Rceil => ScaleRule::Rceil,
     };
+    opts.rounding = a.rounding;
+    opts.sr_bits = a.sr_bits;
+    opts.seed = a.seed;
     opts.rest = a.rest.as_deref().map(backend::parse_dtype).transpose()?;
     if matcher.is_some() {
         opts.select = Some(&select);

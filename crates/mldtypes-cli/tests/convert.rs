@@ -2079,3 +2079,78 @@ fn mx_scale_rules_even_and_rceil_through_the_cli() {
     let e = String::from_utf8_lossy(&o);
     assert!(e.contains("rceil") && e.contains("even"), "{e}");
 }
+
+#[test]
+fn rounding_modes_and_seeds_reach_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    write_model(&model);
+    // A seeded stochastic conversion: the same bytes on one and two threads,
+    // and the library's rounding of the tensor keyed by its name.
+    let mut outs = Vec::new();
+    for threads in ["1", "2"] {
+        let q = dir.path().join(format!("sr-{threads}"));
+        mldtypes()
+            .arg("convert")
+            .arg(&model)
+            .arg(&q)
+            .args([
+                "--to",
+                "float8_e4m3fn",
+                "--rounding",
+                "stochastic",
+                "--seed",
+                "9",
+            ])
+            .args(["--sr-bits", "12", "--threads", threads])
+            .assert()
+            .success();
+        outs.push(std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap());
+    }
+    assert_eq!(outs[0], outs[1]);
+    let mut x: Vec<u8> = Vec::new();
+    for e in std::fs::read_dir(&model).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "safetensors") {
+            let buf = std::fs::read(&p).unwrap();
+            let st = SafeTensors::deserialize(&buf).unwrap();
+            if let Ok(t) = st.tensor("layer.0.proj.weight") {
+                x = t.data().to_vec();
+            }
+        }
+    }
+    let name = "layer.0.proj.weight";
+    let r = mldtypes::round::Rounding::new(mldtypes::round::RoundMode::Stochastic)
+        .with_seed(mldtypes::checkpoint::tensor_seed(9, name), 12);
+    let mut want = vec![0u8; x.len() / 4];
+    mldtypes::cast::round_bytes(
+        &x,
+        mldtypes::dtype::DType::Float32,
+        &mut want,
+        mldtypes::dtype::DType::Float8E4M3FN,
+        &r,
+    )
+    .unwrap();
+    let st = SafeTensors::deserialize(&outs[0]).unwrap();
+    assert_eq!(st.tensor(name).unwrap().data(), &want[..]);
+    // Refusals name the fault.
+    for (args, msg) in [
+        (&["--rounding", "stochastic"][..], "needs a seed"),
+        (
+            &["--rounding", "toward_zero", "--seed", "1"][..],
+            "deterministic",
+        ),
+        (&["--rounding", "upward"][..], "nearest_even"),
+    ] {
+        mldtypes()
+            .arg("convert")
+            .arg(&model)
+            .arg(dir.path().join("bad"))
+            .args(["--to", "float8_e4m3fn"])
+            .args(args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(msg));
+    }
+    assert!(!dir.path().join("bad").exists());
+}

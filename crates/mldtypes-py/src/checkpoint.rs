@@ -354,6 +354,18 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///         ties away, then floor) and ``"rceil"`` (X = 2^ceil(log2(d)) with
 ///         d = amax / max_elem rounded to float32). Raises ValueError for
 ///         any other name.
+///     rounding: how plain conversions, dequantized outputs and MX elements
+///         round, one of ``mldtypes.cast``'s modes (``"nearest_even"``, the
+///         default, is ``astype``'s rounding); ``saturate`` applies. The
+///         stochastic modes need ``seed``; ``"nvfp4"``, ``"mxint8"`` and the
+///         FP8-with-scales targets take ``"nearest_even"`` only (ValueError).
+///     seed: the stochastic modes' seed (an integer 0 to 2^64 - 1): element
+///         ``i`` (row-major; MX: in block order) of the tensor named ``name``
+///         takes the Philox4x32-10 number of ``mldtypes.cast`` for position
+///         ``i`` keyed by ``seed`` XOR FNV-1a-64(``name``), so the bytes do
+///         not depend on ``threads`` or on how the model is sharded.
+///     sr_bits: random bits per element, 1 to 32 (None: 32); only with
+///         ``seed``.
 ///     rest: for recipes, a floating-point dtype for the tensors that are not
 ///         quantized; copied when None.
 ///     threads: worker threads (None or 0: one per core; at most four per
@@ -402,7 +414,8 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///     RuntimeError: an internal error (a bug), never a crash.
 #[pyfunction]
 #[pyo3(signature = (src, dst, to, *, only=None, exclude=None, format=None, fuse_scale_2=true,
-                    saturate=false, mx_scale="floor", rest=None, threads=None, overwrite=false,
+                    saturate=false, mx_scale="floor", rounding="nearest_even", seed=None,
+                    sr_bits=None, rest=None, threads=None, overwrite=false,
                     fsync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert_checkpoint<'py>(
@@ -416,6 +429,9 @@ fn convert_checkpoint<'py>(
     fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
+    rounding: &str,
+    seed: Option<u64>,
+    sr_bits: Option<u32>,
     rest: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     overwrite: bool,
@@ -431,6 +447,9 @@ fn convert_checkpoint<'py>(
             fuse_scale_2,
             saturate,
             mx_scale,
+            rounding,
+            seed,
+            sr_bits,
             rest,
             threads,
             overwrite,
@@ -457,6 +476,9 @@ struct RawArgs<'a, 'py> {
     fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &'a str,
+    rounding: &'a str,
+    seed: Option<u64>,
+    sr_bits: Option<u32>,
     rest: Option<&'a Bound<'py, PyAny>>,
     threads: Option<usize>,
     overwrite: bool,
@@ -472,6 +494,9 @@ struct Args {
     fuse_scale_2: bool,
     saturate: bool,
     scale_rule: ScaleRule,
+    rounding: mldtypes::round::RoundMode,
+    seed: Option<u64>,
+    sr_bits: Option<u32>,
     rest: Option<mldtypes::dtype::DType>,
     threads: usize,
     overwrite: bool,
@@ -488,6 +513,9 @@ impl Args {
             fuse_scale_2,
             saturate,
             mx_scale,
+            rounding,
+            seed,
+            sr_bits,
             rest,
             threads,
             overwrite,
@@ -514,6 +542,9 @@ impl Args {
                 "mx_scale must be \"floor\", \"ceil\", \"even\" or \"rceil\", not {mx_scale:?}"
             ))
         })?;
+        let rounding = rounding
+            .parse::<mldtypes::round::RoundMode>()
+            .map_err(|e| PyValueError::new_err(format!("rounding: {e}")))?;
         let rest = match rest {
             Some(r) if !r.is_none() => Some(
                 dtype_name(r, "rest")?
@@ -538,6 +569,9 @@ impl Args {
             fuse_scale_2,
             saturate,
             scale_rule,
+            rounding,
+            seed,
+            sr_bits,
             rest,
             threads,
             overwrite,
@@ -553,6 +587,9 @@ impl Args {
             Overflow::NonSaturating
         };
         opts.scale_rule = self.scale_rule;
+        opts.rounding = self.rounding;
+        opts.seed = self.seed;
+        opts.sr_bits = self.sr_bits;
         opts.rest = self.rest;
         opts.select = self
             .select
@@ -721,7 +758,8 @@ fn checkpoint_shards(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<Vec<Str
 ///         :func:`convert_checkpoint`.
 #[pyfunction]
 #[pyo3(signature = (src, dst_dir, shard, to, *, only=None, exclude=None, format=None,
-                    fuse_scale_2=true, saturate=false, mx_scale="floor", rest=None, threads=None,
+                    fuse_scale_2=true, saturate=false, mx_scale="floor", rounding="nearest_even", seed=None,
+                    sr_bits=None, rest=None, threads=None,
                     overwrite=false, fsync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert_checkpoint_shard<'py>(
@@ -736,6 +774,9 @@ fn convert_checkpoint_shard<'py>(
     fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
+    rounding: &str,
+    seed: Option<u64>,
+    sr_bits: Option<u32>,
     rest: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     overwrite: bool,
@@ -751,6 +792,9 @@ fn convert_checkpoint_shard<'py>(
             fuse_scale_2,
             saturate,
             mx_scale,
+            rounding,
+            seed,
+            sr_bits,
             rest,
             threads,
             overwrite,
@@ -796,7 +840,8 @@ fn convert_checkpoint_shard<'py>(
 ///         :func:`convert_checkpoint`.
 #[pyfunction]
 #[pyo3(signature = (src, dst_dir, to, *, only=None, exclude=None, format=None, fuse_scale_2=true,
-                    saturate=false, mx_scale="floor", rest=None, overwrite=false))]
+                    saturate=false, mx_scale="floor", rounding="nearest_even", seed=None,
+                    sr_bits=None, rest=None, overwrite=false))]
 #[allow(clippy::too_many_arguments)]
 fn finish_checkpoint_shards<'py>(
     py: Python<'py>,
@@ -809,6 +854,9 @@ fn finish_checkpoint_shards<'py>(
     fuse_scale_2: bool,
     saturate: bool,
     mx_scale: &str,
+    rounding: &str,
+    seed: Option<u64>,
+    sr_bits: Option<u32>,
     rest: Option<&Bound<'py, PyAny>>,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -822,6 +870,9 @@ fn finish_checkpoint_shards<'py>(
             fuse_scale_2,
             saturate,
             mx_scale,
+            rounding,
+            seed,
+            sr_bits,
             rest,
             threads: None,
             overwrite,

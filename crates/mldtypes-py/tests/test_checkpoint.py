@@ -857,3 +857,58 @@ def test_argument_limits(model, tmp_path):
     with pytest.raises(OverflowError):
         mldtypes.convert_checkpoint(model, dst, "bfloat16", threads=-1)
     assert leftovers(tmp_path) == []
+
+
+def fnv1a_64(name):
+    """The 64-bit FNV-1a hash of a tensor name (the documented seed key)."""
+    h = 0xCBF29CE484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001B3) % 2**64
+    return h
+
+
+def test_rounding_modes_and_seeds(tmp_path):
+    src = tmp_path / "in.safetensors"
+    rng = np.random.default_rng(4)
+    w = (rng.standard_normal((64, 96)) * 30).astype(np.float32)
+    write_safetensors(src, {"w": w, "bias": BIAS})
+    # Seeded stochastic rounding: the same bytes on any thread count, each
+    # tensor rounded as mldtypes.cast rounds it with the tensor's key.
+    outs = []
+    for threads in (1, 2):
+        dst = tmp_path / f"sr{threads}.safetensors"
+        mldtypes.convert_checkpoint(src, dst, "float8_e4m3fn", rounding="stochastic", seed=9,
+                                    sr_bits=12, threads=threads)
+        outs.append(read_safetensors(dst)[0])
+    for name in ("w", "bias"):
+        assert outs[0][name][0] == "F8_E4M3"
+        np.testing.assert_array_equal(outs[0][name][2], outs[1][name][2])
+    want = mldtypes.cast(w, mldtypes.float8_e4m3fn, rounding="stochastic",
+                         seed=9 ^ fnv1a_64("w"), sr_bits=12)
+    np.testing.assert_array_equal(outs[0]["w"][2], want.view(np.uint8).ravel())
+    # A directed mode with saturation.
+    dst = tmp_path / "tz.safetensors"
+    mldtypes.convert_checkpoint(src, dst, "float8_e5m2", rounding="toward_zero", saturate=True)
+    want = mldtypes.cast(w, mldtypes.float8_e5m2, rounding="toward_zero", saturate=True)
+    np.testing.assert_array_equal(read_safetensors(dst)[0]["w"][2], want.view(np.uint8).ravel())
+    # MX elements rounded stochastically: thread-independent.
+    mx = []
+    for threads in (1, 2):
+        dst = tmp_path / f"mx{threads}.safetensors"
+        mldtypes.convert_checkpoint(src, dst, "mxfp4", only="w", rounding="stochastic_fast",
+                                    seed=3, threads=threads)
+        mx.append(read_safetensors(dst)[0])
+    np.testing.assert_array_equal(mx[0]["w_blocks"][2], mx[1]["w_blocks"][2])
+    for kwargs, match in [
+        (dict(rounding="stochastic"), "needs a seed"),
+        (dict(rounding="toward_zero", seed=1), "deterministic"),
+        (dict(rounding="upward"), "nearest_even"),
+        (dict(seed=1, sr_bits=8), "deterministic"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "float8_e4m3fn",
+                                        **kwargs)
+    with pytest.raises(ValueError, match="nvfp4"):
+        mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "nvfp4",
+                                    rounding="toward_zero")
+    assert not (tmp_path / "bad.safetensors").exists()

@@ -431,6 +431,8 @@ def convert_checkpoint(src: _Path, dst: _Path, to: npt.DTypeLike, *, only: str |
                        exclude: str | None = None, format: _CheckpointFormat | None = None,
                        fuse_scale_2: bool = True, saturate: bool = False,
                        mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
+                       rounding: str = "nearest_even", seed: int | None = None,
+                       sr_bits: int | None = None,
                        rest: npt.DTypeLike | None = None, threads: int | None = None,
                        overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
     """Converts a safetensors checkpoint (file, directory or index) to a dtype, or quantizes it
@@ -449,6 +451,8 @@ def convert_checkpoint_shard(src: _Path, dst_dir: _Path, shard: str, to: npt.DTy
                              format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
                              mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
+                             rounding: str = "nearest_even", seed: int | None = None,
+                             sr_bits: int | None = None,
                              rest: npt.DTypeLike | None = None, threads: int | None = None,
                              overwrite: bool = False, fsync: bool = False) -> dict[str, Any]:
     """Converts ONE shard into ``dst_dir/shard``, byte-identical to convert_checkpoint's file
@@ -460,6 +464,8 @@ def finish_checkpoint_shards(src: _Path, dst_dir: _Path, to: npt.DTypeLike, *,
                              format: _CheckpointFormat | None = None, fuse_scale_2: bool = True,
                              saturate: bool = False,
                              mx_scale: Literal["floor", "ceil", "even", "rceil"] = "floor",
+                             rounding: str = "nearest_even", seed: int | None = None,
+                             sr_bits: int | None = None,
                              rest: npt.DTypeLike | None = None,
                              overwrite: bool = False) -> dict[str, Any]:
     """Checks the shards written by convert_checkpoint_shard (CheckpointError naming every

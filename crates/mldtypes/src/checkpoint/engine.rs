@@ -42,6 +42,7 @@ use crate::dtype::DType;
 use crate::float::core::encode_f64;
 use crate::format::Overflow;
 use crate::mx::{self, MxFormat, MX_BLOCK, NVFP4_BLOCK};
+use crate::round::Rounding;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -338,8 +339,46 @@ fn cast_storage(
     }
 }
 
-/// Encodes exact values to `to` storage, rounding once.
-fn encode_values(vals: &[f64], to: DType, ov: Overflow, dst: &mut [u8]) {
+/// [`cast_storage`] with rounding `r` (for exactly these elements), on this
+/// thread only.
+fn round_storage(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding<'_>,
+) -> Result<(), Error> {
+    let p = cast::path();
+    let mut tmp_in = Vec::new();
+    let src = if is_packed(from) {
+        tmp_in.resize(src.len() * 8 / from.bits() as usize, 0);
+        pack::unpack(src, from, &mut tmp_in).map_err(cast_err)?;
+        &tmp_in[..]
+    } else {
+        src
+    };
+    if is_packed(to) {
+        let mut codes = vec![0u8; src.len() / from.itemsize()];
+        cast::round_bytes_on(p, src, from, &mut codes, to, r).map_err(cast_err)?;
+        pack::pack(&codes, to, dst).map_err(cast_err)
+    } else {
+        cast::round_bytes_on(p, src, from, dst, to, r).map_err(cast_err)
+    }
+}
+
+/// Encodes exact values to `to` storage, rounding once: with `r` (for
+/// exactly these elements) when given, else to nearest even with `ov`.
+fn encode_values(
+    vals: &[f64],
+    to: DType,
+    ov: Overflow,
+    r: Option<&Rounding<'_>>,
+    dst: &mut [u8],
+) -> Result<(), Error> {
+    if let (Some(r), true) = (r, to != DType::Float64) {
+        let src: &[u8] = bytemuck::cast_slice(vals);
+        return round_storage(src, DType::Float64, dst, to, r);
+    }
     match to {
         DType::Float64 => {
             for (c, v) in dst.chunks_exact_mut(8).zip(vals) {
@@ -360,6 +399,7 @@ fn encode_values(vals: &[f64], to: DType, ov: Overflow, dst: &mut [u8]) {
             }
         }
     }
+    Ok(())
 }
 
 fn float_dtype(t: Dtype) -> Option<DType> {
@@ -916,6 +956,7 @@ fn check_options(opts: &Options<'_>) -> Result<(), Error> {
     if let Some(r) = opts.rest {
         float_target(r)?;
     }
+    check_rounding(opts)?;
     let max = max_threads();
     if opts.threads > max {
         return Err(Error::usage(format!(
@@ -925,6 +966,46 @@ fn check_options(opts: &Options<'_>) -> Result<(), Error> {
     }
     if opts.cancel.is_cancelled() {
         return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
+/// Checks [`Options::rounding`], [`Options::seed`] and [`Options::sr_bits`]
+/// against each other and the target.
+fn check_rounding(opts: &Options<'_>) -> Result<(), Error> {
+    let mode = opts.rounding;
+    if mode.is_stochastic() && opts.seed.is_none() {
+        return Err(Error::usage(format!(
+            "rounding {mode} needs a seed (its random bits come from Philox4x32-10 keyed by it)"
+        )));
+    }
+    if !mode.is_stochastic() && opts.seed.is_some() {
+        return Err(Error::usage(format!(
+            "rounding {mode} is deterministic: a seed is for the stochastic modes"
+        )));
+    }
+    if opts.sr_bits.is_some() && opts.seed.is_none() {
+        return Err(Error::usage(
+            "sr_bits needs a stochastic rounding mode and a seed",
+        ));
+    }
+    if let Some(b) = opts.sr_bits {
+        if !(1..=32).contains(&b) {
+            return Err(Error::usage(format!("sr_bits={b} is not in 1 to 32")));
+        }
+    }
+    if opts.custom_rounding() {
+        let refused = match opts.target {
+            Target::Nvfp4 => Some("nvfp4"),
+            Target::Fp8(_) => Some("the FP8-with-scales targets"),
+            Target::Mx(MxFormat::Int8) => Some("mxint8 (integer elements)"),
+            _ => None,
+        };
+        if let Some(t) = refused {
+            return Err(Error::usage(format!(
+                "rounding {mode} is not available for {t}: they round to nearest even"
+            )));
+        }
     }
     Ok(())
 }
@@ -1821,6 +1902,8 @@ fn run_chunk(
             let src = st.read(t, sb(from, s), sb(from, e), inb)?;
             let dst = grow(obuf, sb(to, n));
             let limit = OverflowLimit::of(to);
+            let rnd =
+                (opts.custom_rounding() && to != DType::Float64).then(|| opts.rounding_of(&t.name));
             let mut acc = mx::ErrLanes::default();
             // A part at a time: cast, decode the result to float32, compare
             // with the original (both still in the cache). The parts start
@@ -1830,7 +1913,10 @@ fn run_chunk(
                 let b = (a + SUB).min(n);
                 let x = &src[sb(from, a)..sb(from, b)];
                 let y = &mut dst[sb(to, a)..sb(to, b)];
-                cast_storage(x, from, y, to, opts.overflow)?;
+                match &rnd {
+                    Some(r) => round_storage(x, from, y, to, &r.part(s + a, s + b))?,
+                    None => cast_storage(x, from, y, to, opts.overflow)?,
+                }
                 let (thr, tie) = (limit.threshold, limit.tie_overflows);
                 if from == DType::Float64 {
                     // Compared in float64: a float32 copy would round the
@@ -1873,7 +1959,25 @@ fn run_chunk(
             let blocks = grow(obuf, nb * bb);
             let scales = grow(sbuf, nb);
             let mut acc = mx::ErrLanes::default();
-            let counts = if from == DType::Float64 {
+            let first = if tr.is_some() { row0 * k } else { s };
+            let counts = if opts.custom_rounding() {
+                // Elements rounded with the mode, numbered in the blocked
+                // order; statistics against the exact dequantized values.
+                let r = opts.rounding_of(&t.name);
+                let r = r.part(first, first + n);
+                let mut x: Vec<f64> = as_f64(src, from, n, fa)?.to_vec();
+                if tr.is_some() {
+                    let mut xt = vec![0f64; n];
+                    transpose(&x, k, rows, &mut xt);
+                    x = xt;
+                }
+                let c = mx::quantize_rounded(&x, fmt, opts.scale_rule, &r, blocks, scales)
+                    .map_err(berr)?;
+                let mut y = vec![0f64; n];
+                mx::dequantize_f64(blocks, scales, fmt, &mut y).map_err(berr)?;
+                mx::exact_stats(&x, &y, &mut acc);
+                c
+            } else if from == DType::Float64 {
                 let mut x = as_f64(src, from, n, fa)?;
                 if tr.is_some() {
                     let xt = grow(fb, n);
@@ -1897,7 +2001,6 @@ fn run_chunk(
                 mx::quantize_stats(x, fmt, opts.scale_rule, blocks, scales, &mut acc)
                     .map_err(berr)?
             };
-            let first = if tr.is_some() { row0 * k } else { s };
             write_at(out, blocks, (offs[0] + first / MX_BLOCK * bb) as u64).map_err(werr)?;
             write_at(out, scales, (offs[1] + first / MX_BLOCK) as u64).map_err(werr)?;
             stats.add_lanes(n, &acc);
@@ -2041,7 +2144,10 @@ fn run_chunk(
                 }
             }
             let dst = grow(obuf, sb(to, n));
-            encode_values(y, to, opts.overflow, dst);
+            let r = opts
+                .custom_rounding()
+                .then(|| opts.rounding_of(&t.name).part(s, e));
+            encode_values(y, to, opts.overflow, r.as_ref(), dst)?;
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
         Op::Nvfp4Dequant {
@@ -2072,7 +2178,10 @@ fn run_chunk(
                 }
             }
             let dst = grow(obuf, sb(to, n));
-            encode_values(y, to, opts.overflow, dst);
+            let r = opts
+                .custom_rounding()
+                .then(|| opts.rounding_of(&t.name).part(s, e));
+            encode_values(y, to, opts.overflow, r.as_ref(), dst)?;
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
         Op::Fp8Dequant {
@@ -2125,7 +2234,10 @@ fn run_chunk(
                 *y = table[*c as usize] * sv[sidx];
             }
             let dst = grow(obuf, sb(to, n));
-            encode_values(y, to, opts.overflow, dst);
+            let r = opts
+                .custom_rounding()
+                .then(|| opts.rounding_of(&t.name).part(s, e));
+            encode_values(y, to, opts.overflow, r.as_ref(), dst)?;
             write_at(out, dst, (offs[0] + sb(to, s)) as u64).map_err(werr)?;
         }
     }

@@ -123,6 +123,7 @@ pub use tags::{storage_bytes, NoCounterpart};
 use crate::dtype::DType;
 use crate::format::Overflow;
 use crate::mx::{MxFormat, ScaleRule};
+use crate::round::{RoundMode, Rounding};
 
 /// Why a checkpoint operation failed. Nothing has been written when an error
 /// is returned.
@@ -304,6 +305,24 @@ pub struct Options<'a> {
     pub overflow: Overflow,
     /// The MX scale rule.
     pub scale_rule: ScaleRule,
+    /// How plain conversions, dequantized outputs and MX elements round
+    /// (`nearest_even`, ml_dtypes' rounding, by default). With
+    /// [`Options::overflow`] `Saturating` the modes saturate as
+    /// [`crate::round`] describes. NVFP4 and the FP8-with-scales targets
+    /// take `nearest_even` only ([`Error::Usage`] otherwise), and so does
+    /// MXINT8.
+    pub rounding: RoundMode,
+    /// The seed of the stochastic modes (required by them, refused by the
+    /// others). The element at flat position `i` (row-major in the stored
+    /// layout; for MX, in the blocked order) of the tensor read, `name`
+    /// (for a dequantization, the tensor of blocks or codes), rounds with
+    /// [`crate::round::seeded_bits`]`(`[`tensor_seed`]`(seed, name), i,
+    /// sr_bits)`: the bytes depend on the seed, the tensor's name and
+    /// position only, never on threads, chunks or shards.
+    pub seed: Option<u64>,
+    /// Random bits per element of the stochastic modes, 1 to 32 (`None`:
+    /// 32).
+    pub sr_bits: Option<u32>,
     /// For block targets: the dtype the floating-point tensors that are not
     /// quantized are converted to (copied when `None`).
     pub rest: Option<DType>,
@@ -388,6 +407,9 @@ impl<'a> Options<'a> {
             target,
             overflow: Overflow::NonSaturating,
             scale_rule: ScaleRule::Floor,
+            rounding: RoundMode::NearestEven,
+            seed: None,
+            sr_bits: None,
             rest: None,
             select: None,
             exclude: None,
@@ -397,6 +419,46 @@ impl<'a> Options<'a> {
             fsync: false,
             overwrite: false,
             cancel: Cancel::new(),
+        }
+    }
+}
+
+/// The generator key of tensor `name` in a seeded conversion: `seed` XOR
+/// the 64-bit FNV-1a hash of the name's UTF-8 bytes (offset basis
+/// `0xcbf29ce484222325`, prime `0x100000001b3`). Keying by name makes a
+/// tensor's random numbers independent of the shard it is stored in and of
+/// the other tensors.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::checkpoint::tensor_seed;
+/// assert_eq!(tensor_seed(0, ""), 0xcbf29ce484222325);
+/// assert_eq!(tensor_seed(0, "a"), 0xaf63dc4c8601ec8c);
+/// assert_ne!(tensor_seed(7, "w"), tensor_seed(7, "v"));
+/// ```
+pub fn tensor_seed(seed: u64, name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    seed ^ h
+}
+
+impl Options<'_> {
+    /// Whether the conversion rounds other than by ml_dtypes' conversions
+    /// (a mode other than `nearest_even`, or a seed).
+    pub(crate) fn custom_rounding(&self) -> bool {
+        self.rounding != RoundMode::NearestEven || self.seed.is_some()
+    }
+
+    /// The rounding of tensor `name`, for its whole element range.
+    pub(crate) fn rounding_of(&self, name: &str) -> Rounding<'static> {
+        let r = Rounding::new(self.rounding).saturating(self.overflow == Overflow::Saturating);
+        match self.seed {
+            Some(seed) => r.with_seed(tensor_seed(seed, name), self.sr_bits.unwrap_or(32)),
+            None => r,
         }
     }
 }

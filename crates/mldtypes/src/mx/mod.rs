@@ -101,6 +101,7 @@ use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
 use crate::float::core::{decode_f64, encode_f64};
 use crate::format::{Format, Overflow, FLOAT8_E4M3FN};
+use crate::round::{RoundMode, Rounding};
 
 /// Elements per MX block (OCP MX v1.0 §5, `k = 32`).
 pub const MX_BLOCK: usize = 32;
@@ -350,6 +351,10 @@ pub enum BlockError {
         /// `scale.to_bits()`.
         bits: u64,
     },
+    /// The element rounding of [`quantize_rounded`] was refused: its random
+    /// numbers (see [`Rounding::validate`]), or a mode other than
+    /// `nearest_even` for MXINT8, whose elements are integers.
+    Rounding(String),
 }
 
 impl std::fmt::Display for BlockError {
@@ -380,6 +385,7 @@ impl std::fmt::Display for BlockError {
                 "the FP8 scale {} is not positive and finite",
                 f64::from_bits(*bits)
             ),
+            BlockError::Rounding(why) => write!(f, "MX element rounding: {why}"),
         }
     }
 }
@@ -859,6 +865,112 @@ fn quantize_scalar<T: BlockSource>(
         }
     }
     counts
+}
+
+/// [`quantize`] with the element rounding `r`: each block's scale as
+/// `rule` computes it (the rounding does not change the scale), then each
+/// element `x / 2^k` (exact) rounded to the element format with `r.mode`,
+/// saturating (OCP MX v1.0 §6.3: elements never overflow). A stochastic
+/// mode takes element `i`'s number from `r` ([`Rounding::number`]: the
+/// explicit bits, or the seed's Philox4x32-10 word for position
+/// `offset + i`), as gfloat's `srbits` rounds a value; `i` counts the
+/// elements of `src` in order, so quantizing the pieces of a slice with
+/// [`Rounding::part`] gives the bytes of quantizing the whole.
+///
+/// `RoundMode::NearestEven` without random numbers gives exactly
+/// [`quantize`]'s bytes (it runs [`quantize`]); the other modes run the
+/// reference quantizer (one element at a time in `f64`) on every path.
+///
+/// # Errors
+///
+/// As [`quantize`], and [`BlockError::Rounding`] if `r` is refused by
+/// [`Rounding::validate`] for `src.len()` elements, or for a mode other than
+/// `nearest_even` into [`MxFormat::Int8`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::{self, MxFormat, ScaleRule};
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let mut x = [0.0f32; 32];
+/// x[0] = 4.0; // the block's scale: 2^0 (emax of E2M1 is 2)
+/// x[1] = 1.25; // between the E2M1 values 1.0 and 1.5
+/// let (mut b, mut s) = ([0u8; 16], [0u8; 1]);
+/// let up = Rounding::new(RoundMode::TowardPositive);
+/// mx::quantize_rounded(&x, MxFormat::Fp4, ScaleRule::Floor, &up, &mut b, &mut s).unwrap();
+/// assert_eq!((s[0], b[0]), (127, 0x36)); // elements 4.0 (code 6) and 1.5 (code 3)
+/// let r = Rounding::new(RoundMode::Stochastic).with_seed(1, 16);
+/// mx::quantize_rounded(&x, MxFormat::Fp4, ScaleRule::Floor, &r, &mut b, &mut s).unwrap();
+/// assert!(b[0] == 0x26 || b[0] == 0x36);
+/// ```
+pub fn quantize_rounded<T: BlockSource>(
+    src: &[T],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    r: &Rounding<'_>,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> Result<BlockCounts, BlockError> {
+    check_mx(src.len(), fmt, blocks, scales)?;
+    r.validate(src.len())
+        .map_err(|e| BlockError::Rounding(e.to_string()))?;
+    if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
+        return quantize(src, fmt, rule, blocks, scales);
+    }
+    let Some(f) = fmt.element_format() else {
+        return Err(BlockError::Rounding(format!(
+            "{} elements are integers: only nearest_even rounds them",
+            fmt.name()
+        )));
+    };
+    let sr_bits = r.random.sr_bits().unwrap_or(0);
+    let mut counts = BlockCounts::default();
+    let mut codes = [0u8; MX_BLOCK];
+    let packed = fmt.bits() < 8;
+    for (b, block) in src.chunks_exact(MX_BLOCK).enumerate() {
+        let mut amax = 0.0f64;
+        let mut non_finite = false;
+        for v in block {
+            let a = v.to_f64().abs();
+            non_finite |= !a.is_finite();
+            amax = if a > amax { a } else { amax };
+        }
+        let out = &mut blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
+        if non_finite {
+            scales[b] = E8M0_NAN;
+            out.fill(0);
+            counts.nan_blocks += 1;
+            continue;
+        }
+        let k = if amax == 0.0 {
+            scales[b] = 0;
+            0
+        } else {
+            let k = mx_scale_exp(amax, fmt, rule);
+            scales[b] = (k + 127) as u8;
+            k
+        };
+        let inv = pow2(-k);
+        for (j, (c, v)) in codes.iter_mut().zip(block).enumerate() {
+            let q = if amax == 0.0 {
+                v.to_f64()
+            } else {
+                v.to_f64() * inv
+            };
+            let i = b * MX_BLOCK + j;
+            let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
+                .map_err(|e| BlockError::Rounding(e.to_string()))?;
+            *c = code as u8;
+            counts.clipped += clips(&f, q.abs()) as u64;
+        }
+        if packed {
+            let d = fmt.element().expect("packed formats are floats");
+            pack::pack(&codes, d, out).expect("a whole block packs");
+        } else {
+            out.copy_from_slice(&codes);
+        }
+    }
+    Ok(counts)
 }
 
 /// Dequantizes MX blocks exactly into `f64` (`X · P_i`, OCP MX v1.0 §5.2;
