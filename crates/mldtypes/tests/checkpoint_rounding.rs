@@ -301,7 +301,15 @@ fn mx_rounded_elements_equal_the_scalar_rounding() {
 fn refusals_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let one = model(dir.path(), 1);
-    let cases: [(&str, RoundMode, Option<u64>, Option<u32>, &str); 6] = [
+    /// Target, mode, seed, sr_bits, the message's key words.
+    type Case = (
+        &'static str,
+        RoundMode,
+        Option<u64>,
+        Option<u32>,
+        &'static str,
+    );
+    let cases: [Case; 6] = [
         (
             "float8_e4m3fn",
             RoundMode::Stochastic,
