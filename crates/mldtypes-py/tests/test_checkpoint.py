@@ -19,7 +19,7 @@ import pytest
 import mldtypes
 
 ST_DTYPES = {"F32": np.float32, "I32": np.int32, "U8": np.uint8, "BF16": np.uint16,
-             "F16": np.float16, "F8_E4M3": np.uint8}
+             "F16": np.float16, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8}
 
 
 def write_safetensors(path, tensors, metadata=None):
@@ -597,10 +597,20 @@ def test_fp8_recipes(tmp_path, to, fmt, scale, scale_tag, scale_shape, method):
     src, dst, back = tmp_path / "model", tmp_path / "q", tmp_path / "back"
     gpt_oss_model(src)
     s = mldtypes.convert_checkpoint(src, dst, to, format=fmt)
-    # The linear layers only: attention, not the experts, router, embeddings or head.
-    assert [r["name"] for r in s["tensors"]] == ["model.layers.0.self_attn.q_proj.weight"]
+    # The linear layers only: attention, not the router, embeddings or head; the fused experts
+    # only in ModelOpt's format (ModelOpt 0.47 quantizes them, the other loaders do not).
+    want = ["model.layers.0.self_attn.q_proj.weight"]
+    experts = "model.layers.0.mlp.experts."
+    if method == "modelopt":
+        want += [experts + "down_proj", experts + "gate_up_proj"]
+    assert sorted(r["name"] for r in s["tensors"]) == sorted(want)
     assert s["format"] == (fmt or method)
     out, _ = read_safetensors(dst / "model.safetensors")
+    if method == "modelopt":
+        # Stored as transformers holds them ([E, H, 2I]), one float32 scale per expert.
+        g = experts + "gate_up_proj"
+        assert (out[g][0], out[g][1]) == ("F8_E4M3", [2, 64, 192])
+        assert (out[g + "_weight_scale"][0], out[g + "_weight_scale"][1]) == ("F32", [2])
     w = "model.layers.0.self_attn.q_proj."
     assert (out[w + "weight"][0], out[w + "weight"][1]) == ("F8_E4M3", [64, 64])
     assert (out[w + scale][0], out[w + scale][1]) == (scale_tag, scale_shape)
