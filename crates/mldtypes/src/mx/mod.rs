@@ -101,7 +101,7 @@ use crate::cast::{self, pack, Path};
 use crate::dtype::DType;
 use crate::float::core::{decode_f64, encode_f64};
 use crate::format::{Format, Overflow, FLOAT8_E4M3FN};
-use crate::round::{RoundMode, Rounding};
+use crate::round::{RoundMode, Rounding, RoundingError};
 
 /// Elements per MX block (OCP MX v1.0 §5, `k = 32`).
 pub const MX_BLOCK: usize = 32;
@@ -351,10 +351,13 @@ pub enum BlockError {
         /// `scale.to_bits()`.
         bits: u64,
     },
-    /// The element rounding of [`quantize_rounded`] was refused: its random
-    /// numbers (see [`Rounding::validate`]), or a mode other than
-    /// `nearest_even` for MXINT8, whose elements are integers.
-    Rounding(String),
+    /// The element rounding of [`quantize_rounded`] was refused by
+    /// [`Rounding::validate`] (random numbers missing, unused, of the wrong
+    /// length or too large).
+    Rounding(RoundingError),
+    /// A mode other than `nearest_even` for MXINT8, whose elements are
+    /// integers.
+    IntegerRounding(RoundMode),
 }
 
 impl std::fmt::Display for BlockError {
@@ -385,7 +388,11 @@ impl std::fmt::Display for BlockError {
                 "the FP8 scale {} is not positive and finite",
                 f64::from_bits(*bits)
             ),
-            BlockError::Rounding(why) => write!(f, "MX element rounding: {why}"),
+            BlockError::Rounding(e) => write!(f, "MX element rounding: {e}"),
+            BlockError::IntegerRounding(m) => write!(
+                f,
+                "MXINT8 elements are integers: rounding {m} is not available, only nearest_even"
+            ),
         }
     }
 }
@@ -883,9 +890,10 @@ fn quantize_scalar<T: BlockSource>(
 ///
 /// # Errors
 ///
-/// As [`quantize`], and [`BlockError::Rounding`] if `r` is refused by
-/// [`Rounding::validate`] for `src.len()` elements, or for a mode other than
-/// `nearest_even` into [`MxFormat::Int8`].
+/// As [`quantize`], [`BlockError::Rounding`] if `r` is refused by
+/// [`Rounding::validate`] for `src.len()` elements, and
+/// [`BlockError::IntegerRounding`] for a mode other than `nearest_even` into
+/// [`MxFormat::Int8`].
 ///
 /// # Examples
 ///
@@ -912,16 +920,12 @@ pub fn quantize_rounded<T: BlockSource>(
     scales: &mut [u8],
 ) -> Result<BlockCounts, BlockError> {
     check_mx(src.len(), fmt, blocks, scales)?;
-    r.validate(src.len())
-        .map_err(|e| BlockError::Rounding(e.to_string()))?;
+    r.validate(src.len()).map_err(BlockError::Rounding)?;
     if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
         return quantize(src, fmt, rule, blocks, scales);
     }
     let Some(f) = fmt.element_format() else {
-        return Err(BlockError::Rounding(format!(
-            "{} elements are integers: only nearest_even rounds them",
-            fmt.name()
-        )));
+        return Err(BlockError::IntegerRounding(r.mode));
     };
     let sr_bits = r.random.sr_bits().unwrap_or(0);
     let mut counts = BlockCounts::default();
@@ -959,7 +963,7 @@ pub fn quantize_rounded<T: BlockSource>(
             };
             let i = b * MX_BLOCK + j;
             let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
-                .map_err(|e| BlockError::Rounding(e.to_string()))?;
+                .map_err(BlockError::Rounding)?;
             *c = code as u8;
             counts.clipped += clips(&f, q.abs()) as u64;
         }
