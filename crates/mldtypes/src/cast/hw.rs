@@ -1,6 +1,7 @@
 //! Hand-written x86-64 kernels for the float32 ↔ float16 / bfloat16 pairs,
-//! bit-identical to the element conversions of [`super::kernels`], and the
-//! non-temporal copy of large outputs. float32 ↔ float16 run on the CPU's
+//! bit-identical to the element conversions of [`super::kernels`], the
+//! seeded numbers of stochastic rounding, and the non-temporal copy of
+//! large outputs. float32 ↔ float16 run on the CPU's
 //! own conversion instructions (F16C, and their AVX-512 forms), with fix-ups.
 //!
 //! - float32 → float16: `VCVTPS2PH` with the rounding immediate set to
@@ -18,6 +19,10 @@
 //!   conversion written out with explicit narrowing, NaN lanes re-encoded
 //!   by the element conversion. (`VCVTNEPS2BF16` of AVX-512 BF16 treats
 //!   float32 subnormals as zero and keeps NaN payloads, so it is not used.)
+//!
+//! - the seeded random numbers of stochastic rounding: Philox4x32-10
+//!   with one generator call per 128-bit lane (see `philox_fill_avx512`),
+//!   the numbers of `crate::round::fill_seeded` bit for bit.
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
 //! re-encodes the whole step element by element when there are any.

@@ -273,6 +273,11 @@ pub(crate) struct Params {
     dshift32: u32,
     /// The format's values are exactly float32s.
     pub(crate) fits_f32: bool,
+    /// [`enc32_det`] applies: a format with a zero whose subnormal quantum
+    /// and half of it are normal float32s.
+    pub(crate) det32: bool,
+    /// Half the subnormal quantum, as float32 bits (when `det32`).
+    half32: u32,
     /// float32's exponent range and bias (bfloat16): every finite float32,
     /// subnormals included, rounds at the same bit (see [`enc32_m_flat`]).
     pub(crate) flat32: bool,
@@ -378,6 +383,12 @@ impl Params {
             },
             fits_f32,
             flat32: fits_f32 && emin == -126 && f.bias == 127 && m <= 22,
+            det32: fits_f32 && f.has_zero && m <= 22 && emin - (m as i32) >= -125,
+            half32: if emin - (m as i32) >= -125 && emin - (m as i32) <= 128 {
+                pow2_f32_bits(emin - m as i32 - 1)
+            } else {
+                0
+            },
             fits_f64,
             covers_f64,
             bias: f.bias,
@@ -439,6 +450,12 @@ pub(crate) struct ModeParams {
     /// amount added before dropping `p1 − n` bits.
     p1: u32,
     fast_add: u64,
+    /// [`enc32_det`]: all ones for the round-to-nearest modes, for ties
+    /// away from zero, and where a positive / negative magnitude rounds up.
+    near_m: u32,
+    away_m: u32,
+    up_pos_m: u32,
+    up_neg_m: u32,
     /// Stochastic modes: `2^n − 1`, the largest random number.
     mask_n: u32,
     /// [`StochRn`] on float32 sources: 1 for ties to odd.
@@ -472,6 +489,13 @@ impl ModeParams {
             } else {
                 1
             },
+            near_m: 0u32
+                .wrapping_sub(
+                    matches!(mode, RoundMode::NearestEven | RoundMode::NearestAway) as u32,
+                ),
+            away_m: 0u32.wrapping_sub(matches!(mode, RoundMode::NearestAway) as u32),
+            up_pos_m: 0u32.wrapping_sub(matches!(mode, RoundMode::TowardPositive) as u32),
+            up_neg_m: 0u32.wrapping_sub(matches!(mode, RoundMode::TowardNegative) as u32),
             mask_n: if sr_bits >= 32 {
                 u32::MAX
             } else {
@@ -738,6 +762,61 @@ pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: 
         a == 0x7f80_0000,
         a == 0,
         (a & 0x7f_ffff) >> sn,
+    )
+}
+
+/// [`enc32_m`] for the deterministic modes ([`Det`]) into the formats of
+/// [`Params::det32`], in the form of [`enc32`] (`astype`'s kernel):
+/// - normal targets: a mode- and sign-dependent increment added to the
+///   bits before the dropped ones are cut (`2^(s−1) − 1 + lsb` to nearest
+///   even, `2^(s−1)` away from zero, `2^s − 1` where the magnitude rounds
+///   up, 0 toward zero);
+/// - subnormal targets: the FPU rounds the magnitude to a multiple of the
+///   quantum (the magic addend, to nearest even), and the exact remainder
+///   corrects that by one code: the comparison of the input's bits with
+///   the rounded value's (`t − M`, exact) tells whether it rounded up or
+///   down, and `|a − (t − M)|` (exact) equal to half the quantum a tie.
+///   The remainder is read from the input's own bits, so a CPU flushing
+///   subnormal inputs to zero still gives the right code.
+///
+/// Gives [`enc32_m`]'s bits (checked against the scalar path over float32
+/// patterns in `tests/round_f32_sweep.rs`).
+#[inline(always)]
+pub(crate) fn enc32_det<Q: Kind>(p: &Params, mp: &ModeParams, u: u32) -> u32 {
+    let neg = u >> 31;
+    let a = u & 0x7fff_ffff;
+    let s = p.s32;
+    let negm = 0u32.wrapping_sub(neg);
+    let up = (mp.up_pos_m & !negm) | (mp.up_neg_m & negm);
+    let down = !(mp.near_m | up);
+    // Normal targets.
+    let h = 1u32 << (s - 1);
+    let lsb = ((a >> s) ^ p.parity32) & 1;
+    let inc = (mp.near_m & (h - 1 + (lsb | (mp.away_m & 1)))) | (up & (2 * h - 1));
+    let cn = (a.wrapping_add(inc) >> s).wrapping_sub(p.rebias32);
+    // Subnormal targets.
+    let m = f32::from_bits(p.magic32);
+    let t = f32::from_bits(a) + m;
+    let q = (t - m).to_bits();
+    let err = (f32::from_bits(a) - f32::from_bits(q)).to_bits() & 0x7fff_ffff;
+    let tie = 0u32.wrapping_sub((err == p.half32) as u32);
+    let below = 0u32.wrapping_sub((a > q) as u32);
+    let above = 0u32.wrapping_sub((a < q) as u32);
+    let cs = t
+        .to_bits()
+        .wrapping_sub(p.magic32)
+        .wrapping_add(below & (up | (tie & mp.away_m)) & 1)
+        .wrapping_sub(above & down & 1);
+    let mag = if a < p.sub32 { cs } else { cn };
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7f80_0000,
+        a == 0x7f80_0000,
+        a == 0,
+        (a & 0x7f_ffff) >> s,
     )
 }
 
