@@ -178,46 +178,6 @@ pub(crate) enum Target {
     Code(Format, Params, usize),
 }
 
-/// Inputs from which the deterministic modes into one-byte formats use a
-/// table (see [`round_table`]).
-const TABLE_MIN: usize = 1 << 16;
-
-/// The 64 Ki-entry float32 → code table of a one-byte format `f` under a
-/// deterministic `mode` (saturating or not), indexed as `astype`'s table
-/// (`cast::codec`'s `encode_table`): the top 16 bits of the input with the
-/// lowest of them ORed with "any lower bit set". For the formats of
-/// [`super::codec::table_eligible`] every bit from bit 16 down lies below
-/// the half-quantum bit, so the inputs sharing an index round alike in
-/// every mode; each entry is the scalar core's code of the index's own
-/// value. Built on first use, kept for the process.
-fn round_table(f: &Format, mode: RoundMode, sat: bool) -> &'static [u8; 1 << 16] {
-    use std::collections::HashMap;
-    use std::sync::{OnceLock, RwLock};
-    type Table = &'static [u8; 1 << 16];
-    static TABLES: OnceLock<RwLock<HashMap<(Format, RoundMode, bool), Table>>> = OnceLock::new();
-    let tables = TABLES.get_or_init(Default::default);
-    let key = (*f, mode, sat);
-    if let Some(t) = tables.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return t;
-    }
-    let mut t = Box::new([0u8; 1 << 16]);
-    let step = Step {
-        mode,
-        random: 0,
-        sr_bits: 0,
-    };
-    for (i, e) in t.iter_mut().enumerate() {
-        let x = f32::from_bits((i as u32) << 16);
-        *e = core::round_f32_step(f, x, step, core::overflow_of(sat)) as u8;
-    }
-    let t: Table = Box::leak(t);
-    tables
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_insert(t)
-}
-
 /// A validated conversion under a rounding.
 struct Job<'a> {
     path: Path,
@@ -233,9 +193,6 @@ struct Job<'a> {
     mp64: ModeParams,
     from: Source,
     to: Target,
-    /// float32 → one-byte codes in a deterministic mode: the table of
-    /// [`round_table`] (long inputs of eligible formats, vector paths).
-    table: Option<&'static [u8; 1 << 16]>,
 }
 
 fn source_of(d: DType) -> Option<Source> {
@@ -432,12 +389,6 @@ impl Job<'_> {
     }
 
     fn enc32<C: Code>(&self, f: &Format, p: &Params, x: &[f32], rnd: &[u32], d: &mut [C]) {
-        if let (Some(t), 1) = (self.table, C::BYTES) {
-            let d: &mut [u8] = bytemuck::cast_slice_mut(d);
-            // SAFETY: the path was confirmed available.
-            on_path!(self.path, |m| unsafe { m::table_enc32(t, x, d) });
-            return;
-        }
         if !self.kernel_f32(f) {
             for (i, (y, v)) in d.iter_mut().zip(x).enumerate() {
                 *y = C::from_u32(core::round_f32_step(f, *v, self.step(rnd, i), self.ov));
@@ -666,17 +617,6 @@ fn run(
         mp64: ModeParams::of(r.mode, r.saturate, sr_bits, 53),
         from,
         to,
-        table: match (from, to) {
-            (Source::F32, Target::Code(f, _, 1))
-                if family(r.mode) == Family::Det
-                    && path != Path::Scalar
-                    && src.len() / sa >= TABLE_MIN
-                    && super::codec::table_eligible(&f) =>
-            {
-                Some(round_table(&f, r.mode, r.saturate))
-            }
-            _ => None,
-        },
     };
     let stream = src.len() + dst.len() >= engine::STREAM_THRESHOLD && 2 * sb >= sa && sb <= 2 * sa;
     let go = |start: usize, s: &[u8], d: &mut [u8]| {
