@@ -18,10 +18,12 @@ both see the same load (the machines are shared). Printed: ms per call, the rati
 (targets: ≤ 1.25 deterministic, ≤ 2 with bits, ≤ 3 with a seed) and gfloat/cast (target
 ≥ 100). ``--threads`` sets RAYON_NUM_THREADS (mldtypes.cast splits long inputs across
 rayon's pool; astype runs on the calling thread): use 1 to compare the kernels alone.
+``--kernel-path`` forces the kernels of astype and cast alike (``portable``, ``avx2``,
+``avx512``; default: the best this CPU runs).
 
 Usage: tools/bench_rounding.py [--n 16777216] [--repeats 5] [--threads 1]
            [--targets float8_e4m3fn,bfloat16] [--gfloat-python /work/venvs/gfloat/bin/python]
-           [--json OUT]
+           [--kernel-path avx2] [--no-gfloat] [--json OUT]
 
 Run it with the interpreter that has mldtypes installed (target/py-venv/bin/python);
 gfloat is not a dependency of the project and runs in its own virtualenv
@@ -81,12 +83,15 @@ def main():
     ap.add_argument("--targets", default="float8_e4m3fn,bfloat16")
     ap.add_argument("--gfloat-python", default="/work/venvs/gfloat/bin/python")
     ap.add_argument("--no-gfloat", action="store_true")
+    ap.add_argument("--kernel-path", default=None, choices=["portable", "avx2", "avx512"])
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     if a.threads is not None:
         os.environ["RAYON_NUM_THREADS"] = str(a.threads)
     import numpy as np
     import mldtypes
+    if a.kernel_path is not None:
+        mldtypes._core._set_kernel_path(a.kernel_path)
 
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(a.n) * np.exp2(rng.integers(-12, 10, a.n))).astype(np.float32)

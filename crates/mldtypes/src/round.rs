@@ -380,13 +380,12 @@ impl<'a> RandomBits<'a> {
 
     /// The first element whose number is `2^sr_bits` or more, with its number.
     fn first_too_large(&self, sr_bits: u32) -> Option<(usize, u32)> {
-        fn scan<T: Copy + Into<u32>>(b: &[T], limit: u64) -> Option<(usize, u32)> {
+        fn scan<T: Copy + Ord + Default + Into<u32>>(b: &[T], limit: u64) -> Option<(usize, u32)> {
             // Blocks of 4096 are checked without early exit (vectorised),
             // the offending block again element by element.
             for (k, c) in b.chunks(4096).enumerate() {
-                if c.iter()
-                    .fold(false, |acc, &x| acc | (x.into() as u64 >= limit))
-                {
+                // The block's largest number, in the words' own width.
+                if c.iter().fold(T::default(), |m, &x| m.max(x)).into() as u64 >= limit {
                     let j = c.iter().position(|&x| x.into() as u64 >= limit)?;
                     return Some((k * 4096 + j, c[j].into()));
                 }
@@ -852,7 +851,7 @@ mod tests {
     #[test]
     fn filling_matches_the_element_rule_at_any_offset() {
         for first in [0u64, 1, 2, 3, 5, 1 << 40, u64::MAX - 9] {
-            for n in [0usize, 1, 3, 4, 7, 64, 103] {
+            for n in [0usize, 1, 3, 4, 7, 64, 103, 2048, 2113] {
                 for sr in [1, 13, 32] {
                     let mut v = vec![0u32; n];
                     fill_seeded(0x1234_5678_9abc, first, sr, &mut v);

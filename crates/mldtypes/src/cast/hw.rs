@@ -1,6 +1,7 @@
 //! Hand-written x86-64 kernels for the float32 ↔ float16 / bfloat16 pairs,
-//! bit-identical to the element conversions of [`super::kernels`], and the
-//! non-temporal copy of large outputs. float32 ↔ float16 run on the CPU's
+//! bit-identical to the element conversions of [`super::kernels`], the
+//! seeded numbers of stochastic rounding, and the non-temporal copy of
+//! large outputs. float32 ↔ float16 run on the CPU's
 //! own conversion instructions (F16C, and their AVX-512 forms), with fix-ups.
 //!
 //! - float32 → float16: `VCVTPS2PH` with the rounding immediate set to
@@ -18,6 +19,10 @@
 //!   conversion written out with explicit narrowing, NaN lanes re-encoded
 //!   by the element conversion. (`VCVTNEPS2BF16` of AVX-512 BF16 treats
 //!   float32 subnormals as zero and keeps NaN payloads, so it is not used.)
+//!
+//! - the seeded random numbers of stochastic rounding: Philox4x32-10
+//!   with one generator call per 128-bit lane (see `philox_fill_avx512`),
+//!   the numbers of `crate::round::fill_seeded` bit for bit.
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
 //! re-encodes the whole step element by element when there are any.
@@ -325,4 +330,164 @@ pub(crate) unsafe fn stream_copy_avx512(src: &[u8], dst: &mut [u8]) {
 pub(crate) fn store_fence() {
     // SAFETY: SFENCE is part of SSE, in the x86-64 baseline.
     unsafe { _mm_sfence() }
+}
+
+// Philox4x32-10 (`crate::round::philox4x32_10`) for the seeded random
+// numbers, several generator calls per register: each 128-bit lane holds
+// one call's state `[c0, c1, c2, c3]`, which is also the order of the four
+// numbers it gives (element `4b + w` takes word `w` of block `b`), so the
+// results are stored as they are. A round is one `pmuludq` (it multiplies
+// the even 32-bit lanes: `c0 · M0` and `c2 · M1` as 64-bit products), two
+// shuffles and two XORs:
+//
+//   [c0, c1, c2, c3] → [hi(c2·M1) ^ c1 ^ k0, lo(c2·M1), hi(c0·M0) ^ c3 ^ k1, lo(c0·M0)].
+//
+// Four registers are in flight at once to cover the multiplier's latency.
+
+/// Philox's multipliers and Weyl constants.
+#[cfg(target_arch = "x86_64")]
+const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0xBB67_AE85);
+
+/// The numbers of the elements `first`, `first + 1`, … from `seed`, as
+/// `crate::round::fill_seeded` gives them (`sr_bits` from 1 to 32), four
+/// generator calls per register on AVX-512.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+    const CALLS: usize = 4; // per register
+    const REGS: usize = 4;
+    const STEP: usize = 4 * CALLS * REGS; // numbers per iteration
+    let (m0, m1, w0, w1) = PHILOX_M;
+    let head = (first.wrapping_neg() % 4) as usize;
+    if dst.len() < head + STEP {
+        return crate::round::fill_seeded(seed, first, sr_bits, dst);
+    }
+    crate::round::fill_seeded(seed, first, sr_bits, &mut dst[..head]);
+    let block0 = first.wrapping_add(head as u64) / 4;
+    let mul = _mm512_set4_epi32(0, m1 as i32, 0, m0 as i32);
+    let (k0, k1) = (seed as u32, (seed >> 32) as u32);
+    let keys: [__m512i; 10] = std::array::from_fn(|r| {
+        let r = r as u32;
+        _mm512_set4_epi32(
+            0,
+            k1.wrapping_add(w1.wrapping_mul(r)) as i32,
+            0,
+            k0.wrapping_add(w0.wrapping_mul(r)) as i32,
+        )
+    });
+    let wrap = _mm512_set4_epi64(0, (u64::MAX >> 2) as i64, 0, (u64::MAX >> 2) as i64);
+    let step = _mm512_set4_epi64(0, (CALLS * REGS) as i64, 0, (CALLS * REGS) as i64);
+    let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
+    // Counters `[lo32(b), hi32(b), 0, 0]`: the 64-bit block number in the
+    // low half of each lane; blocks wrap at 2^62.
+    let mut ctr: [__m512i; REGS] = std::array::from_fn(|j| {
+        let b = |c: usize| block0.wrapping_add((j * CALLS + c) as u64) as i64;
+        _mm512_and_si512(_mm512_set_epi64(0, b(3), 0, b(2), 0, b(1), 0, b(0)), wrap)
+    });
+    let groups = (dst.len() - head) / STEP;
+    let out = dst[head..].as_mut_ptr();
+    for g in 0..groups {
+        let mut x = ctr;
+        for key in &keys {
+            for v in x.iter_mut() {
+                let p = _mm512_mul_epu32(*v, mul);
+                let p = _mm512_shuffle_epi32::<0b00_01_10_11>(p);
+                let c = _mm512_shuffle_epi32::<0b11_11_01_01>(*v);
+                *v = _mm512_mask_xor_epi32(p, 0x5555, p, _mm512_xor_si512(c, *key));
+            }
+        }
+        for (j, v) in x.iter().enumerate() {
+            // SAFETY: `groups` whole steps fit in `dst[head..]`.
+            unsafe {
+                _mm512_storeu_si512(
+                    out.add(g * STEP + 16 * j) as *mut _,
+                    _mm512_srl_epi32(*v, drop),
+                )
+            };
+        }
+        for c in ctr.iter_mut() {
+            *c = _mm512_and_si512(_mm512_add_epi64(*c, step), wrap);
+        }
+    }
+    let done = head + groups * STEP;
+    crate::round::fill_seeded(
+        seed,
+        first.wrapping_add(done as u64),
+        sr_bits,
+        &mut dst[done..],
+    );
+}
+
+/// [`philox_fill_avx512`] on AVX2: two generator calls per register.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+    const CALLS: usize = 2;
+    const REGS: usize = 4;
+    const STEP: usize = 4 * CALLS * REGS;
+    let (m0, m1, w0, w1) = PHILOX_M;
+    let head = (first.wrapping_neg() % 4) as usize;
+    if dst.len() < head + STEP {
+        return crate::round::fill_seeded(seed, first, sr_bits, dst);
+    }
+    crate::round::fill_seeded(seed, first, sr_bits, &mut dst[..head]);
+    let block0 = first.wrapping_add(head as u64) / 4;
+    let mul = _mm256_setr_epi32(m0 as i32, 0, m1 as i32, 0, m0 as i32, 0, m1 as i32, 0);
+    let (k0, k1) = (seed as u32, (seed >> 32) as u32);
+    let keys: [__m256i; 10] = std::array::from_fn(|r| {
+        let r = r as u32;
+        let (a, b) = (
+            k0.wrapping_add(w0.wrapping_mul(r)) as i32,
+            k1.wrapping_add(w1.wrapping_mul(r)) as i32,
+        );
+        _mm256_setr_epi32(a, 0, b, 0, a, 0, b, 0)
+    });
+    let wrap = _mm256_setr_epi64x((u64::MAX >> 2) as i64, 0, (u64::MAX >> 2) as i64, 0);
+    let step = _mm256_setr_epi64x((CALLS * REGS) as i64, 0, (CALLS * REGS) as i64, 0);
+    let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
+    let mut ctr: [__m256i; REGS] = std::array::from_fn(|j| {
+        let b = |c: usize| block0.wrapping_add((j * CALLS + c) as u64) as i64;
+        _mm256_and_si256(_mm256_setr_epi64x(b(0), 0, b(1), 0), wrap)
+    });
+    let groups = (dst.len() - head) / STEP;
+    let out = dst[head..].as_mut_ptr();
+    for g in 0..groups {
+        let mut x = ctr;
+        for key in &keys {
+            for v in x.iter_mut() {
+                let p = _mm256_mul_epu32(*v, mul);
+                let p = _mm256_shuffle_epi32::<0b00_01_10_11>(p);
+                let c = _mm256_shuffle_epi32::<0b11_11_01_01>(*v);
+                let t = _mm256_blend_epi32::<0b0101_0101>(*key, _mm256_xor_si256(c, *key));
+                *v = _mm256_xor_si256(p, t);
+            }
+        }
+        for (j, v) in x.iter().enumerate() {
+            // SAFETY: `groups` whole steps fit in `dst[head..]`.
+            unsafe {
+                _mm256_storeu_si256(
+                    out.add(g * STEP + 8 * j) as *mut __m256i,
+                    _mm256_srl_epi32(*v, drop),
+                )
+            };
+        }
+        for c in ctr.iter_mut() {
+            *c = _mm256_and_si256(_mm256_add_epi64(*c, step), wrap);
+        }
+    }
+    let done = head + groups * STEP;
+    crate::round::fill_seeded(
+        seed,
+        first.wrapping_add(done as u64),
+        sr_bits,
+        &mut dst[done..],
+    );
 }

@@ -8,9 +8,10 @@
 //! here under their former paths.
 
 pub(crate) use crate::float::kernels::{
-    dec32, dec64, dec_f32, enc32, enc32_m, enc64, enc64_m, enc64_wide, enc64_wide_m, enc_bf16,
-    enc_f32, enc_f64, Fmt, Kind, Mode, ModeParams, NearestEven, Params, RoundStep, BF16, E3M4,
-    E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0FNU, F16, F4E2M1, F6E2M3, F6E3M2,
+    dec32, dec64, dec_f32, enc32, enc32_det, enc32_m, enc32_m_flat, enc64, enc64_m, enc64_wide,
+    enc64_wide_m, enc_bf16, enc_f32, enc_f64, Fmt, Kind, Mode, ModeParams, NearestEven, Params,
+    RoundStep, BF16, E3M4, E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0FNU, F16,
+    F4E2M1, F6E2M3, F6E3M2,
 };
 
 /// Storage word of a code: `u8` for 8-bit and narrower formats, `u16` for
@@ -183,9 +184,28 @@ fn rm_enc32_body<Q: Kind, M: Mode, C: Code>(
     dst: &mut [C],
 ) {
     let (p, mp) = (*p, *mp);
-    if M::RANDOM {
+    // bfloat16 (two-byte IEEE codes with float32's exponent): one shift
+    // for every element.
+    let flat = C::BYTES == 2
+        && matches!(Q::NON_FINITE, crate::format::NonFinite::Ieee)
+        && !Q::KEEP_PAYLOAD
+        && p.flat32;
+    if flat && M::RANDOM {
+        for ((d, s), r) in dst.iter_mut().zip(src).zip(rnd) {
+            *d = C::from_u32(enc32_m_flat::<Q, M>(&p, &mp, s.to_bits(), *r));
+        }
+    } else if flat {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = C::from_u32(enc32_m_flat::<Q, M>(&p, &mp, s.to_bits(), 0));
+        }
+    } else if M::RANDOM {
         for ((d, s), r) in dst.iter_mut().zip(src).zip(rnd) {
             *d = C::from_u32(enc32_m::<Q, M>(&p, &mp, s.to_bits(), *r));
+        }
+    } else if C::BYTES == 1 && Q::HAS_ZERO && p.det32 {
+        // One-byte formats: `astype`'s form of the kernel.
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = C::from_u32(enc32_det::<Q>(&p, &mp, s.to_bits()));
         }
     } else {
         for (d, s) in dst.iter_mut().zip(src) {
@@ -232,13 +252,6 @@ fn rm_enc64_wide_body<Q: Kind, M: Mode, C: Code>(
             *d = C::from_u32(enc64_wide_m::<Q, M>(&p, &mp, s.to_bits(), 0));
         }
     }
-}
-
-/// The random numbers of elements `first`, `first + 1`, … from a seed
-/// (see `crate::round::fill_seeded`).
-#[inline(always)]
-fn philox_fill_body(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-    crate::round::fill_seeded(seed, first, sr_bits, dst)
 }
 
 /// float32 → float32 or float64 → float64 under saturation: ±inf become
@@ -415,10 +428,6 @@ macro_rules! instantiate {
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn rm_enc64_wide<Q: Kind, M: Mode, C: Code>(p: &Params, mp: &ModeParams, src: &[f64], rnd: &[u32], dst: &mut [C]) {
                 rm_enc64_wide_body::<Q, M, C>(p, mp, src, rnd, dst)
-            }
-            $(#[target_feature(enable = $feat)])?
-            pub(crate) unsafe fn philox_fill(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-                philox_fill_body(seed, first, sr_bits, dst)
             }
             $(#[target_feature(enable = $feat)])?
             pub(crate) unsafe fn saturate_f32(src: &[f32], dst: &mut [f32]) {

@@ -11,6 +11,8 @@
 use super::codec::Plan;
 use super::dispatch::Path;
 use super::engine::{self, with_dst, with_src, Cat, CHUNK};
+#[cfg(target_arch = "x86_64")]
+use super::hw;
 use super::kernels::{self, Code, ModeParams, Params};
 use super::CastError;
 use crate::dtype::DType;
@@ -236,7 +238,7 @@ impl Job<'_> {
 
     /// The random numbers of elements `start .. start + n` (empty for the
     /// deterministic modes), in `buf` unless they can be borrowed.
-    fn numbers<'b>(&'b self, start: usize, n: usize, buf: &'b mut [u32; CHUNK]) -> &'b [u32] {
+    fn numbers<'b>(&'b self, start: usize, n: usize, buf: &'b mut [u32]) -> &'b [u32] {
         match self.random {
             Random::None => &[],
             Random::Bits {
@@ -269,10 +271,15 @@ impl Job<'_> {
                 let first = offset.wrapping_add(start as u64);
                 let out = &mut buf[..n];
                 // SAFETY: the kernels of `path`, which was confirmed available
-                // before the conversion started.
-                on_path!(self.path, |m| unsafe {
-                    m::philox_fill(seed, first, sr_bits, out)
-                });
+                // before the conversion started (Philox4x32-10 by hand on
+                // the vector paths, see `hw`).
+                match self.path {
+                    #[cfg(target_arch = "x86_64")]
+                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, first, sr_bits, out) },
+                    #[cfg(target_arch = "x86_64")]
+                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, first, sr_bits, out) },
+                    _ => crate::round::fill_seeded(seed, first, sr_bits, out),
+                }
                 &buf[..n]
             }
         }
@@ -281,14 +288,13 @@ impl Job<'_> {
     /// Converts elements `start ..` (at most [`CHUNK`] of them unless the
     /// rounding is deterministic and the buffers aligned) of the byte
     /// slices.
-    fn chunk(&self, start: usize, src: &[u8], dst: &mut [u8]) {
+    fn chunk(&self, start: usize, src: &[u8], dst: &mut [u8], buf: &mut [u32]) {
         let n = match self.from {
             Source::F32 => src.len() / 4,
             Source::F64 => src.len() / 8,
             Source::Code(_, b) => src.len() / b,
         };
-        let mut buf = [0u32; CHUNK];
-        let rnd = self.numbers(start, n, &mut buf);
+        let rnd = self.numbers(start, n, buf);
         match self.from {
             Source::F32 => with_src::<f32, _>(src, |x| self.round_f32s(x, rnd, dst)),
             Source::F64 => with_src::<f64, _>(src, |x| self.round_f64s(x, rnd, dst)),
@@ -495,15 +501,21 @@ impl Job<'_> {
 
     /// Converts `src` into `dst`, elements `start ..` of the whole.
     fn run(&self, start: usize, src: &[u8], dst: &mut [u8], sa: usize, sb: usize) {
+        // The random numbers of each chunk (none for the deterministic modes).
+        let mut store = (self.family != Family::Det).then_some([0u32; CHUNK]);
+        let buf: &mut [u32] = match &mut store {
+            Some(b) => b,
+            None => &mut [],
+        };
         if self.single_pass(src, dst) {
-            return self.chunk(start, src, dst);
+            return self.chunk(start, src, dst, buf);
         }
         for (k, (s, d)) in src
             .chunks(CHUNK * sa)
             .zip(dst.chunks_mut(CHUNK * sb))
             .enumerate()
         {
-            self.chunk(start + k * CHUNK, s, d);
+            self.chunk(start + k * CHUNK, s, d, buf);
         }
     }
 }
@@ -606,12 +618,15 @@ fn run(
         from,
         to,
     };
-    let stream = job.family == Family::Det
-        && src.len() + dst.len() >= engine::STREAM_THRESHOLD
-        && 2 * sb >= sa
-        && sb <= 2 * sa;
+    let stream = src.len() + dst.len() >= engine::STREAM_THRESHOLD && 2 * sb >= sa && sb <= 2 * sa;
     let go = |start: usize, s: &[u8], d: &mut [u8]| {
-        let plain = |s: &[u8], d: &mut [u8]| job.run(start, s, d, sa, sb);
+        // Streaming hands over consecutive pieces of `s`: each piece's
+        // first element is found from its place in `s` (the random
+        // numbers are the element's).
+        let base = s.as_ptr() as usize;
+        let plain = |p: &[u8], d: &mut [u8]| {
+            job.run(start + (p.as_ptr() as usize - base) / sa, p, d, sa, sb)
+        };
         if !(stream && engine::convert_streaming(path, sa, sb, s, d, &plain)) {
             job.run(start, s, d, sa, sb)
         }

@@ -273,6 +273,14 @@ pub(crate) struct Params {
     dshift32: u32,
     /// The format's values are exactly float32s.
     pub(crate) fits_f32: bool,
+    /// [`enc32_det`] applies: a format with a zero whose subnormal quantum
+    /// and half of it are normal float32s.
+    pub(crate) det32: bool,
+    /// Half the subnormal quantum, as float32 bits (when `det32`).
+    half32: u32,
+    /// float32's exponent range and bias (bfloat16): every finite float32,
+    /// subnormals included, rounds at the same bit (see [`enc32_m_flat`]).
+    pub(crate) flat32: bool,
     /// The format's values are exactly float64s.
     pub(crate) fits_f64: bool,
     /// Every finite non-zero float64 is a normal number of the format and
@@ -374,6 +382,13 @@ impl Params {
                 0
             },
             fits_f32,
+            flat32: fits_f32 && emin == -126 && f.bias == 127 && m <= 22,
+            det32: fits_f32 && f.has_zero && m <= 22 && emin - (m as i32) >= -125,
+            half32: if emin - (m as i32) >= -125 && emin - (m as i32) <= 128 {
+                pow2_f32_bits(emin - m as i32 - 1)
+            } else {
+                0
+            },
             fits_f64,
             covers_f64,
             bias: f.bias,
@@ -435,6 +450,19 @@ pub(crate) struct ModeParams {
     /// amount added before dropping `p1 − n` bits.
     p1: u32,
     fast_add: u64,
+    /// [`enc32_det`]: all ones for the round-to-nearest modes, for ties
+    /// away from zero, and where a positive / negative magnitude rounds up.
+    near_m: u32,
+    away_m: u32,
+    up_pos_m: u32,
+    up_neg_m: u32,
+    /// Stochastic modes: `2^n − 1`, the largest random number.
+    mask_n: u32,
+    /// [`StochRn`] on float32 sources: 1 for ties to odd.
+    odd32: u32,
+    /// [`StochFast`] on float32 sources: 1 for `stochastic_fast` (half a
+    /// random step added), 0 for `stochastic_fastest`.
+    fast_half: u32,
 }
 
 impl ModeParams {
@@ -461,6 +489,20 @@ impl ModeParams {
             } else {
                 1
             },
+            near_m: 0u32
+                .wrapping_sub(
+                    matches!(mode, RoundMode::NearestEven | RoundMode::NearestAway) as u32,
+                ),
+            away_m: 0u32.wrapping_sub(matches!(mode, RoundMode::NearestAway) as u32),
+            up_pos_m: 0u32.wrapping_sub(matches!(mode, RoundMode::TowardPositive) as u32),
+            up_neg_m: 0u32.wrapping_sub(matches!(mode, RoundMode::TowardNegative) as u32),
+            mask_n: if sr_bits >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << sr_bits).wrapping_sub(1)
+            },
+            odd32: matches!(mode, RoundMode::StochasticOdd) as u32,
+            fast_half: matches!(mode, RoundMode::StochasticFast) as u32,
         }
     }
 
@@ -486,6 +528,13 @@ pub(crate) trait Mode: 'static {
     fn away32(d: u32, s: u32, lsb: u32, neg: u32, r: u32, mp: &ModeParams) -> u32;
     /// float64 sources (`d < 2^53`, `1 <= s <= 127`).
     fn away64(d: u64, s: u32, lsb: u64, neg: u32, r: u32, mp: &ModeParams) -> u64;
+}
+
+/// Whether `dn + r ≥ 2^n` (`dn ≤ 2^n`, `r ≤ mask = 2^n − 1`), without
+/// leaving 32 bits when `n` is 32.
+#[inline(always)]
+fn carries(dn: u32, r: u32, mask: u32) -> u32 {
+    ((dn > mask) | (r > mask.wrapping_sub(dn))) as u32
 }
 
 /// The five deterministic modes, chosen by [`ModeParams`]' masks.
@@ -530,9 +579,18 @@ impl StochRn {
 
 impl Mode for StochRn {
     const RANDOM: bool = true;
+    /// [`StochRn::away`] in 32-bit lanes (`d < 2^24`): with `s ≤ n` the
+    /// fraction `d · 2^(n − s)` is below `2^n`; with `s > n` the `k = s − n`
+    /// bits rounded off leave 0 whenever `k ≥ 26`, so `k` is capped there.
     #[inline(always)]
     fn away32(d: u32, s: u32, _lsb: u32, _neg: u32, r: u32, mp: &ModeParams) -> u32 {
-        StochRn::away(d as u64, s, r, mp) as u32
+        let n = mp.n;
+        let exact = d << n.saturating_sub(s).min(31);
+        let k = s.saturating_sub(n).clamp(1, 26);
+        let tie = ((d >> k) & 1) ^ mp.odd32;
+        let rounded = (d + (1u32 << (k - 1)) - 1 + tie) >> k;
+        let dn = if s <= n { exact } else { rounded };
+        carries(dn, r, mp.mask_n)
     }
     #[inline(always)]
     fn away64(d: u64, s: u32, _lsb: u64, _neg: u32, r: u32, mp: &ModeParams) -> u64 {
@@ -562,9 +620,29 @@ impl StochFast {
 
 impl Mode for StochFast {
     const RANDOM: bool = true;
+    /// [`StochFast::away`] in 32-bit lanes (`d < 2^24`, `n ≤ p1 − 22`).
+    /// With `D = ⌊δ · 2^p1⌋`, the number compared is
+    /// `dn = ⌊(D + 1 + h) / 2^(p1 − n)⌋` (`h` half a random step for
+    /// `stochastic_fast`, 0 for `stochastic_fastest`):
+    /// - `s ≤ n`: `D + 1 + h` stays below the next multiple of
+    ///   `2^(p1 − n)`, so `dn = d · 2^(n − s)`;
+    /// - `n < s < p1`: `D = d · 2^(p1 − s)` and the `1` is a fraction of
+    ///   `2^(s − n)`'s unit below the floor, so `dn = ⌊(d + h') / 2^(s − n)⌋`
+    ///   (`h' = 2^(s − n − 1)` or 0);
+    /// - `s ≥ p1`: `D = ⌊d / 2^(s − p1)⌋` and `dn = ⌊(D + 1 + h) / 2^(p1 − n)⌋`.
+    ///
+    /// In the last two the divisor's exponent `j` is capped at 26: with
+    /// numerators below `2^25`, any larger `j` leaves 0 as 26 does.
     #[inline(always)]
     fn away32(d: u32, s: u32, _lsb: u32, _neg: u32, r: u32, mp: &ModeParams) -> u32 {
-        StochFast::away(d as u64, s, r, mp) as u32
+        let (n, p1) = (mp.n, mp.p1);
+        let exact = d << n.saturating_sub(s).min(31);
+        let deep = s >= p1;
+        let base = (d >> s.saturating_sub(p1).min(31)) + deep as u32;
+        let j = s.min(p1).saturating_sub(n).clamp(1, 26);
+        let cut = (base + (mp.fast_half << (j - 1))) >> j;
+        let dn = if s <= n { exact } else { cut };
+        carries(dn, r, mp.mask_n)
     }
     #[inline(always)]
     fn away64(d: u64, s: u32, _lsb: u64, _neg: u32, r: u32, mp: &ModeParams) -> u64 {
@@ -591,11 +669,22 @@ fn finish_m<Q: Kind>(
     let over = mag > p.max_code;
     // Saturation, or a directed mode's finite overflow.
     let clamp = mp.sat | (!is_inf & mp.clamps(neg));
-    let ov = if clamp {
-        p.max_code
-    } else {
-        overflow_mag::<Q, false>(p)
+    // The overflow results of infinities and of finite values of either
+    // sign are the same for the whole slice: two selects per element.
+    let ov_if = |c: bool| {
+        if c {
+            p.max_code
+        } else {
+            overflow_mag::<Q, false>(p)
+        }
     };
+    let (ov_inf, ov_pos, ov_neg) = (
+        ov_if(mp.sat),
+        ov_if(mp.sat | mp.clamp_pos),
+        ov_if(mp.sat | mp.clamp_neg),
+    );
+    let ov_fin = if neg != 0 { ov_neg } else { ov_pos };
+    let ov = if is_inf { ov_inf } else { ov_fin };
     if !Q::HAS_ZERO {
         // float8_e8m0fnu: no zero, unsigned; zero, negative values and NaN
         // give the NaN, non-saturated overflow too.
@@ -642,22 +731,23 @@ pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: 
     let neg = u >> 31;
     let a = u & 0x7fff_ffff;
     let sub = a < p.sub32;
-    // Normal target: the kept bits rebiased, the dropped ones.
     let sn = p.s32;
-    let kept_n = (a >> sn).wrapping_sub(p.rebias32);
-    let d_n = a & ((1u32 << sn) - 1);
     // Subnormal target: the significand over the quantum (garbage for
     // normal targets, which the select below drops).
     let e = (a >> 23).max(1);
     let sig = (a & 0x7f_ffff) | ((((a >> 23) != 0) as u32) << 23);
     let sh = p.sub_shift32.wrapping_sub(e).clamp(1, 63);
-    let kept_s = sig >> sh.min(31);
-    let d_s = (sig as u64 & ((1u64 << sh) - 1)) as u32;
-    let (kept, d, s) = if sub {
-        (kept_s, d_s, sh)
+    // One shift for both: the significand and the distance to the
+    // quantum (subnormal targets), or the bits and `s32` (normal ones).
+    // Shifts from 31 on leave no kept bits of a significand below 2^24.
+    let (x, s, rebias) = if sub {
+        (sig, sh, 0)
     } else {
-        (kept_n, d_n, sn)
+        (a, sn, p.rebias32)
     };
+    let s31 = s.min(31);
+    let kept = (x >> s31).wrapping_sub(rebias);
+    let d = x & ((1u32 << s31) - 1);
     // float8_e8m0fnu's codes below 2^-126 are one less than the multiple
     // of the quantum 2^-127 (and none is below 2^-127).
     let e8 = (!Q::HAS_ZERO && sub) as u32;
@@ -672,6 +762,86 @@ pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: 
         a == 0x7f80_0000,
         a == 0,
         (a & 0x7f_ffff) >> sn,
+    )
+}
+
+/// [`enc32_m`] for the deterministic modes ([`Det`]) into the formats of
+/// [`Params::det32`], in the form of [`enc32`] (`astype`'s kernel):
+/// - normal targets: a mode- and sign-dependent increment added to the
+///   bits before the dropped ones are cut (`2^(s−1) − 1 + lsb` to nearest
+///   even, `2^(s−1)` away from zero, `2^s − 1` where the magnitude rounds
+///   up, 0 toward zero);
+/// - subnormal targets: the FPU rounds the magnitude to a multiple of the
+///   quantum (the magic addend, to nearest even), and the exact remainder
+///   corrects that by one code: the comparison of the input's bits with
+///   the rounded value's (`t − M`, exact) tells whether it rounded up or
+///   down, and `|a − (t − M)|` (exact) equal to half the quantum a tie.
+///   The remainder is read from the input's own bits, so a CPU flushing
+///   subnormal inputs to zero still gives the right code.
+///
+/// Gives [`enc32_m`]'s bits (checked against the scalar path over float32
+/// patterns in `tests/round_f32_sweep.rs`).
+#[inline(always)]
+pub(crate) fn enc32_det<Q: Kind>(p: &Params, mp: &ModeParams, u: u32) -> u32 {
+    let neg = u >> 31;
+    let a = u & 0x7fff_ffff;
+    let s = p.s32;
+    let negm = 0u32.wrapping_sub(neg);
+    let up = (mp.up_pos_m & !negm) | (mp.up_neg_m & negm);
+    let down = !(mp.near_m | up);
+    // Normal targets.
+    let h = 1u32 << (s - 1);
+    let lsb = ((a >> s) ^ p.parity32) & 1;
+    let inc = (mp.near_m & (h - 1 + (lsb | (mp.away_m & 1)))) | (up & (2 * h - 1));
+    let cn = (a.wrapping_add(inc) >> s).wrapping_sub(p.rebias32);
+    // Subnormal targets.
+    let m = f32::from_bits(p.magic32);
+    let t = f32::from_bits(a) + m;
+    let q = (t - m).to_bits();
+    let err = (f32::from_bits(a) - f32::from_bits(q)).to_bits() & 0x7fff_ffff;
+    let tie = 0u32.wrapping_sub((err == p.half32) as u32);
+    let below = 0u32.wrapping_sub((a > q) as u32);
+    let above = 0u32.wrapping_sub((a < q) as u32);
+    let cs = t
+        .to_bits()
+        .wrapping_sub(p.magic32)
+        .wrapping_add(below & (up | (tie & mp.away_m)) & 1)
+        .wrapping_sub(above & down & 1);
+    let mag = if a < p.sub32 { cs } else { cn };
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7f80_0000,
+        a == 0x7f80_0000,
+        a == 0,
+        (a & 0x7f_ffff) >> s,
+    )
+}
+
+/// [`enc32_m`] for the formats of [`Params::flat32`] (bfloat16): with
+/// float32's bias and smallest normal exponent, a float32 subnormal's
+/// significand lies at the same place as a normal number's bits, so every
+/// finite input keeps its top bits above the same `s32` and the shift is
+/// the same for the whole slice. Gives [`enc32_m`]'s bits.
+#[inline(always)]
+pub(crate) fn enc32_m_flat<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: u32) -> u32 {
+    let neg = u >> 31;
+    let a = u & 0x7fff_ffff;
+    let s = p.s32;
+    let kept = a >> s;
+    let d = a & ((1u32 << s) - 1);
+    let mag = kept + M::away32(d, s, kept & 1, neg, r, mp);
+    finish_m::<Q>(
+        p,
+        mp,
+        mag,
+        neg,
+        a > 0x7f80_0000,
+        a == 0x7f80_0000,
+        a == 0,
+        (a & 0x7f_ffff) >> s,
     )
 }
 
