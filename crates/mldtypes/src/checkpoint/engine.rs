@@ -316,7 +316,35 @@ fn cast_storage(
     to: DType,
     ov: Overflow,
 ) -> Result<(), Error> {
-    let p = cast::path();
+    convert_storage(src, from, dst, to, |s, d| {
+        cast::cast_bytes_on(cast::path(), s, from, d, to, ov)
+    })
+}
+
+/// [`cast_storage`] with rounding `r` (for exactly these elements), on this
+/// thread only.
+fn round_storage(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding<'_>,
+) -> Result<(), Error> {
+    convert_storage(src, from, dst, to, |s, d| {
+        cast::round_bytes_on(cast::path(), s, from, d, to, r)
+    })
+}
+
+/// Runs `conv` (unpacked `from` bytes to unpacked `to` bytes) between
+/// safetensors storages: packed sub-byte floats are unpacked before and
+/// packed after it.
+fn convert_storage(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    conv: impl FnOnce(&[u8], &mut [u8]) -> Result<(), cast::CastError>,
+) -> Result<(), Error> {
     let n = if is_packed(from) {
         src.len() * 8 / from.bits() as usize
     } else {
@@ -332,37 +360,10 @@ fn cast_storage(
     };
     if is_packed(to) {
         let mut codes = vec![0u8; n];
-        cast::cast_bytes_on(p, src, from, &mut codes, to, ov).map_err(cast_err)?;
+        conv(src, &mut codes).map_err(cast_err)?;
         pack::pack(&codes, to, dst).map_err(cast_err)
     } else {
-        cast::cast_bytes_on(p, src, from, dst, to, ov).map_err(cast_err)
-    }
-}
-
-/// [`cast_storage`] with rounding `r` (for exactly these elements), on this
-/// thread only.
-fn round_storage(
-    src: &[u8],
-    from: DType,
-    dst: &mut [u8],
-    to: DType,
-    r: &Rounding<'_>,
-) -> Result<(), Error> {
-    let p = cast::path();
-    let mut tmp_in = Vec::new();
-    let src = if is_packed(from) {
-        tmp_in.resize(src.len() * 8 / from.bits() as usize, 0);
-        pack::unpack(src, from, &mut tmp_in).map_err(cast_err)?;
-        &tmp_in[..]
-    } else {
-        src
-    };
-    if is_packed(to) {
-        let mut codes = vec![0u8; src.len() / from.itemsize()];
-        cast::round_bytes_on(p, src, from, &mut codes, to, r).map_err(cast_err)?;
-        pack::pack(&codes, to, dst).map_err(cast_err)
-    } else {
-        cast::round_bytes_on(p, src, from, dst, to, r).map_err(cast_err)
+        conv(src, dst).map_err(cast_err)
     }
 }
 

@@ -820,7 +820,7 @@ pub fn quantize_on<T: BlockSource>(
             ));
         }
     }
-    Ok(quantize_scalar(src, fmt, rule, blocks, scales))
+    quantize_scalar(src, fmt, rule, blocks, scales)
 }
 
 /// The reference block quantizer: one element at a time in `f64`.
@@ -830,7 +830,24 @@ fn quantize_scalar<T: BlockSource>(
     rule: ScaleRule,
     blocks: &mut [u8],
     scales: &mut [u8],
-) -> BlockCounts {
+) -> Result<BlockCounts, BlockError> {
+    quantize_blocks(src, fmt, rule, blocks, scales, |_, q| {
+        Ok(encode_elem(fmt, q))
+    })
+}
+
+/// The block loop of the reference quantizers: each block's scale by
+/// `rule` (code 0 for an all-zero block, the NaN scale and zero elements
+/// for a block holding a NaN or an infinity), then `enc(i, x_i / X)` for
+/// element `i` of `src`, giving its code and whether it clipped.
+fn quantize_blocks<T: BlockSource>(
+    src: &[T],
+    fmt: MxFormat,
+    rule: ScaleRule,
+    blocks: &mut [u8],
+    scales: &mut [u8],
+    mut enc: impl FnMut(usize, f64) -> Result<(u8, bool), BlockError>,
+) -> Result<BlockCounts, BlockError> {
     let mut counts = BlockCounts::default();
     let mut codes = [0u8; MX_BLOCK];
     let packed = fmt.bits() < 8;
@@ -849,20 +866,17 @@ fn quantize_scalar<T: BlockSource>(
             counts.nan_blocks += 1;
             continue;
         }
-        if amax == 0.0 {
-            scales[b] = 0;
-            for (c, v) in codes.iter_mut().zip(block) {
-                *c = encode_elem(fmt, v.to_f64()).0;
-            }
+        let k = if amax == 0.0 {
+            0
         } else {
-            let k = mx_scale_exp(amax, fmt, rule);
-            scales[b] = (k + 127) as u8;
-            let inv = pow2(-k);
-            for (c, v) in codes.iter_mut().zip(block) {
-                let (code, clipped) = encode_elem(fmt, v.to_f64() * inv);
-                *c = code;
-                counts.clipped += clipped as u64;
-            }
+            mx_scale_exp(amax, fmt, rule)
+        };
+        scales[b] = if amax == 0.0 { 0 } else { (k + 127) as u8 };
+        let inv = pow2(-k);
+        for (j, (c, v)) in codes.iter_mut().zip(block).enumerate() {
+            let (code, clipped) = enc(b * MX_BLOCK + j, v.to_f64() * inv)?;
+            *c = code;
+            counts.clipped += clipped as u64;
         }
         if packed {
             let d = fmt.element().expect("packed formats are floats");
@@ -871,7 +885,7 @@ fn quantize_scalar<T: BlockSource>(
             out.copy_from_slice(&codes);
         }
     }
-    counts
+    Ok(counts)
 }
 
 /// [`quantize`] with the element rounding `r`: each block's scale as
@@ -928,53 +942,11 @@ pub fn quantize_rounded<T: BlockSource>(
         return Err(BlockError::IntegerRounding(r.mode));
     };
     let sr_bits = r.random.sr_bits().unwrap_or(0);
-    let mut counts = BlockCounts::default();
-    let mut codes = [0u8; MX_BLOCK];
-    let packed = fmt.bits() < 8;
-    for (b, block) in src.chunks_exact(MX_BLOCK).enumerate() {
-        let mut amax = 0.0f64;
-        let mut non_finite = false;
-        for v in block {
-            let a = v.to_f64().abs();
-            non_finite |= !a.is_finite();
-            amax = if a > amax { a } else { amax };
-        }
-        let out = &mut blocks[b * fmt.block_bytes()..(b + 1) * fmt.block_bytes()];
-        if non_finite {
-            scales[b] = E8M0_NAN;
-            out.fill(0);
-            counts.nan_blocks += 1;
-            continue;
-        }
-        let k = if amax == 0.0 {
-            scales[b] = 0;
-            0
-        } else {
-            let k = mx_scale_exp(amax, fmt, rule);
-            scales[b] = (k + 127) as u8;
-            k
-        };
-        let inv = pow2(-k);
-        for (j, (c, v)) in codes.iter_mut().zip(block).enumerate() {
-            let q = if amax == 0.0 {
-                v.to_f64()
-            } else {
-                v.to_f64() * inv
-            };
-            let i = b * MX_BLOCK + j;
-            let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
-                .map_err(BlockError::Rounding)?;
-            *c = code as u8;
-            counts.clipped += clips(&f, q.abs()) as u64;
-        }
-        if packed {
-            let d = fmt.element().expect("packed formats are floats");
-            pack::pack(&codes, d, out).expect("a whole block packs");
-        } else {
-            out.copy_from_slice(&codes);
-        }
-    }
-    Ok(counts)
+    quantize_blocks(src, fmt, rule, blocks, scales, |i, q| {
+        let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
+            .map_err(BlockError::Rounding)?;
+        Ok((code as u8, clips(&f, q.abs())))
+    })
 }
 
 /// Dequantizes MX blocks exactly into `f64` (`X · P_i`, OCP MX v1.0 §5.2;
