@@ -2015,22 +2015,12 @@ fn mx_scale_rules_even_and_rceil_through_the_cli() {
     let model = dir.path().join("model");
     write_model(&model);
     // The original weight, from whichever shard holds it.
-    let mut x: Vec<f32> = Vec::new();
-    for e in std::fs::read_dir(&model).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "safetensors") {
-            let buf = std::fs::read(&p).unwrap();
-            let st = SafeTensors::deserialize(&buf).unwrap();
-            if let Ok(t) = st.tensor("layer.0.proj.weight") {
-                assert_eq!(t.dtype(), Dtype::F32);
-                x = t
-                    .data()
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                    .collect();
-            }
-        }
-    }
+    let (dt, raw) = tensor_in(&model, "layer.0.proj.weight");
+    assert_eq!(dt, Dtype::F32);
+    let x: Vec<f32> = raw
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     assert_eq!(x.len(), 8 * 96);
     for (name, rule) in [
         ("even", mldtypes::mx::ScaleRule::Even),
@@ -2108,18 +2098,8 @@ fn rounding_modes_and_seeds_reach_the_library() {
         outs.push(std::fs::read(q.join("model-00002-of-00002.safetensors")).unwrap());
     }
     assert_eq!(outs[0], outs[1]);
-    let mut x: Vec<u8> = Vec::new();
-    for e in std::fs::read_dir(&model).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "safetensors") {
-            let buf = std::fs::read(&p).unwrap();
-            let st = SafeTensors::deserialize(&buf).unwrap();
-            if let Ok(t) = st.tensor("layer.0.proj.weight") {
-                x = t.data().to_vec();
-            }
-        }
-    }
     let name = "layer.0.proj.weight";
+    let (_, x) = tensor_in(&model, name);
     let r = mldtypes::round::Rounding::new(mldtypes::round::RoundMode::Stochastic)
         .with_seed(mldtypes::checkpoint::tensor_seed(9, name), 12);
     let mut want = vec![0u8; x.len() / 4];
@@ -2153,4 +2133,20 @@ fn rounding_modes_and_seeds_reach_the_library() {
             .stderr(predicate::str::contains(msg));
     }
     assert!(!dir.path().join("bad").exists());
+}
+
+/// The dtype and bytes of tensor `name`, from whichever shard of the model
+/// directory holds it.
+fn tensor_in(model: &Path, name: &str) -> (Dtype, Vec<u8>) {
+    for e in std::fs::read_dir(model).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "safetensors") {
+            let buf = std::fs::read(&p).unwrap();
+            let st = SafeTensors::deserialize(&buf).unwrap();
+            if let Ok(t) = st.tensor(name) {
+                return (t.dtype(), t.data().to_vec());
+            }
+        }
+    }
+    panic!("no shard of {} holds {name}", model.display())
 }
