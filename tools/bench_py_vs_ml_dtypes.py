@@ -35,7 +35,8 @@ Sections:
 - ``matmul``: ``mldtypes.matmul`` of square bfloat16 / float8_e4m3fn matrices (``--sizes``) on
   1 and 2 threads against NumPy's ``a.astype(float32) @ b.astype(float32)`` with the same
   number of BLAS threads (each thread count in a child process, as BLAS reads its thread count
-  at start-up), and against ml_dtypes' ``np.dot`` at the smallest size.
+  at start-up), and against ml_dtypes' ``np.dot`` at the smallest size. The two GEMMs are
+  timed in blocks of back-to-back calls (`best_in_blocks`), ml_dtypes' loop on its own.
 
 Prints Markdown tables: for each operation the best-of-`repeat` time of ml_dtypes, of mldtypes
 and of NumPy float32 (the three alternating) and the ratios (ml_dtypes time / mldtypes time and
@@ -104,6 +105,24 @@ def best_of(fns, repeat):
             t = time.perf_counter()
             fn()
             ts.append(time.perf_counter() - t)
+    return [min(ts) if ts else None for ts in times]
+
+
+def best_in_blocks(fns, repeat, inner=5):
+    """Like `best_of`, but each function runs `inner` times back to back per round (the rounds
+    still alternate the functions): the best of all calls. For calls that use several threads:
+    OpenBLAS's idle workers spin for a while after each call and take a core from whatever
+    runs next, and a pool whose workers went to sleep pays for waking them (about a millisecond
+    on some virtual machines); back-to-back calls show each library's own steady state."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            if fn is None:
+                continue
+            for _ in range(inner):
+                t = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t)
     return [min(ts) if ts else None for ts in times]
 
 
@@ -336,8 +355,12 @@ def matmul_child(sizes, types, repeat, threads):
             ra, rb = a32.astype(ref_t), b32.astype(ref_t)
             # ml_dtypes' np.dot is a scalar loop: only at the smallest size
             ref = (lambda: np.dot(ra, rb)) if n == min(sizes) else None
-            times = best_of([ref, lambda: mldtypes.matmul(oa, ob, threads=threads),
-                             lambda: oa.astype(np.float32) @ ob.astype(np.float32)], repeat)
+            # ml_dtypes' scalar loop once per round, the two GEMMs in blocks
+            ref_t = best_of([ref], repeat)[0] if ref is not None else None
+            _, ours, f32 = best_in_blocks(
+                [None, lambda: mldtypes.matmul(oa, ob, threads=threads),
+                 lambda: oa.astype(np.float32) @ ob.astype(np.float32)], repeat)
+            times = [ref_t, ours, f32]
             out[f"{name} matmul {n}×{n}, {threads} thread{'s' if threads > 1 else ''}"] = times
     return out
 

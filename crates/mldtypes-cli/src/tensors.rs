@@ -89,8 +89,8 @@ pub struct ConvertArgs {
     /// elements (gfloat 0.5.2's RoundMode): nearest_even (ml_dtypes'
     /// astype), nearest_away, toward_zero, toward_negative, toward_positive,
     /// stochastic, stochastic_odd, stochastic_fast, stochastic_fastest. The
-    /// stochastic modes need --seed; nvfp4, mxint8 and the fp8 recipes take
-    /// nearest_even only.
+    /// stochastic modes need --seed; mxint8 takes nearest_even only. NVFP4
+    /// and the fp8 recipes round each element's exact quotient by its scale.
     #[arg(long, value_name = "MODE", default_value = "nearest_even", value_parser = crate::formats::parse_mode)]
     rounding: mldtypes::round::RoundMode,
     /// Random bits per element for the stochastic modes, 1 to 32 (default 32).

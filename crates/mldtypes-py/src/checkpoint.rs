@@ -357,8 +357,10 @@ fn set_float_stats(d: &Bound<'_, PyAny>, s: &Stats) -> PyResult<()> {
 ///     rounding: how plain conversions, dequantized outputs and MX elements
 ///         round, one of ``mldtypes.cast``'s modes (``"nearest_even"``, the
 ///         default, is ``astype``'s rounding); ``saturate`` applies. The
-///         stochastic modes need ``seed``; ``"nvfp4"``, ``"mxint8"`` and the
-///         FP8-with-scales targets take ``"nearest_even"`` only (ValueError).
+///         stochastic modes need ``seed``; ``"mxint8"`` takes
+///         ``"nearest_even"`` only (ValueError). ``"nvfp4"`` and the
+///         FP8-with-scales targets round each element's exact quotient by
+///         its scale with the mode.
 ///     seed: the stochastic modes' seed (an integer 0 to 2^64 - 1): element
 ///         ``i`` (row-major; MX: in block order) of the tensor named ``name``
 ///         takes the Philox4x32-10 number of ``mldtypes.cast`` for position

@@ -157,19 +157,27 @@ fn blocks_f32<T: Element>(
     post: usize,
     mean: bool,
 ) -> PyResult<Vec<f32>> {
-    // SAFETY: `flat` is a C-contiguous ndarray of pre·n·post elements of T.
+    // SAFETY: `flat` is a C-contiguous ndarray of pre·n·post elements of T,
+    // kept alive by the caller while the slice is read.
     let data = unsafe {
         std::slice::from_raw_parts(npapi::array_data(flat.as_ptr()) as *const T, pre * n * post)
     };
-    let mut out = Vec::with_capacity(pre * post);
-    for p in 0..pre {
-        let block = &data[p * n * post..(p + 1) * n * post];
-        if post == 1 {
-            out.push(reduce::sum_f32(block).map_err(cast_err)?);
-        } else {
-            out.extend(reduce::sum_f32_columns(block, n, post).map_err(cast_err)?);
-        }
-    }
+    // without the GIL: long column sums run on rayon's pool
+    let mut out = flat
+        .py()
+        .detach(|| -> Result<Vec<f32>, CastError> {
+            let mut out = Vec::with_capacity(pre * post);
+            for p in 0..pre {
+                let block = &data[p * n * post..(p + 1) * n * post];
+                if post == 1 {
+                    out.push(reduce::sum_f32(block)?);
+                } else {
+                    out.extend(reduce::sum_f32_columns(block, n, post)?);
+                }
+            }
+            Ok(out)
+        })
+        .map_err(cast_err)?;
     if mean {
         for v in out.iter_mut() {
             *v = if n == 0 { f32::NAN } else { *v / n as f32 };
@@ -502,7 +510,7 @@ fn batch_index(full: &[usize], shape: &[usize], mut i: usize) -> usize {
 
 /// Batched float32 products of two operands of `T` (batch shapes already
 /// checked to broadcast to `full`): `count(full) × m × n` values.
-fn matmul_batches<T: Element + Sync>(
+fn matmul_batches<T: Element>(
     py: Python<'_>,
     a: &Operand<'_>,
     b: &Operand<'_>,

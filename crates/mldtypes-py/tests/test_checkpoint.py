@@ -18,7 +18,7 @@ import pytest
 
 import mldtypes
 
-ST_DTYPES = {"F32": np.float32, "I32": np.int32, "U8": np.uint8, "BF16": np.uint16,
+ST_DTYPES = {"F64": np.float64, "F32": np.float32, "I32": np.int32, "U8": np.uint8, "BF16": np.uint16,
              "F16": np.float16, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8}
 
 
@@ -918,7 +918,41 @@ def test_rounding_modes_and_seeds(tmp_path):
         with pytest.raises(ValueError, match=match):
             mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "float8_e4m3fn",
                                         **kwargs)
-    with pytest.raises(ValueError, match="nvfp4"):
-        mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "nvfp4",
+    with pytest.raises(ValueError, match="mxint8"):
+        mldtypes.convert_checkpoint(src, tmp_path / "bad.safetensors", "mxint8", only="w",
                                     rounding="toward_zero")
     assert not (tmp_path / "bad.safetensors").exists()
+    # NVFP4 and FP8 elements: thread-independent with a seed; toward_zero
+    # never moves a value away from zero (dequantized |y| <= |x|), and
+    # toward_positive never below it unless the element saturated at the
+    # format's largest magnitude (a block's largest element can exceed
+    # it: the scale is rounded to nearest).
+    for target in ("nvfp4", "fp8"):
+        got = []
+        for threads in (1, 2):
+            dst = tmp_path / f"{target}{threads}.safetensors"
+            mldtypes.convert_checkpoint(src, dst, target, only="w", rounding="stochastic",
+                                        seed=11, threads=threads)
+            got.append(read_safetensors(dst)[0])
+        assert got[0].keys() == got[1].keys()
+        for name in got[0]:
+            np.testing.assert_array_equal(got[0][name][2], got[1][name][2])
+        for mode, ok in (("toward_zero", lambda y, x: np.abs(y) <= np.abs(x)),
+                         ("toward_positive", lambda y, x: y >= x),
+                         ("toward_negative", lambda y, x: y <= x)):
+            q = tmp_path / f"{target}_{mode}.safetensors"
+            back = tmp_path / f"{target}_{mode}_f64.safetensors"
+            mldtypes.convert_checkpoint(src, q, target, only="w", rounding=mode)
+            raw = read_safetensors(q)[0]["w"][2]
+            if target == "nvfp4":
+                top = (np.stack([raw & 0xF, raw >> 4], -1).reshape(w.shape) & 7) == 7
+            else:
+                top = (raw.reshape(w.shape) & 0x7F) == 0x7E
+            # float64 holds every dequantized product exactly
+            mldtypes.convert_checkpoint(q, back, "float64")
+            tag, shape, raw = read_safetensors(back)[0]["w"]
+            assert tag == "F64"
+            y = raw.view(np.float64).reshape(shape)
+            good = ok(y, w)
+            assert (good | top).all(), (target, mode)
+            assert good.mean() > 0.95, (target, mode)

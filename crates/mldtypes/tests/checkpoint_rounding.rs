@@ -1,7 +1,9 @@
 //! Rounding modes in checkpoint conversion (`Options::rounding`, `seed`,
 //! `sr_bits`): seeded output independent of threads and sharding, every
 //! tensor equal to the slice API's rounding with the tensor's key, MX
-//! elements equal to `mx::quantize_rounded`, and the refusals.
+//! elements equal to `mx::quantize_rounded`, NVFP4 and FP8-with-scales
+//! elements equal to `mx::nvfp4_quantize_rounded` / `fp8_quantize_rounded`,
+//! and the refusals.
 
 use std::path::{Path, PathBuf};
 
@@ -309,7 +311,7 @@ fn refusals_are_usage_errors() {
         Option<u32>,
         &'static str,
     );
-    let cases: [Case; 6] = [
+    let cases: [Case; 4] = [
         (
             "float8_e4m3fn",
             RoundMode::Stochastic,
@@ -331,8 +333,6 @@ fn refusals_are_usage_errors() {
             Some(8),
             "sr_bits needs",
         ),
-        ("nvfp4", RoundMode::TowardZero, None, None, "nvfp4"),
-        ("fp8", RoundMode::Stochastic, Some(1), None, "FP8"),
         ("mxint8", RoundMode::NearestAway, None, None, "mxint8"),
     ];
     for (k, (to, mode, seed, sr, msg)) in cases.into_iter().enumerate() {
@@ -346,5 +346,100 @@ fn refusals_are_usage_errors() {
         assert!(matches!(e, Error::Usage(_)), "{to} {mode}: {e}");
         assert!(e.to_string().contains(msg), "{to} {mode}: {e}");
         assert!(!out.exists());
+    }
+}
+
+#[test]
+fn nvfp4_and_fp8_elements_round_with_the_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, three) = (model(dir.path(), 1), model(dir.path(), 3));
+    let name = "layers.0.w.weight";
+    let v = values(1200 * 1024, 1);
+    let get = |ts: &[(String, Dtype, Vec<u8>)], n: &str| {
+        ts.iter()
+            .find(|t| t.0 == n)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no {n} in {:?}",
+                    ts.iter().map(|t| &t.0).collect::<Vec<_>>()
+                )
+            })
+            .clone()
+    };
+    for to in ["nvfp4", "fp8", "fp8_channel", "fp8_block"] {
+        // seeded stochastic rounding: the same bytes from one file and from
+        // three shards, on one and on three threads
+        let mut outs = Vec::new();
+        for (k, (input, threads)) in [(&one, 1), (&three, 3)].into_iter().enumerate() {
+            let out = dir.path().join(format!("{to}{k}"));
+            convert(input, &out, to, |o| {
+                o.rounding = RoundMode::Stochastic;
+                o.seed = Some(5);
+                o.sr_bits = Some(8);
+                o.threads = threads;
+            })
+            .unwrap();
+            outs.push(read_tensors(&out));
+        }
+        assert!(outs[0] == outs[1], "{to}: shards/threads change the bytes");
+        let r = Rounding::new(RoundMode::Stochastic).with_seed(tensor_seed(5, name), 8);
+        let ts = &outs[0];
+        if to == "nvfp4" {
+            // elements numbered row-major; the scales are those of
+            // round to nearest even
+            let s2 = f32::from_le_bytes(
+                get(ts, &format!("{name}_scale_2")).2[..4]
+                    .try_into()
+                    .unwrap(),
+            );
+            let (mut p, mut s) = (vec![0u8; v.len() / 2], vec![0u8; v.len() / 16]);
+            mx::nvfp4_quantize_rounded(&v, s2, &r, &mut p, &mut s).unwrap();
+            assert_eq!(get(ts, &format!("{name}_scale")).2, s);
+            assert_eq!(get(ts, name).2, p);
+            let (mut p0, mut s0) = (vec![0u8; v.len() / 2], vec![0u8; v.len() / 16]);
+            mx::nvfp4_quantize(&v, s2, &mut p0, &mut s0).unwrap();
+            assert_eq!(s, s0);
+            assert_ne!(p, p0, "stochastic rounding left every element at nearest");
+        } else {
+            // `NAME_scale` (compressed-tensors) or `NAME_scale_inv`
+            // (DeepSeek's "fp8"): the dequantization multiplier either way
+            let sname = [format!("{name}_scale"), format!("{name}_scale_inv")]
+                .into_iter()
+                .find(|n| ts.iter().any(|t| &t.0 == n))
+                .unwrap_or_else(|| panic!("{to}: no scale of {name}"));
+            let (_, sdt, sb) = get(ts, &sname);
+            assert_eq!(sdt, Dtype::F32, "{to}");
+            let sv: Vec<f64> = sb
+                .chunks(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+                .collect();
+            let mut codes = vec![0u8; v.len()];
+            match to {
+                "fp8" => {
+                    mx::fp8_quantize_rounded(&v, v.len(), &sv, &r, &mut codes).unwrap();
+                }
+                "fp8_channel" => {
+                    mx::fp8_quantize_rounded(&v, 1024, &sv, &r, &mut codes).unwrap();
+                }
+                _ => {
+                    // 128 × 128 blocks: element by element
+                    for (i, c) in codes.iter_mut().enumerate() {
+                        let (row, col) = (i / 1024, i % 1024);
+                        let s = sv[row / 128 * 8 + col / 128];
+                        let mut one = [0u8];
+                        mx::fp8_quantize_rounded(
+                            &v[i..i + 1],
+                            1,
+                            &[s],
+                            &r.part(i, i + 1),
+                            &mut one,
+                        )
+                        .unwrap();
+                        *c = one[0];
+                    }
+                }
+            }
+            assert_eq!(get(ts, name).2, codes, "{to}");
+        }
     }
 }

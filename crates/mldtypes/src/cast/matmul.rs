@@ -206,14 +206,11 @@ fn parallel<F: Fn(usize) + Sync>(tasks: usize, f: F) {
 }
 
 /// `dst = src` widened to float32, `threads` contiguous shares converted
-/// in parallel (one share below 2^14 elements each).
-fn widen_into<T: Element + Sync>(
-    src: &[T],
-    dst: &mut [f32],
-    threads: usize,
-) -> Result<(), CastError> {
+/// in parallel; up to 2^18 elements (tens of microseconds) on the calling
+/// thread, which costs less than waking the pool.
+fn widen_into<T: Element>(src: &[T], dst: &mut [f32], threads: usize) -> Result<(), CastError> {
     let path = dispatch::path();
-    let chunk = src.len().div_ceil(threads.max(1)).max(1 << 14);
+    let chunk = src.len().div_ceil(threads.max(1)).max(1 << 18);
     if threads <= 1 || src.len() <= chunk {
         return convert_slice_on(path, src, dst, Overflow::NonSaturating);
     }
@@ -242,7 +239,7 @@ fn widen_into<T: Element + Sync>(
 /// [`MatmulError::Shape`] if `a`'s columns differ from `b`'s rows or `out`
 /// does not hold `m · n` elements; [`MatmulError::Cast`] if `T` does not
 /// convert to float32.
-pub fn matmul_f32<T: Element + Sync>(
+pub fn matmul_f32<T: Element>(
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
     out: &mut [f32],
@@ -363,7 +360,7 @@ pub fn matmul_f32<T: Element + Sync>(
 /// .unwrap();
 /// assert_eq!(c[0].to_f32(), 12.0);
 /// ```
-pub fn matmul<T: Element + Sync, U: Element>(
+pub fn matmul<T: Element, U: Element>(
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
     out: &mut [U],

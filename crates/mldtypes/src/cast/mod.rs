@@ -173,8 +173,9 @@ mod sealed {
 /// Implemented for `f32`, `f64`, `half::f16`, `half::bf16`, the standard
 /// integers, every float type of [`crate::float`] (`bfloat16`, `float16`, the float8,
 /// float6 and float4 formats) and the sub-byte integers of [`crate::int`].
-/// Sealed.
-pub trait Element: bytemuck::Pod + sealed::Sealed {
+/// Sealed; every implementor is `Sync` (slices of it are read from several
+/// threads).
+pub trait Element: bytemuck::Pod + Sync + sealed::Sealed {
     /// The dtype of this type.
     const DTYPE: DType;
 }

@@ -42,7 +42,7 @@ use crate::dtype::DType;
 use crate::float::core::encode_f64;
 use crate::format::Overflow;
 use crate::mx::{self, MxFormat, MX_BLOCK, NVFP4_BLOCK};
-use crate::round::Rounding;
+use crate::round::{RandomBits, Rounding};
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -996,15 +996,10 @@ fn check_rounding(opts: &Options<'_>) -> Result<(), Error> {
         }
     }
     if opts.custom_rounding() {
-        let refused = match opts.target {
-            Target::Nvfp4 => Some("nvfp4"),
-            Target::Fp8(_) => Some("the FP8-with-scales targets"),
-            Target::Mx(MxFormat::Int8) => Some("mxint8 (integer elements)"),
-            _ => None,
-        };
-        if let Some(t) = refused {
+        if let Target::Mx(MxFormat::Int8) = opts.target {
             return Err(Error::usage(format!(
-                "rounding {mode} is not available for {t}: they round to nearest even"
+                "rounding {mode} is not available for mxint8: its integer elements round to \
+                 nearest even"
             )));
         }
     }
@@ -1803,10 +1798,23 @@ fn fp8_chunk<T: mx::BlockSource>(
     k: usize,
     sdt: DType,
     amax: f64,
+    rounding: Option<&Rounding<'_>>,
     codes: &mut [u8],
     sv: &mut Vec<f64>,
     acc: &mut mx::ErrLanes,
 ) -> Result<u64, mx::BlockError> {
+    // Elements `off ..` of the chunk, `seg` per scale; the custom rounding
+    // numbers them from the chunk's first element.
+    let quantize =
+        |x: &[T], seg: usize, sv: &[f64], codes: &mut [u8], off: usize, acc: &mut mx::ErrLanes| {
+            match rounding {
+                None => mx::fp8_quantize_stats(x, seg, sv, codes, acc),
+                Some(r) => {
+                    let r = r.part(off, off + x.len());
+                    mx::fp8_quantize_rounded_stats(x, seg, sv, &r, codes, acc)
+                }
+            }
+        };
     sv.clear();
     match scales {
         Fp8Scales::Tensor => {
@@ -1814,13 +1822,13 @@ fn fp8_chunk<T: mx::BlockSource>(
             if x.is_empty() {
                 return Ok(0);
             }
-            mx::fp8_quantize_stats(x, x.len(), sv, codes, acc)
+            quantize(x, x.len(), sv, codes, 0, acc)
         }
         Fp8Scales::Channel => {
             let mut m = Vec::new();
             seg_amaxes(x, k, &mut m);
             sv.extend(m.iter().map(|a| mx::fp8_scale(*a, sdt)));
-            mx::fp8_quantize_stats(x, k, sv, codes, acc)
+            quantize(x, k, sv, codes, 0, acc)
         }
         Fp8Scales::Block => {
             let b = FP8_BLOCK;
@@ -1843,13 +1851,7 @@ fn fp8_chunk<T: mx::BlockSource>(
                 sv.extend_from_slice(&band_scales);
                 for (ri, row) in band.chunks(k).enumerate() {
                     let off = bi * b * k + ri * k;
-                    clipped += mx::fp8_quantize_stats(
-                        row,
-                        b,
-                        &band_scales,
-                        &mut codes[off..off + k],
-                        acc,
-                    )?;
+                    clipped += quantize(row, b, &band_scales, &mut codes[off..off + k], off, acc)?;
                 }
             }
             Ok(clipped)
@@ -2015,7 +2017,35 @@ fn run_chunk(
             let mut acc = mx::ErrLanes::default();
             // Blocked along the second-to-last axis: the band of rows
             // transposed, quantized along its new rows, transposed back.
-            let clipped = if from == DType::Float64 {
+            let clipped = if opts.custom_rounding() {
+                // Elements numbered row-major in the stored layout: a
+                // transposed band takes its numbers transposed with it.
+                let r = opts.rounding_of(&t.name).part(s, e);
+                let mut x = as_f64(src, from, n, fa)?;
+                let mut numbers = Vec::new();
+                let r = match (cols, r.random.sr_bits()) {
+                    (None, _) => r,
+                    (Some(c), sr_bits) => {
+                        let xt = grow(fb, n);
+                        transpose(x, n / c, c, xt);
+                        x = xt;
+                        match sr_bits {
+                            None => r,
+                            Some(b) => {
+                                let stored: Vec<u32> = (0..n).map(|i| r.number(i)).collect();
+                                numbers.resize(n, 0);
+                                transpose(&stored, n / c, c, &mut numbers);
+                                r.with_bits(RandomBits::U32(&numbers), b)
+                            }
+                        }
+                    }
+                };
+                let c = mx::nvfp4_quantize_rounded(x, s2, &r, packed, scales).map_err(berr)?;
+                let mut y = vec![0f64; n];
+                mx::nvfp4_dequantize_f64(packed, scales, s2, &mut y).map_err(berr)?;
+                mx::exact_stats(x, &y, &mut acc);
+                Ok(c)
+            } else if from == DType::Float64 {
                 let mut x = as_f64(src, from, n, fa)?;
                 if let Some(c) = cols {
                     let xt = grow(fb, n);
@@ -2072,12 +2102,16 @@ fn run_chunk(
             } else {
                 scales
             };
+            // Elements numbered row-major from the chunk's first.
+            let r = opts
+                .custom_rounding()
+                .then(|| opts.rounding_of(&t.name).part(s, e));
             let clipped = if from == DType::Float64 {
                 let x = as_f64(src, from, n, fa)?;
-                fp8_chunk(x, how, k, sdt, amax, codes, sv, &mut acc)
+                fp8_chunk(x, how, k, sdt, amax, r.as_ref(), codes, sv, &mut acc)
             } else {
                 let x = as_f32(src, from, x32)?;
-                fp8_chunk(x, how, k, sdt, amax, codes, sv, &mut acc)
+                fp8_chunk(x, how, k, sdt, amax, r.as_ref(), codes, sv, &mut acc)
             }
             .map_err(berr)?;
             write_at(out, codes, (offs[0] + s) as u64).map_err(werr)?;

@@ -309,8 +309,10 @@ pub struct Options<'a> {
     /// (`nearest_even`, ml_dtypes' rounding, by default). With
     /// [`Options::overflow`] `Saturating` the modes saturate as
     /// [`crate::round`] describes. NVFP4 and the FP8-with-scales targets
-    /// take `nearest_even` only ([`Error::Usage`] otherwise), and so does
-    /// MXINT8.
+    /// round each element's exact quotient by its scale
+    /// ([`crate::mx::nvfp4_quantize_rounded`],
+    /// [`crate::mx::fp8_quantize_rounded`]); MXINT8 takes `nearest_even`
+    /// only ([`Error::Usage`] otherwise).
     pub rounding: RoundMode,
     /// The seed of the stochastic modes (required by them, refused by the
     /// others). The element at flat position `i` (row-major in the stored

@@ -1339,6 +1339,26 @@ fn nvfp4_quantize_scalar<T: BlockSource>(
     packed: &mut [u8],
     scales: &mut [u8],
 ) -> u64 {
+    let rne = |_: usize, x: f64, d: f64| -> Result<(u8, bool), BlockError> {
+        let (code, clip) = e2m1_of_quotient(x.abs(), d);
+        Ok((code | if x < 0.0 { 0x8 } else { 0 }, clip))
+    };
+    nvfp4_blocks(src, s2, packed, scales, rne).expect("round to nearest even cannot fail")
+}
+
+/// The NVFP4 block loop of the reference quantizers: each block's scale
+/// (NaN scale `0x7F` and zero elements for a block holding a NaN or an
+/// infinity), zeros kept with their sign, and `elem(i, x, d)` giving the
+/// signed float4_e2m1fn code of element `i` (finite, non-zero `x`) for the
+/// block's divisor `d = e4m3 · s2` and whether it clipped. Returns the
+/// number that clipped.
+fn nvfp4_blocks<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    packed: &mut [u8],
+    scales: &mut [u8],
+    mut elem: impl FnMut(usize, f64, f64) -> Result<(u8, bool), BlockError>,
+) -> Result<u64, BlockError> {
     let s2 = s2 as f64;
     let mut clipped = 0u64;
     let mut codes = [0u8; NVFP4_BLOCK];
@@ -1366,22 +1386,110 @@ fn nvfp4_quantize_scalar<T: BlockSource>(
         scales[b] = sc as u8;
         let bs = decode_f64(&FLOAT8_E4M3FN, sc);
         let d = bs * s2; // exact: 4 × 24 significant bits
-        for (c, v) in codes.iter_mut().zip(block) {
+        for (j, (c, v)) in codes.iter_mut().zip(block).enumerate() {
             let x = v.to_f64();
-            let neg = x.is_sign_negative();
-            let ax = x.abs();
-            let code = if d == 0.0 || ax == 0.0 {
-                0
+            *c = if x == 0.0 {
+                if x.is_sign_negative() {
+                    0x8
+                } else {
+                    0
+                }
             } else {
-                let (code, clip) = e2m1_of_quotient(ax, d);
+                let (code, clip) = elem(b * NVFP4_BLOCK + j, x, d)?;
                 clipped += clip as u64;
                 code
             };
-            *c = code | if neg { 0x8 } else { 0 };
         }
         pack::pack(&codes, DType::Float4E2M1FN, out).expect("a whole block packs");
     }
-    clipped
+    Ok(clipped)
+}
+
+/// `x / d` (`x` finite and non-zero, `d` positive and finite, both exact
+/// `f64`s) exact, or rounded to odd at 53 bits, with `x`'s sign: rounding it
+/// once more with any [`RoundMode`] into a format of at most 20 significant
+/// bits (here float8_e4m3fn and float4_e2m1fn), with at most 32 random
+/// bits, gives the result of rounding the exact quotient: every rounding
+/// boundary and stochastic threshold is a multiple of 2^-51 of the
+/// quotient's binade, an even multiple of its last place, so none lies
+/// strictly between the exact quotient and the odd one or on the odd one.
+/// The one exception is gfloat's own float64 arithmetic: below the
+/// smallest subnormal spacing, `stochastic_fast` and `stochastic_fastest`
+/// compare `fl(δ + r·2^−N)` with 1, and that rounding looks at the
+/// quotient's 54th bit; there the 53-bit quotient rounded to odd is what is
+/// rounded (a float64 source value would be rounded the same way).
+fn signed_quotient(x: f64, d: f64) -> f64 {
+    let a = div_to_odd(x.abs(), d);
+    if x < 0.0 {
+        -a
+    } else {
+        a
+    }
+}
+
+/// [`nvfp4_quantize`] with the element rounding `r`: the block scales as
+/// [`nvfp4_quantize`] computes them (the rounding does not change them),
+/// then each element's exact quotient `x / (e4m3 · s2)` rounded to
+/// float4_e2m1fn with `r.mode`, saturating (float4_e2m1fn has no infinity;
+/// `r.saturate` changes nothing). A stochastic mode takes element `i`'s
+/// number from `r` ([`Rounding::number`]: the explicit bits, or the seed's
+/// Philox4x32-10 word for position `offset + i`), `i` counting the elements
+/// of `src` in order, so quantizing whole blocks of a slice with
+/// [`Rounding::part`] gives the bytes of quantizing the whole. The count of
+/// clipped elements is that of [`nvfp4_quantize`] (scaled magnitude of 7 or
+/// more), whatever the mode. The result is that of rounding the exact
+/// quotient, except for `stochastic_fast` / `stochastic_fastest` below
+/// float4_e2m1fn's smallest subnormal spacing, which round the quotient
+/// rounded to odd at 53 bits (gfloat's float64 addition there depends on
+/// bits beyond any float64).
+///
+/// `RoundMode::NearestEven` without random numbers runs
+/// [`nvfp4_quantize`] itself; the other modes run the reference quantizer
+/// (one element at a time in `f64`) on every path. NVIDIA's NVFP4 training
+/// recipe quantizes gradients this way with stochastic rounding.
+///
+/// # Errors
+///
+/// As [`nvfp4_quantize`], and [`BlockError::Rounding`] if `r` is refused by
+/// [`Rounding::validate`] for `src.len()` elements.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::{nvfp4_quantize_rounded, nvfp4_tensor_scale};
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let mut x = [0.0f32; 16];
+/// x[0] = 2688.0; // block scale 448, elements in units of 448
+/// x[1] = 500.0; // 1.116 units: between the E2M1 values 1.0 and 1.5
+/// let s2 = nvfp4_tensor_scale(2688.0); // 1
+/// let (mut p, mut s) = ([0u8; 8], [0u8; 1]);
+/// let down = Rounding::new(RoundMode::TowardZero);
+/// nvfp4_quantize_rounded(&x, s2, &down, &mut p, &mut s).unwrap();
+/// assert_eq!(p[0], 0x27); // 1.0 (code 2) and 6.0 (code 7)
+/// let up = Rounding::new(RoundMode::TowardPositive);
+/// nvfp4_quantize_rounded(&x, s2, &up, &mut p, &mut s).unwrap();
+/// assert_eq!(p[0], 0x37); // 1.5 (code 3)
+/// ```
+pub fn nvfp4_quantize_rounded<T: BlockSource>(
+    src: &[T],
+    s2: f32,
+    r: &Rounding<'_>,
+    packed: &mut [u8],
+    scales: &mut [u8],
+) -> Result<u64, BlockError> {
+    check_nvfp4(src.len(), s2, packed, scales)?;
+    r.validate(src.len()).map_err(BlockError::Rounding)?;
+    if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
+        return nvfp4_quantize(src, s2, packed, scales);
+    }
+    let sr_bits = r.random.sr_bits().unwrap_or(0);
+    let f = crate::format::FLOAT4_E2M1FN;
+    nvfp4_blocks(src, s2, packed, scales, |i, x, d| {
+        let q = signed_quotient(x, d);
+        let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
+            .map_err(BlockError::Rounding)?;
+        Ok((code as u8, clips(&f, q.abs())))
+    })
 }
 
 /// The magnitudes of the float4_e2m1fn codes 0–7.
@@ -1635,24 +1743,91 @@ fn fp8_quantize_scalar<T: BlockSource>(
     scales: &[f64],
     out: &mut [u8],
 ) -> u64 {
+    let rne = |_: usize, q: f64| Ok(encode_f64(&FLOAT8_E4M3FN, q, Overflow::Saturating) as u8);
+    fp8_elements(src, seg, scales, out, rne).expect("round to nearest even cannot fail")
+}
+
+/// The element loop of the reference FP8 quantizers: element `i`'s
+/// quotient `q` by its scale (exact or rounded to odd: [`signed_quotient`])
+/// becomes `elem(i, q)`; zeros, infinities and NaN take
+/// float8_e4m3fn's saturating encoding of `x / s` (±0, ±448, NaN). Returns
+/// the number of finite elements that clipped (scaled magnitude beyond
+/// 464).
+fn fp8_elements<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &mut [u8],
+    mut elem: impl FnMut(usize, f64) -> Result<u8, BlockError>,
+) -> Result<u64, BlockError> {
     let mut clipped = 0;
     for (i, (v, o)) in src.iter().zip(out.iter_mut()).enumerate() {
         let x = v.to_f64();
         let s = scales[i / seg];
-        let q = if x == 0.0 || !x.is_finite() {
-            x / s
+        *o = if x == 0.0 || !x.is_finite() {
+            encode_f64(&FLOAT8_E4M3FN, x / s, Overflow::Saturating) as u8
         } else {
-            let a = div_to_odd(x.abs(), s);
-            if x < 0.0 {
-                -a
-            } else {
-                a
-            }
+            let q = signed_quotient(x, s);
+            clipped += (q.abs() > E4M3_CLIP) as u64;
+            elem(i, q)?
         };
-        clipped += (x.is_finite() && q.abs() > E4M3_CLIP) as u64;
-        *o = encode_f64(&FLOAT8_E4M3FN, q, Overflow::Saturating) as u8;
     }
-    clipped
+    Ok(clipped)
+}
+
+/// [`fp8_quantize`] with the element rounding `r`: each element's exact
+/// quotient `x / s` rounded to float8_e4m3fn with `r.mode`, saturating to
+/// ±448 as [`fp8_quantize`] does (zeros, infinities and NaN as there). A
+/// stochastic mode takes element `i`'s number from `r`
+/// ([`Rounding::number`]), `i` counting the elements of `src` in order, so
+/// quantizing the pieces of a slice with [`Rounding::part`] gives the bytes
+/// of quantizing the whole. The count of clipped elements is
+/// [`fp8_quantize`]'s (scaled magnitude beyond 464), whatever the mode.
+/// The result is that of rounding the exact quotient, except for
+/// `stochastic_fast` / `stochastic_fastest` below float8_e4m3fn's smallest
+/// subnormal spacing (2^−9), which round the quotient rounded to odd at 53
+/// bits (gfloat's float64 addition there depends on bits beyond any
+/// float64).
+///
+/// `RoundMode::NearestEven` without random numbers runs [`fp8_quantize`]
+/// itself; the other modes the reference quantizer on every path.
+///
+/// # Errors
+///
+/// As [`fp8_quantize`], and [`BlockError::Rounding`] if `r` is refused by
+/// [`Rounding::validate`] for `src.len()` elements.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::mx::fp8_quantize_rounded;
+/// use mldtypes::round::{RoundMode, Rounding};
+/// let x = [1.0f32, -1.0];
+/// let mut out = [0u8; 2];
+/// // 1 / 3 = 0.333…: between the float8_e4m3fn values 0.3125 and 0.34375.
+/// let down = Rounding::new(RoundMode::TowardNegative);
+/// fp8_quantize_rounded(&x, 2, &[3.0], &down, &mut out).unwrap();
+/// assert_eq!(out, [0x2a, 0xab]); // 0.3125, −0.34375
+/// ```
+pub fn fp8_quantize_rounded<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    r: &Rounding<'_>,
+    out: &mut [u8],
+) -> Result<u64, BlockError> {
+    check_fp8(src.len(), seg, scales, out)?;
+    r.validate(src.len()).map_err(BlockError::Rounding)?;
+    if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
+        return fp8_quantize(src, seg, scales, out);
+    }
+    let sr_bits = r.random.sr_bits().unwrap_or(0);
+    fp8_elements(src, seg, scales, out, |i, q| {
+        let code =
+            crate::float::core::round_f64(&FLOAT8_E4M3FN, q, r.mode, true, r.number(i), sr_bits)
+                .map_err(BlockError::Rounding)?;
+        Ok(code as u8)
+    })
 }
 
 /// FP8 quantization of float32 on the vector kernels of `path` (available,
@@ -1714,6 +1889,40 @@ fn fp8_quantize_stats_on<T: BlockSource>(
         return Ok(fp8_vector::<true>(path, x, seg, scales, out, acc));
     }
     let clipped = fp8_quantize_scalar(src, seg, scales, out);
+    fp8_stats(src, seg, scales, out, acc);
+    Ok(clipped)
+}
+
+/// [`fp8_quantize_rounded`], adding the error statistics of every element
+/// against its exact dequantized value to `acc` (element `i` in lane
+/// `i % 8`).
+///
+/// # Errors
+///
+/// As [`fp8_quantize_rounded`].
+#[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
+pub(crate) fn fp8_quantize_rounded_stats<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    r: &Rounding<'_>,
+    out: &mut [u8],
+    acc: &mut ErrLanes,
+) -> Result<u64, BlockError> {
+    let clipped = fp8_quantize_rounded(src, seg, scales, r, out)?;
+    fp8_stats(src, seg, scales, out, acc);
+    Ok(clipped)
+}
+
+/// Adds the error statistics of the codes `out` of `src` (scales `scales`,
+/// one per `seg` elements) against the exact dequantized values to `acc`.
+fn fp8_stats<T: BlockSource>(
+    src: &[T],
+    seg: usize,
+    scales: &[f64],
+    out: &[u8],
+    acc: &mut ErrLanes,
+) {
     const PART: usize = 1024;
     let (mut x, mut y) = ([0f64; PART], [0f64; PART]);
     for (p, (v, c)) in src.chunks(PART).zip(out.chunks(PART)).enumerate() {
@@ -1723,7 +1932,6 @@ fn fp8_quantize_stats_on<T: BlockSource>(
         }
         exact_stats(&x[..v.len()], &y[..v.len()], acc);
     }
-    Ok(clipped)
 }
 
 /// Dequantizes float8_e4m3fn codes with scales exactly into `f64`: element
