@@ -321,65 +321,17 @@ pub fn sum_f32_columns<T: Element>(
     columns_on(dispatch::path(), x, rows, cols)
 }
 
-/// Elements from which [`sum_f32_columns`] splits the columns into bands
-/// summed in parallel (feature `rayon`).
-const PARALLEL_COLUMNS: usize = 1 << 20;
-
-/// [`sum_f32_columns`] (lengths checked) on `path`: with the `rayon`
-/// feature and at least [`PARALLEL_COLUMNS`] elements, the columns are split
-/// into one band per thread of rayon's pool (multiples of 64 columns), each
-/// band summed on its own. Every column's additions are the same whatever
-/// the bands, so the result does not depend on the number of threads.
+/// [`sum_f32_columns`] (lengths checked) on `path`.
 fn columns_on<T: Element>(
     path: Path,
     x: &[T],
     rows: usize,
     cols: usize,
 ) -> Result<Vec<f32>, CastError> {
-    #[cfg(feature = "rayon")]
-    {
-        let bands = rayon::current_num_threads().min(cols / 64);
-        if bands > 1 && rows * cols >= PARALLEL_COLUMNS {
-            let width = cols.div_ceil(bands).next_multiple_of(64);
-            return in_bands(cols, width, &|c0, o| {
-                o.copy_from_slice(&band_on(path, &x[c0..], rows, o.len(), cols)?);
-                Ok(())
-            });
-        }
-    }
-    band_on(path, x, rows, cols, cols)
-}
-
-/// Fills the results of columns `c0 .. c0 + out.len()`: `band(c0, out)`.
-#[cfg(feature = "rayon")]
-type Band<'a> = dyn Fn(usize, &mut [f32]) -> Result<(), CastError> + Sync + 'a;
-
-/// `cols` results computed in bands of `width` on rayon's pool (one
-/// instantiation of the parallel loop for every element type).
-#[cfg(feature = "rayon")]
-fn in_bands(cols: usize, width: usize, band: &Band<'_>) -> Result<Vec<f32>, CastError> {
-    use rayon::prelude::*;
-    let mut out = vec![0f32; cols];
-    out.par_chunks_mut(width)
-        .enumerate()
-        .try_for_each(|(b, o)| band(b * width, o))?;
-    Ok(out)
-}
-
-/// The column sums of the `rows × cols` band of a row-major matrix whose
-/// rows are `ld` elements apart, starting at `x[0]`.
-fn band_on<T: Element>(
-    path: Path,
-    x: &[T],
-    rows: usize,
-    cols: usize,
-    ld: usize,
-) -> Result<Vec<f32>, CastError> {
     if T::DTYPE == crate::dtype::DType::BFloat16 && std::mem::size_of::<T>() == 2 {
         let src = Fused {
             data: bytemuck::cast_slice::<T, u16>(x),
             cols,
-            ld,
             path,
         };
         return columns(src, rows, cols, path);
@@ -387,7 +339,6 @@ fn band_on<T: Element>(
     let src = Widened {
         data: x,
         cols,
-        ld,
         path,
         buf: vec![0.0; 4 * cols],
     };
@@ -417,7 +368,6 @@ fn columns(
     let mut sums = Fused {
         data: &steps[..],
         cols,
-        ld: cols,
         path,
     };
     pairwise_rows(&mut sums, 0, nsteps, &mut out, &mut scratch, 0, path)?;
@@ -437,12 +387,10 @@ trait RowSource {
     ) -> Result<(), CastError>;
 }
 
-/// Rows of a row-major matrix of `T` (`cols` elements of each, rows `ld`
-/// elements apart), widened by the slice kernels.
+/// Rows of a row-major matrix of `T`, widened by the slice kernels.
 struct Widened<'a, T> {
     data: &'a [T],
     cols: usize,
-    ld: usize,
     path: Path,
     /// Four widened rows.
     buf: Vec<f32>,
@@ -462,10 +410,10 @@ impl<T: Element> RowSource for Widened<'_, T> {
             // up to four rows widened, then added in order
             let g = (count - i).min(4);
             for q in 0..g {
-                let row = (r + (i + q) * stride) * self.ld;
+                let row = r + (i + q) * stride;
                 convert_slice_on(
                     self.path,
-                    &self.data[row..row + c],
+                    &self.data[row * c..(row + 1) * c],
                     &mut self.buf[q * c..(q + 1) * c],
                     Overflow::NonSaturating,
                 )?;
@@ -484,14 +432,13 @@ impl<T: Element> RowSource for Widened<'_, T> {
     }
 }
 
-/// Rows of a row-major matrix (`cols` elements of each, rows `ld` elements
-/// apart) whose elements widen to float32 inline: float32 itself, or
-/// bfloat16 codes (the code in the high half of the word: exact for every
-/// code, NaN payloads included, as the slice kernels do).
+/// Rows of a row-major matrix whose elements widen to float32 inline:
+/// float32 itself, or bfloat16 codes (the code in the high half of the
+/// word: exact for every code, NaN payloads included, as the slice
+/// kernels do).
 struct Fused<'a, E> {
     data: &'a [E],
     cols: usize,
-    ld: usize,
     path: Path,
 }
 
@@ -504,8 +451,7 @@ impl<E: Lane> RowSource for Fused<'_, E> {
         acc: &mut [f32],
     ) -> Result<(), CastError> {
         let c = self.cols;
-        let ld = self.ld;
-        let row = |i: usize| &self.data[(r + i * stride) * ld..(r + i * stride) * ld + c];
+        let row = |i: usize| &self.data[(r + i * stride) * c..(r + i * stride + 1) * c];
         let mut i = 0;
         while i + 4 <= count {
             add_lanes(self.path, acc, [row(i), row(i + 1), row(i + 2), row(i + 3)]);
@@ -821,41 +767,6 @@ mod tests {
         a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
     }
 
-    #[cfg(feature = "rayon")]
-    #[test]
-    fn column_bands_give_the_same_sums_on_any_number_of_threads() {
-        // Past PARALLEL_COLUMNS, with a last band narrower than the others
-        // and columns not a multiple of 64; bfloat16 (fused widening) and
-        // float8 (slice kernels), against the sums of the whole width on one
-        // thread.
-        let (rows, cols) = (1000, 1100);
-        let bf: Vec<crate::bfloat16> = (0..rows * cols)
-            .map(|i| crate::bfloat16::from_bits(((i * 40_503 + 11) % 65_536) as u16))
-            .collect();
-        let f8: Vec<crate::float8_e4m3fn> = (0..rows * cols)
-            .map(|i| crate::float8_e4m3fn::from_bits(((i * 97 + 5) % 256) as u8))
-            .collect();
-        for &path in Path::ALL.iter().filter(|p| p.is_available()) {
-            let want = band_on(path, &bf, rows, cols, cols).unwrap();
-            let want8 = band_on(path, &f8, rows, cols, cols).unwrap();
-            for threads in [1, 2, 3, 7] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let got = pool.install(|| columns_on(path, &bf, rows, cols)).unwrap();
-                let got8 = pool.install(|| columns_on(path, &f8, rows, cols)).unwrap();
-                for j in 0..cols {
-                    assert!(same(got[j], want[j]), "{path:?} {threads} threads col {j}");
-                    assert!(
-                        same(got8[j], want8[j]),
-                        "{path:?} {threads} threads col {j}"
-                    );
-                }
-            }
-        }
-    }
-
     #[test]
     fn column_sums_of_narrow_types_equal_each_columns_sum_on_every_path() {
         // Blocks of 512 columns with a partial last block, leaves with and
@@ -906,7 +817,6 @@ mod tests {
                     Fused {
                         data: bytemuck::cast_slice::<_, u16>(&x),
                         cols,
-                        ld: cols,
                         path,
                     },
                     rows,
@@ -918,7 +828,6 @@ mod tests {
                     Widened {
                         data: &x[..],
                         cols,
-                        ld: cols,
                         path,
                         buf: vec![0.0; 4 * cols],
                     },

@@ -941,12 +941,19 @@ pub fn quantize_rounded<T: BlockSource>(
     let Some(f) = fmt.element_format() else {
         return Err(BlockError::IntegerRounding(r.mode));
     };
-    let sr_bits = r.random.sr_bits().unwrap_or(0);
     quantize_blocks(src, fmt, rule, blocks, scales, |i, q| {
-        let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
-            .map_err(BlockError::Rounding)?;
-        Ok((code as u8, clips(&f, q.abs())))
+        Ok((rounded_code(&f, q, r, i)?, clips(&f, q.abs())))
     })
+}
+
+/// Element `i`'s code: `q` rounded into `f` by `r`, saturating (one copy
+/// for every quantizer and source type).
+#[inline(never)]
+fn rounded_code(f: &Format, q: f64, r: &Rounding<'_>, i: usize) -> Result<u8, BlockError> {
+    let sr_bits = r.random.sr_bits().unwrap_or(0);
+    crate::float::core::round_f64(f, q, r.mode, true, r.number(i), sr_bits)
+        .map(|c| c as u8)
+        .map_err(BlockError::Rounding)
 }
 
 /// Dequantizes MX blocks exactly into `f64` (`X · P_i`, OCP MX v1.0 §5.2;
@@ -1482,13 +1489,10 @@ pub fn nvfp4_quantize_rounded<T: BlockSource>(
     if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
         return nvfp4_quantize(src, s2, packed, scales);
     }
-    let sr_bits = r.random.sr_bits().unwrap_or(0);
     let f = crate::format::FLOAT4_E2M1FN;
     nvfp4_blocks(src, s2, packed, scales, |i, x, d| {
         let q = signed_quotient(x, d);
-        let code = crate::float::core::round_f64(&f, q, r.mode, true, r.number(i), sr_bits)
-            .map_err(BlockError::Rounding)?;
-        Ok((code as u8, clips(&f, q.abs())))
+        Ok((rounded_code(&f, q, r, i)?, clips(&f, q.abs())))
     })
 }
 
@@ -1821,12 +1825,8 @@ pub fn fp8_quantize_rounded<T: BlockSource>(
     if r.mode == RoundMode::NearestEven && r.random.sr_bits().is_none() {
         return fp8_quantize(src, seg, scales, out);
     }
-    let sr_bits = r.random.sr_bits().unwrap_or(0);
     fp8_elements(src, seg, scales, out, |i, q| {
-        let code =
-            crate::float::core::round_f64(&FLOAT8_E4M3FN, q, r.mode, true, r.number(i), sr_bits)
-                .map_err(BlockError::Rounding)?;
-        Ok(code as u8)
+        rounded_code(&FLOAT8_E4M3FN, q, r, i)
     })
 }
 
