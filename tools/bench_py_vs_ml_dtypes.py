@@ -356,11 +356,11 @@ def matmul_child(sizes, types, repeat, threads):
             # ml_dtypes' np.dot is a scalar loop: only at the smallest size
             ref = (lambda: np.dot(ra, rb)) if n == min(sizes) else None
             # ml_dtypes' scalar loop once per round, the two GEMMs in blocks
-            ref_t = best_of([ref], repeat)[0] if ref is not None else None
+            ref_time = best_of([ref], repeat)[0] if ref is not None else None
             _, ours, f32 = best_in_blocks(
                 [None, lambda: mldtypes.matmul(oa, ob, threads=threads),
                  lambda: oa.astype(np.float32) @ ob.astype(np.float32)], repeat)
-            times = [ref_t, ours, f32]
+            times = [ref_time, ours, f32]
             out[f"{name} matmul {n}×{n}, {threads} thread{'s' if threads > 1 else ''}"] = times
     return out
 
