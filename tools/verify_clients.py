@@ -9,7 +9,13 @@ virtual environment with the pinned clients:
     /work/venvs/clients/bin/pip install torch==2.15.0 transformers==5.24.0 \\
         nvidia-modelopt==0.47.0 compressed-tensors==0.20.0 accelerate requests
     cargo build --release -p mldtypes-cli
-    /work/venvs/clients/bin/python tools/verify_clients.py [--work DIR] [--json OUT]
+    /work/venvs/clients/bin/python tools/verify_clients.py [--work DIR] [--json OUT] \
+        [--models llama,...] [--recipes nvfp4,fp8,...] [--rounding MODE [--seed S]]
+
+``--rounding`` quantizes with another rounding mode (``--seed`` for the
+stochastic ones): the files have the same layout, so every client check
+applies, except that ModelOpt's own (nearest-even) quantization then differs
+from ours wherever the mode rounds otherwise.
 
 What it does, on CPU, with tiny random models saved by transformers in
 bfloat16 (gpt-oss with hidden 64 / intermediate 96 and 4 experts, the same with
@@ -661,7 +667,20 @@ def main(argv=None):
     p.add_argument("--work", help="work directory (default: a temporary one, removed)")
     p.add_argument("--json", help="write the results as JSON to this file")
     p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--recipes", default=None,
+                   help="comma-separated targets of RECIPES to run (default: all)")
+    p.add_argument("--rounding", default=None,
+                   help="quantize with this rounding mode (mldtypes convert --rounding); the "
+                        "ModelOpt rows then compare ModelOpt's nearest-even quantization with "
+                        "ours and differ where the mode rounds otherwise")
+    p.add_argument("--seed", type=int, default=None, help="seed of a stochastic --rounding")
     a = p.parse_args(argv)
+    extra = []
+    if a.rounding:
+        extra += ["--rounding", a.rounding]
+    if a.seed is not None:
+        extra += ["--seed", str(a.seed)]
+    wanted = set(a.recipes.split(",")) if a.recipes else None
     from importlib.metadata import version
     for pkg, pin in PINS.items():
         if version(pkg) != pin:
@@ -676,9 +695,11 @@ def main(argv=None):
         if not (orig / "config.json").exists():
             make_model(name, orig)
         for to, fmt in RECIPES:
+            if wanted is not None and to not in wanted:
+                continue
             tag = f"{name}-{to}-{fmt or 'default'}"
             q = work / f"q-{tag}"
-            summary = convert(a.mldtypes, orig, q, to, fmt)
+            summary = convert(a.mldtypes, orig, q, to, fmt, extra)
             deq = work / f"d-{tag}"
             convert(a.mldtypes, q, deq, "float32")
             row = {"model": name, "recipe": to, "format": summary["format"],
