@@ -201,14 +201,19 @@ fn directed_modes_equal_the_slice_api() {
     }
 }
 
-#[test]
-fn mx_elements_round_with_the_mode() {
-    let dir = tempfile::tempdir().unwrap();
-    let (one, three) = (model(dir.path(), 1), model(dir.path(), 3));
+/// `to` converted with seeded stochastic rounding (seed 5, 8 bits) from the
+/// one-file model on one thread and from the three-shard model on three:
+/// both outputs' tensors.
+fn seeded_outputs(
+    dir: &Path,
+    one: &Path,
+    three: &Path,
+    to: &str,
+) -> Vec<Vec<(String, Dtype, Vec<u8>)>> {
     let mut outs = Vec::new();
-    for (k, (input, threads)) in [(&one, 1), (&three, 3)].into_iter().enumerate() {
-        let out = dir.path().join(format!("mx{k}"));
-        convert(input, &out, "mxfp4", |o| {
+    for (k, (input, threads)) in [(one, 1), (three, 3)].into_iter().enumerate() {
+        let out = dir.join(format!("{to}{k}"));
+        convert(input, &out, to, |o| {
             o.rounding = RoundMode::Stochastic;
             o.seed = Some(5);
             o.sr_bits = Some(8);
@@ -217,6 +222,14 @@ fn mx_elements_round_with_the_mode() {
         .unwrap();
         outs.push(read_tensors(&out));
     }
+    outs
+}
+
+#[test]
+fn mx_elements_round_with_the_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, three) = (model(dir.path(), 1), model(dir.path(), 3));
+    let outs = seeded_outputs(dir.path(), &one, &three, "mxfp4");
     assert!(outs[0] == outs[1], "mxfp4: shards/threads change the bytes");
     // The linear weight of 1200 × 1024: blocks along its rows, as stored.
     let name = "layers.0.w.weight";
@@ -369,18 +382,7 @@ fn nvfp4_and_fp8_elements_round_with_the_mode() {
     for to in ["nvfp4", "fp8", "fp8_channel", "fp8_block"] {
         // seeded stochastic rounding: the same bytes from one file and from
         // three shards, on one and on three threads
-        let mut outs = Vec::new();
-        for (k, (input, threads)) in [(&one, 1), (&three, 3)].into_iter().enumerate() {
-            let out = dir.path().join(format!("{to}{k}"));
-            convert(input, &out, to, |o| {
-                o.rounding = RoundMode::Stochastic;
-                o.seed = Some(5);
-                o.sr_bits = Some(8);
-                o.threads = threads;
-            })
-            .unwrap();
-            outs.push(read_tensors(&out));
-        }
+        let outs = seeded_outputs(dir.path(), &one, &three, to);
         assert!(outs[0] == outs[1], "{to}: shards/threads change the bytes");
         let r = Rounding::new(RoundMode::Stochastic).with_seed(tensor_seed(5, name), 8);
         let ts = &outs[0];
