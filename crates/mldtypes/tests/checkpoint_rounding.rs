@@ -11,7 +11,7 @@ use mldtypes::cast::round_bytes;
 use mldtypes::checkpoint::{self, tensor_seed, Error, Options, Target};
 use mldtypes::dtype::DType;
 use mldtypes::mx::{self, MxFormat, ScaleRule};
-use mldtypes::round::{RoundMode, Rounding};
+use mldtypes::round::{RandomBits, RoundMode, Rounding};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
@@ -442,6 +442,100 @@ fn nvfp4_and_fp8_elements_round_with_the_mode() {
                 }
             }
             assert_eq!(get(ts, name).2, codes, "{to}");
+        }
+    }
+}
+
+#[test]
+fn nvfp4_fused_experts_round_with_numbers_in_the_stored_order() {
+    // gpt-oss's fused experts [E, in, out] are blocked along `in` (the
+    // second-to-last axis): each band of rows is transposed before it is
+    // quantized, and its random numbers travel with it. Several chunks per
+    // tensor; one file on one thread against two shards on three threads.
+    let dir = tempfile::tempdir().unwrap();
+    let (e, inn, out) = (2usize, 1200usize, 1000usize);
+    let big = values(e * inn * out, 21);
+    let small = values(2 * 160 * 64, 22);
+    let l0 = "model.layers.0.mlp.experts.gate_up_proj";
+    let l1 = "model.layers.1.mlp.experts.down_proj";
+    let ts = [
+        (l0, vec![e, inn, out], big.clone()),
+        (l1, vec![2, 160, 64], small),
+    ];
+    let config = r#"{"model_type": "gpt_oss", "dtype": "float32"}"#;
+    let one = dir.path().join("one");
+    std::fs::create_dir(&one).unwrap();
+    write(&one.join("model.safetensors"), &ts);
+    std::fs::write(one.join("config.json"), config).unwrap();
+    let two = dir.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    let names = [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ];
+    write(&two.join(names[0]), &ts[..1]);
+    write(&two.join(names[1]), &ts[1..]);
+    let index = serde_json::json!({"metadata": {}, "weight_map": {l0: names[0], l1: names[1]}});
+    std::fs::write(two.join("model.safetensors.index.json"), index.to_string()).unwrap();
+    std::fs::write(two.join("config.json"), config).unwrap();
+    let mut outs = Vec::new();
+    for (k, (input, threads)) in [(&one, 1), (&two, 3)].into_iter().enumerate() {
+        let o = dir.path().join(format!("out{k}"));
+        convert(input, &o, "nvfp4", |o| {
+            o.rounding = RoundMode::StochasticOdd;
+            o.seed = Some(8);
+            o.sr_bits = Some(12);
+            o.threads = threads;
+        })
+        .unwrap();
+        outs.push(read_tensors(&o));
+    }
+    assert!(
+        outs[0] == outs[1],
+        "nvfp4 experts: shards/threads change the bytes"
+    );
+    let get = |n: &str| {
+        let t = outs[0].iter().find(|t| t.0 == n);
+        let names: Vec<_> = outs[0].iter().map(|t| &t.0).collect();
+        t.unwrap_or_else(|| panic!("no {n} in {names:?}")).2.clone()
+    };
+    let (packed, scales) = (get(l0), get(&format!("{l0}_weight_scale")));
+    let s2 = f32::from_le_bytes(
+        get(&format!("{l0}_weight_scale_2"))[..4]
+            .try_into()
+            .unwrap(),
+    );
+    // The library on each expert's transpose, with the numbers of the
+    // stored positions.
+    let key = tensor_seed(8, l0);
+    for x in 0..e {
+        let mut xt = vec![0f32; inn * out];
+        let mut nt = vec![0u32; inn * out];
+        for i in 0..inn {
+            for o in 0..out {
+                let p = x * inn * out + i * out + o;
+                xt[o * inn + i] = big[p];
+                nt[o * inn + i] = mldtypes::round::seeded_bits(key, p as u64, 12);
+            }
+        }
+        let r = Rounding::new(RoundMode::StochasticOdd).with_bits(RandomBits::U32(&nt), 12);
+        let (mut p, mut s) = (vec![0u8; inn * out / 2], vec![0u8; inn * out / 16]);
+        mx::nvfp4_quantize_rounded(&xt, s2, &r, &mut p, &mut s).unwrap();
+        // stored: packed [E, in / 2, out], scales [E, in / 16, out]
+        for o in 0..out {
+            for i2 in 0..inn / 2 {
+                assert_eq!(
+                    packed[x * inn / 2 * out + i2 * out + o],
+                    p[o * inn / 2 + i2],
+                    "expert {x} column {o} pair {i2}"
+                );
+            }
+            for b in 0..inn / 16 {
+                assert_eq!(
+                    scales[x * inn / 16 * out + b * out + o],
+                    s[o * inn / 16 + b]
+                );
+            }
         }
     }
 }
