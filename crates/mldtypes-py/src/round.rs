@@ -362,8 +362,17 @@ fn cast_body<'py>(
             "mldtypes.cast: sr_bits is for the stochastic modes, with random_bits or seed",
         ));
     }
-    py.detach(|| lib_cast::round_bytes(src, from, out_bytes, to, &r))
-        .map_err(cast_err)?;
+    // A result array made here is dropped on error: its conversion checks
+    // explicit random numbers as it reads them (one pass over them, not two).
+    let fresh = out.is_none_or(|o| o.is_none());
+    py.detach(|| {
+        if fresh {
+            lib_cast::round_bytes_fresh(src, from, out_bytes, to, &r)
+        } else {
+            lib_cast::round_bytes(src, from, out_bytes, to, &r)
+        }
+    })
+    .map_err(cast_err)?;
     if scalar_in && out.is_none_or(|o| o.is_none()) {
         return dst.get_item(pyo3::types::PyTuple::empty(py));
     }

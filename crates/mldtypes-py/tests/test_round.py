@@ -253,6 +253,32 @@ def test_errors():
         mldtypes.cast(x, e4m3, out=np.empty(4, mldtypes.bfloat16))
 
 
+def test_numbers_too_large_in_a_long_input_name_the_first():
+    """A result array made by ``cast`` checks the numbers as it converts (in parallel
+    chunks); the error names the first number too large as with ``out=`` (checked
+    before anything is written, ``out`` left as it was)."""
+    n = 600_000
+    x = np.linspace(-400, 400, n, dtype=np.float32)
+    bits = (np.arange(n, dtype=np.uint32) * 2654435761 >> 20).astype(np.uint16) & 0x1FFF
+    good = mldtypes.cast(x, mldtypes.float8_e4m3fn, rounding="stochastic", random_bits=bits,
+                         sr_bits=13)
+    out = np.zeros(n, mldtypes.float8_e4m3fn)
+    mldtypes.cast(x, mldtypes.float8_e4m3fn, rounding="stochastic", random_bits=bits, sr_bits=13,
+                  out=out)
+    assert good.view(np.uint8).tobytes() == out.view(np.uint8).tobytes()
+    bits[590_000] = 9000
+    bits[321_000] = 8192
+    message = r"random number 8192 \(element 321000\) does not fit sr_bits = 13"
+    with pytest.raises(ValueError, match=message):
+        mldtypes.cast(x, mldtypes.float8_e4m3fn, rounding="stochastic", random_bits=bits,
+                      sr_bits=13)
+    before = np.zeros(n, mldtypes.float8_e4m3fn)
+    with pytest.raises(ValueError, match=message):
+        mldtypes.cast(x, mldtypes.float8_e4m3fn, rounding="stochastic", random_bits=bits,
+                      sr_bits=13, out=before)
+    assert not before.view(np.uint8).any()
+
+
 def test_the_stub_matches_the_function():
     import ast
     import inspect

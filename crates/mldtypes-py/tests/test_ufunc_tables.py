@@ -220,6 +220,74 @@ def test_flags_reach_errstate():
             np.exp(a[:2])  # nothing raised
 
 
+def raised(ufunc, arr):
+    """The floating-point errors numpy.errstate sees from ``ufunc(arr)``."""
+    seen = []
+    old = np.seterrcall(lambda err, _f: seen.append(err))
+    try:
+        with np.errstate(all="call"):
+            ufunc(arr)
+    finally:
+        np.seterrcall(old)
+    return sorted(set(seen))
+
+
+@pytest.mark.parametrize(("ufunc", "quiet", "loud", "flag"), [
+    # bfloat16 runs of 256 codes (a sign, an exponent, one bit) whose codes raise
+    # different flags: [1, 2) for arcsin (1 is valid, the rest invalid), [64, 128) for
+    # exp (overflow from 88.5 on), [0, 2^-126) for log (0 divides, subnormals do not).
+    ("arcsin", [1.0, -1.0, 0.5], 1.5, "invalid value"),
+    ("arccosh", [1.0, 1.5, 1.25], 0.75, "invalid value"),
+    ("exp", [88.0, 64.0, -3.0], 89.0, "overflow"),
+    ("log", [1e-40, 3.0, 2e-40], 0.0, "divide by zero"),
+])
+@pytest.mark.parametrize("n", [31, 5000, 70_003])
+def test_flags_of_mixed_runs(ufunc, quiet, loud, flag, n, kernel_path):
+    """Long bfloat16 inputs from runs of codes with different flags: the flags of the
+    elements themselves, wherever the one element raising them lies (the per-element
+    pass over such inputs stops early only once nothing more can be found)."""
+    u = getattr(np, ufunc)
+    x = np.resize(np.array(quiet, np.float32), n).astype(mldtypes.bfloat16)
+    other = {"invalid value": 3.0 if ufunc == "arcsin" else -2.0, "overflow": 200.0,
+             "divide by zero": -0.0}[flag]
+    for strided in (False, True):  # every second element of a packed array
+        view = (lambda a: np.repeat(a, 2)[::2]) if strided else (lambda a: a)
+        assert raised(u, view(x)) == []
+        for at in (0, n // 2, n - 1):
+            y = x.copy()
+            y[at] = loud
+            assert raised(u, view(y)) == [flag], (at, strided)
+            # With a code of another run raising the flag.
+            y[at] = other
+            assert raised(u, view(y)) == [flag], (at, strided)
+
+
+@pytest.mark.parametrize("step", [2, 3, -1])
+def test_two_byte_strided_input(step, kernel_path):
+    """A strided bfloat16 input into a packed output (gathered in blocks, looked up as packed
+    codes): the results and flags of the same values packed, for every table function."""
+    x = np.tile(np.arange(1 << 16, dtype=np.uint16), 2).view(mldtypes.bfloat16)
+    xs = np.repeat(x, abs(step))[::step] if step > 0 else x[::-1]
+    for ufunc in UNARY:
+        u = getattr(np, ufunc)
+        if u.nout != 1:
+            continue
+        got, want = (_results_and_flags(u, a) for a in (xs, np.ascontiguousarray(xs)))
+        np.testing.assert_array_equal(got[0], want[0], err_msg=ufunc)
+        assert got[1] == want[1], ufunc
+
+
+def _results_and_flags(u, a):
+    seen = []
+    old = np.seterrcall(lambda err, _f: seen.append(err))
+    try:
+        with np.errstate(all="call"):
+            r = u(a)
+    finally:
+        np.seterrcall(old)
+    return r.view(np.uint8), sorted(set(seen))
+
+
 @pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
 @pytest.mark.parametrize("ufunc", ["exp", "log", "sqrt", "negative", "spacing", "rint"])
 def test_in_place_equals_out_of_place(name, ufunc):

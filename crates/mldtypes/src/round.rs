@@ -597,6 +597,22 @@ impl<'a> Rounding<'a> {
     /// assert_eq!(r.validate(2), Err(RoundingError::BitsTooLarge { index: 1, value: 9, sr_bits: 3 }));
     /// ```
     pub fn validate(&self, len: usize) -> Result<(), RoundingError> {
+        self.validate_form(len)?;
+        if let Random::Bits { bits, sr_bits } = self.random {
+            if let Some((index, value)) = bits.first_too_large(sr_bits) {
+                return Err(RoundingError::BitsTooLarge {
+                    index,
+                    value,
+                    sr_bits,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// [`validate`](Rounding::validate) but for the values of explicit
+    /// random numbers: the conversions that check those as they read them.
+    pub(crate) fn validate_form(&self, len: usize) -> Result<(), RoundingError> {
         match (self.mode.is_stochastic(), self.random) {
             (true, Random::None) => return Err(RoundingError::MissingRandom(self.mode)),
             (false, Random::None) => return Ok(()),
@@ -612,13 +628,6 @@ impl<'a> Rounding<'a> {
                 return Err(RoundingError::BitsLength {
                     bits: bits.len(),
                     elements: len,
-                });
-            }
-            if let Some((index, value)) = bits.first_too_large(sr_bits) {
-                return Err(RoundingError::BitsTooLarge {
-                    index,
-                    value,
-                    sr_bits,
                 });
             }
         }

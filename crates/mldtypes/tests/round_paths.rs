@@ -611,3 +611,71 @@ fn errors_name_the_fault_and_write_nothing() {
         Err(CastError::UnsupportedPair { .. })
     ));
 }
+
+/// Calls `f` with `v` as explicit numbers of `words` bytes each.
+fn with_words<T>(v: &[u32], words: usize, f: impl FnOnce(RandomBits) -> T) -> T {
+    match words {
+        1 => f(RandomBits::U8(
+            &v.iter().map(|&x| x as u8).collect::<Vec<_>>(),
+        )),
+        2 => f(RandomBits::U16(
+            &v.iter().map(|&x| x as u16).collect::<Vec<_>>(),
+        )),
+        _ => f(RandomBits::U32(v)),
+    }
+}
+
+/// `round_bytes_fresh` checks explicit numbers while converting (in
+/// parallel chunks): the same bytes as `round_bytes` when they fit, and the
+/// same error, naming the first number too large, when some do not,
+/// wherever they lie (first chunk, a later chunk, several chunks).
+#[test]
+fn fresh_destinations_check_numbers_as_they_are_read() {
+    let n = 700_000;
+    let mut rng = Rng(41);
+    let x: Vec<f32> = (0..n).map(|_| (rng.uniform_f32() - 0.5) * 900.0).collect();
+    let src = bytes32(&x);
+    for (sr_bits, words) in [(3u32, 1usize), (13, 2), (20, 4)] {
+        let good = numbers(n, sr_bits, &mut rng);
+        for to in [DType::Float8E4M3FN, DType::BFloat16] {
+            let w = to.itemsize();
+            let (mut a, mut b) = (vec![0u8; n * w], vec![0u8; n * w]);
+            with_words(&good, words, |bits| {
+                let r = Rounding::new(RoundMode::Stochastic).with_bits(bits, sr_bits);
+                cast::round_bytes(&src, DType::Float32, &mut a, to, &r).unwrap();
+                cast::round_bytes_fresh(&src, DType::Float32, &mut b, to, &r).unwrap();
+            });
+            assert_eq!(a, b, "{to} sr_bits {sr_bits}");
+            for bad_at in [
+                vec![0],
+                vec![5],
+                vec![400_000],
+                vec![699_999],
+                vec![650_000, 3_000],
+            ] {
+                let mut v = good.clone();
+                for (k, &i) in bad_at.iter().enumerate() {
+                    v[i] = (1 << sr_bits) + k as u32;
+                }
+                let first = *bad_at.iter().min().unwrap();
+                let want = Err(CastError::Rounding(RoundingError::BitsTooLarge {
+                    index: first,
+                    value: v[first],
+                    sr_bits,
+                }));
+                with_words(&v, words, |bits| {
+                    let r = Rounding::new(RoundMode::StochasticOdd).with_bits(bits, sr_bits);
+                    assert_eq!(
+                        cast::round_bytes(&src, DType::Float32, &mut a, to, &r),
+                        want
+                    );
+                    assert_eq!(
+                        cast::round_bytes_fresh(&src, DType::Float32, &mut b, to, &r),
+                        want,
+                        "{to} sr_bits {sr_bits} bad at {bad_at:?}"
+                    );
+                });
+            }
+        }
+    }
+}

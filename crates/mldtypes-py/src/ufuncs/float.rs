@@ -905,10 +905,10 @@ fn lut_blocks(
         for k in start..start + len {
             g |= fl.summary(step(k));
         }
-        if g & MIXED != 0 {
+        if !fl.settled(f | g) {
             g = (start..start + len).fold(0, |g, k| g | fl.get(index(k)));
         }
-        f |= g;
+        f |= g & !MIXED;
     });
     f
 }
@@ -1013,20 +1013,44 @@ unsafe extern "C" fn lut_loop(
             }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => {
+                let sm = t.flags.any().then(|| t.flags.summaries());
+                // The vector look-up of `len` packed codes at `src` into the
+                // output from element `start`, with the exact flags (a run
+                // with mixed flags: those of every element, read again from
+                // `src`, which is intact); None on paths without it.
+                let packed = |src: *const u16, start: usize, len: usize| {
+                    // SAFETY: `src` and the output hold `len` packed codes
+                    // from `start`, disjoint; the column is padded.
+                    let f = simd::lut16(src, o.at(start) as *mut u16, len, v, sm)?;
+                    if t.flags.settled(f) {
+                        return Some(f & !MIXED);
+                    }
+                    let all = t.flags.mixed_union() | (f & !MIXED);
+                    // SAFETY: the `len` codes just read.
+                    let g = simd::flags16(src, len, t.flags.dense(), all).unwrap_or_else(|| {
+                        (0..len).fold(0, |g, k| {
+                            g | t.flags.get(src.add(k).read_unaligned() as usize)
+                        })
+                    });
+                    Some(g | (f & !MIXED))
+                };
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
-                    let sm = t.flags.any().then(|| t.flags.summaries());
-                    // SAFETY: packed, disjoint operands of `n` codes; the
-                    // column is padded.
-                    simd::lut16(a.at(0) as *const u16, o.at(0) as *mut u16, n, v, sm)
+                    packed(a.at(0) as *const u16, 0, n)
+                } else if o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) && simd::has_lut16(v) {
+                    // A strided input into a packed output: gathered in
+                    // blocks, each looked up as a packed one.
+                    let mut buf = [0u16; super::BLOCK];
+                    let mut f = 0u8;
+                    super::blocks(n, super::BLOCK, |start, len| {
+                        let chunk = &mut buf[..len];
+                        gather_u16(a, start, chunk);
+                        f |= packed(chunk.as_ptr(), start, len).unwrap_or(0);
+                    });
+                    Some(f)
                 } else {
                     None
                 };
                 match fast {
-                    // A run with mixed flags: the exact flags of every
-                    // element (the input is intact).
-                    Some(f) if f & MIXED != 0 => {
-                        (0..n).fold(0, |g, k| g | t.flags.get(a.read::<u16>(k) as usize))
-                    }
                     Some(f) => f,
                     None => lut::<u16, u16>(a, o, n, v, &t.flags),
                 }

@@ -117,6 +117,17 @@ unsafe fn lut8_vbmi(
     bytes.iter().fold(0, |a, &b| a | b)
 }
 
+/// Whether [`lut16`] runs its vector kernel on this path for `table`.
+#[inline]
+pub(crate) fn has_lut16(table: &[u16]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 && table.len() >= 65538 {
+        return true;
+    }
+    let _ = table;
+    false
+}
+
 /// The 65,536-entry look-up `dst[k] = table[src[k]]` of two-byte codes
 /// for `k < n`, with AVX-512 gathers (16 entries per instruction); returns
 /// the union of `summary[src[k] >> 8]` (the table's per-run flag summary,
@@ -137,7 +148,7 @@ pub(crate) unsafe fn lut16(
     summary: Option<&[u8; 256]>,
 ) -> Option<u8> {
     #[cfg(target_arch = "x86_64")]
-    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 && table.len() >= 65538 {
+    if has_lut16(table) {
         // SAFETY: the AVX-512 path is only selected when the CPU has
         // AVX-512 F/BW/VL/DQ and VBMI.
         return Some(lut16_avx512(src, dst, n, table, summary));
@@ -169,6 +180,9 @@ unsafe fn lut16_avx512(
     let mut acc = _mm512_setzero_si512();
     let mut k = 0;
     while k + 32 <= n {
+        // The line 16 steps ahead: the gathers' latency otherwise leaves
+        // too few of the input's lines in flight for one thread.
+        _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(k + 512).cast());
         let v = _mm512_loadu_si512(src.add(k).cast());
         let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
         let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
@@ -213,6 +227,63 @@ unsafe fn lut16_rest(
         let c = src.add(k).read_unaligned();
         dst.add(k).write_unaligned(table[c as usize]);
         f |= sm[(c >> 8) as usize];
+    }
+    f
+}
+
+/// The union of `flags[src[k]]` for `k < n` (one byte of flags per code),
+/// with AVX-512 gathers, stopping early once it holds every bit of `all`;
+/// `None` (nothing done) on other paths.
+///
+/// # Safety
+///
+/// `src` addresses `n` two-byte elements.
+#[inline]
+pub(crate) unsafe fn flags16(
+    src: *const u16,
+    n: usize,
+    flags: &[u8; 1 << 16],
+    all: u8,
+) -> Option<u8> {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return Some(flags16_avx512(src, n, flags, all));
+    }
+    let _ = (src, n, flags, all);
+    None
+}
+
+/// [`flags16`] on AVX-512: each code's byte read from the aligned 32-bit
+/// word holding it (index `code / 4`, so nothing past the table is read)
+/// and shifted down by `8 (code mod 4)`; the union checked every 4,096
+/// codes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn flags16_avx512(src: *const u16, n: usize, flags: &[u8; 1 << 16], all: u8) -> u8 {
+    use std::arch::x86_64::*;
+    let base = flags.as_ptr();
+    let three = _mm512_set1_epi32(3);
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    let byte = |idx: __m512i| {
+        let w = _mm512_i32gather_epi32::<4>(_mm512_srli_epi32::<2>(idx), base.cast());
+        _mm512_srlv_epi32(w, _mm512_slli_epi32::<3>(_mm512_and_si512(idx, three)))
+    };
+    while k + 32 <= n {
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+        acc = _mm512_or_si512(acc, _mm512_or_si512(byte(lo), byte(hi)));
+        k += 32;
+        if k % 4096 == 0 && (_mm512_reduce_or_epi32(acc) as u8) & all == all {
+            return _mm512_reduce_or_epi32(acc) as u8;
+        }
+    }
+    let mut f = _mm512_reduce_or_epi32(acc) as u8;
+    for j in k..n {
+        f |= flags[src.add(j).read_unaligned() as usize];
     }
     f
 }

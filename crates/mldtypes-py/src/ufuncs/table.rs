@@ -42,6 +42,9 @@ pub(crate) struct FlagPages {
     pages: Box<[[u8; 256]]>,
     /// Whether any entry raises a flag.
     any: bool,
+    /// The union of the flags of the [`MIXED`] runs' entries: once a
+    /// union of flags holds these, no per-entry look-up can add to it.
+    mixed_union: u8,
     /// The flags of every entry, one byte each, built on first use by
     /// [`FlagPages::dense`] (the pair tables' loops: one look-up per element
     /// independent of the result's).
@@ -77,8 +80,16 @@ impl FlagPages {
                 MIXED
             };
         }
+        let mixed_union = summary
+            .iter()
+            .zip(&page_of)
+            .filter(|(&sm, _)| sm == MIXED)
+            .fold(0, |u, (_, &p)| {
+                pages[p as usize].iter().fold(u, |u, &f| u | f)
+            });
         FlagPages {
             any: pages.len() > 1,
+            mixed_union,
             page_of,
             summary,
             pages: pages.into_boxed_slice(),
@@ -122,6 +133,21 @@ impl FlagPages {
     #[inline(always)]
     pub(crate) fn page(&self, i: usize) -> &[u8; 256] {
         &self.pages[self.page_of[i] as usize]
+    }
+
+    /// Whether the union `f` of the summaries of some entries (bit
+    /// [`MIXED`] set when a run was mixed) is already the union of their
+    /// flags: no run was mixed, or `f` holds every flag a mixed run's entry
+    /// can raise, and a pass over the entries' own flags is not needed.
+    #[inline(always)]
+    pub(crate) fn settled(&self, f: u8) -> bool {
+        f & MIXED == 0 || f & self.mixed_union == self.mixed_union
+    }
+
+    /// The union of the flags of the entries of the mixed runs.
+    #[inline(always)]
+    pub(crate) fn mixed_union(&self) -> u8 {
+        self.mixed_union
     }
 
     /// Whether any entry raises a flag.

@@ -14,9 +14,39 @@ use super::CastError;
 
 /// Elements per inner chunk (bounce buffers live on the stack).
 pub(crate) const CHUNK: usize = 2048;
+
+/// Asks for the cache lines of the `n` elements from `x[at]` (hints only:
+/// they may lie past the end of `x`, since a prefetch never faults and
+/// reads nothing into the program).
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &[T], at: usize, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = x.as_ptr().wrapping_add(at).cast::<i8>();
+        for line in (0..n * std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch hint dereferences nothing.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(line),
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (x, at, n);
+}
+
 /// Inputs at least this long are split across threads (feature `rayon`).
 #[cfg(feature = "rayon")]
 pub(crate) const PAR_THRESHOLD: usize = 1 << 18;
+/// Whether a conversion of `n` elements is split across rayon's pool:
+/// asked for, long enough, and a pool of more than one thread (with one,
+/// splitting would only hand the work to the pool's thread in pieces).
+#[cfg(feature = "rayon")]
+pub(crate) fn split(parallel: bool, n: usize) -> bool {
+    parallel && n >= PAR_THRESHOLD && rayon::current_num_threads() > 1
+}
+
 /// Elements per parallel task.
 #[cfg(feature = "rayon")]
 pub(crate) const PAR_CHUNK: usize = 1 << 16;
@@ -630,7 +660,7 @@ pub(crate) fn convert_bytes(
         }
     };
     #[cfg(feature = "rayon")]
-    if parallel && n >= PAR_THRESHOLD {
+    if split(parallel, n) {
         use rayon::prelude::*;
         src.par_chunks(PAR_CHUNK * sa)
             .zip(dst.par_chunks_mut(PAR_CHUNK * sb))

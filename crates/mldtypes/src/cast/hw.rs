@@ -21,7 +21,7 @@
 //!   float32 subnormals as zero and keeps NaN payloads, so it is not used.)
 //!
 //! - the seeded random numbers of stochastic rounding: Philox4x32-10
-//!   with one generator call per 128-bit lane (see `philox_fill_avx512`),
+//!   (see `philox_fill_avx2` and `philox_fill_avx512`),
 //!   the numbers of `crate::round::fill_seeded` bit for bit.
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
@@ -333,7 +333,8 @@ pub(crate) fn store_fence() {
 }
 
 // Philox4x32-10 (`crate::round::philox4x32_10`) for the seeded random
-// numbers, several generator calls per register: each 128-bit lane holds
+// numbers, several generator calls per register (AVX2 here; AVX-512 keeps
+// the state word by word, see `philox_fill_avx512`): each 128-bit lane holds
 // one call's state `[c0, c1, c2, c3]`, which is also the order of the four
 // numbers it gives (element `4b + w` takes word `w` of block `b`), so the
 // results are stored as they are. A round is one `pmuludq` (it multiplies
@@ -349,8 +350,16 @@ pub(crate) fn store_fence() {
 const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0xBB67_AE85);
 
 /// The numbers of the elements `first`, `first + 1`, … from `seed`, as
-/// `crate::round::fill_seeded` gives them (`sr_bits` from 1 to 32), four
-/// generator calls per register on AVX-512.
+/// `crate::round::fill_seeded` gives them (`sr_bits` from 1 to 32).
+///
+/// Unlike the AVX2 form, the state is held word by word: register `w` of
+/// a group holds word `w` of eight generator calls, one per 64-bit lane,
+/// its low half significant (the multiplier reads only that half, and the
+/// XORs keep the upper halves' garbage there). A round of eight calls is
+/// then two `vpmuludq` (full 64-bit products), two dword swaps giving the
+/// high halves, and two three-way XORs, without the AVX2 form's shuffles of
+/// the state; four groups are in flight to cover the multiplier's latency,
+/// and the words are interleaved into element order once, at the end.
 ///
 /// # Safety
 ///
@@ -358,9 +367,9 @@ const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2")]
 pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-    const CALLS: usize = 4; // per register
-    const REGS: usize = 4;
-    const STEP: usize = 4 * CALLS * REGS; // numbers per iteration
+    const CALLS: usize = 8; // per register
+    const GROUPS: usize = 4;
+    const STEP: usize = 4 * CALLS * GROUPS; // numbers per iteration
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;
     if dst.len() < head + STEP {
@@ -368,49 +377,62 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
     }
     crate::round::fill_seeded(seed, first, sr_bits, &mut dst[..head]);
     let block0 = first.wrapping_add(head as u64) / 4;
-    let mul = _mm512_set4_epi32(0, m1 as i32, 0, m0 as i32);
+    let (mul0, mul1) = (_mm512_set1_epi64(m0 as i64), _mm512_set1_epi64(m1 as i64));
     let (k0, k1) = (seed as u32, (seed >> 32) as u32);
-    let keys: [__m512i; 10] = std::array::from_fn(|r| {
+    let keys: [(__m512i, __m512i); 10] = std::array::from_fn(|r| {
         let r = r as u32;
-        _mm512_set4_epi32(
-            0,
-            k1.wrapping_add(w1.wrapping_mul(r)) as i32,
-            0,
-            k0.wrapping_add(w0.wrapping_mul(r)) as i32,
+        (
+            _mm512_set1_epi64(k0.wrapping_add(w0.wrapping_mul(r)) as i64),
+            _mm512_set1_epi64(k1.wrapping_add(w1.wrapping_mul(r)) as i64),
         )
     });
-    let wrap = _mm512_set4_epi64(0, (u64::MAX >> 2) as i64, 0, (u64::MAX >> 2) as i64);
-    let step = _mm512_set4_epi64(0, (CALLS * REGS) as i64, 0, (CALLS * REGS) as i64);
+    // Block numbers wrap at 2^62 (element numbers at 2^64).
+    let wrap = _mm512_set1_epi64((u64::MAX >> 2) as i64);
+    let lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    let low = _mm512_set1_epi64(0xffff_ffff);
+    let (first_half, second_half) = (
+        _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11),
+        _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15),
+    );
+    let zero = _mm512_setzero_si512();
     let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
-    // Counters `[lo32(b), hi32(b), 0, 0]`: the 64-bit block number in the
-    // low half of each lane; blocks wrap at 2^62.
-    let mut ctr: [__m512i; REGS] = std::array::from_fn(|j| {
-        let b = |c: usize| block0.wrapping_add((j * CALLS + c) as u64) as i64;
-        _mm512_and_si512(_mm512_set_epi64(0, b(3), 0, b(2), 0, b(1), 0, b(0)), wrap)
-    });
     let groups = (dst.len() - head) / STEP;
     let out = dst[head..].as_mut_ptr();
     for g in 0..groups {
-        let mut x = ctr;
-        for key in &keys {
-            for v in x.iter_mut() {
-                let p = _mm512_mul_epu32(*v, mul);
-                let p = _mm512_shuffle_epi32::<0b00_01_10_11>(p);
-                let c = _mm512_shuffle_epi32::<0b11_11_01_01>(*v);
-                *v = _mm512_mask_xor_epi32(p, 0x5555, p, _mm512_xor_si512(c, *key));
+        // Counters `[lo32(b), hi32(b), 0, 0]`.
+        let mut x: [[__m512i; 4]; GROUPS] = std::array::from_fn(|j| {
+            let b0 = block0.wrapping_add((g * GROUPS * CALLS + j * CALLS) as u64);
+            let b = _mm512_and_si512(_mm512_add_epi64(_mm512_set1_epi64(b0 as i64), lanes), wrap);
+            [b, _mm512_srli_epi64::<32>(b), zero, zero]
+        });
+        for (ka, kb) in &keys {
+            for w in x.iter_mut() {
+                let p0 = _mm512_mul_epu32(w[0], mul0);
+                let p1 = _mm512_mul_epu32(w[2], mul1);
+                // The high halves of the products, in the low halves.
+                let h0 = _mm512_shuffle_epi32::<0b10_11_00_01>(p0);
+                let h1 = _mm512_shuffle_epi32::<0b10_11_00_01>(p1);
+                *w = [
+                    _mm512_ternarylogic_epi64::<0x96>(h1, w[1], *ka),
+                    p1,
+                    _mm512_ternarylogic_epi64::<0x96>(h0, w[3], *kb),
+                    p0,
+                ];
             }
         }
-        for (j, v) in x.iter().enumerate() {
+        for (j, w) in x.iter().enumerate() {
+            // Words 0 and 1 (2 and 3) of each call in one 64-bit lane,
+            // then the lanes of the two in element order.
+            let w01 = _mm512_ternarylogic_epi64::<0xea>(w[0], low, _mm512_slli_epi64::<32>(w[1]));
+            let w23 = _mm512_ternarylogic_epi64::<0xea>(w[2], low, _mm512_slli_epi64::<32>(w[3]));
+            let a = _mm512_permutex2var_epi64(w01, first_half, w23);
+            let b = _mm512_permutex2var_epi64(w01, second_half, w23);
+            let at = out.add(g * STEP + 4 * CALLS * j);
             // SAFETY: `groups` whole steps fit in `dst[head..]`.
             unsafe {
-                _mm512_storeu_si512(
-                    out.add(g * STEP + 16 * j) as *mut _,
-                    _mm512_srl_epi32(*v, drop),
-                )
-            };
-        }
-        for c in ctr.iter_mut() {
-            *c = _mm512_and_si512(_mm512_add_epi64(*c, step), wrap);
+                _mm512_storeu_si512(at as *mut _, _mm512_srl_epi32(a, drop));
+                _mm512_storeu_si512(at.add(16) as *mut _, _mm512_srl_epi32(b, drop));
+            }
         }
     }
     let done = head + groups * STEP;
@@ -490,4 +512,52 @@ pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: 
         sr_bits,
         &mut dst[done..],
     );
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::super::dispatch::Path;
+
+    /// Both vector generators give `fill_seeded`'s numbers for every
+    /// alignment of the first element, lengths around whole steps, every
+    /// width, and element numbers wrapping at 2^64.
+    #[test]
+    fn vector_philox_matches_the_scalar_generator() {
+        let firsts = [
+            0u64,
+            1,
+            2,
+            3,
+            5,
+            1000,
+            (1 << 62) - 3,
+            u64::MAX - 130,
+            u64::MAX,
+        ];
+        let lens = [
+            0usize, 1, 3, 4, 31, 32, 33, 127, 128, 129, 131, 256, 511, 1000,
+        ];
+        for seed in [0u64, 7, 0xdead_beef_0123_4567, u64::MAX] {
+            for &first in &firsts {
+                for &n in &lens {
+                    for sr_bits in [1u32, 13, 16, 31, 32] {
+                        let mut want = vec![0u32; n];
+                        crate::round::fill_seeded(seed, first, sr_bits, &mut want);
+                        if Path::Avx512.is_available() {
+                            let mut got = vec![1u32; n];
+                            // SAFETY: checked just above.
+                            unsafe { super::philox_fill_avx512(seed, first, sr_bits, &mut got) };
+                            assert_eq!(got, want, "avx512 {seed} {first} {n} {sr_bits}");
+                        }
+                        if Path::Avx2.is_available() {
+                            let mut got = vec![1u32; n];
+                            // SAFETY: as above.
+                            unsafe { super::philox_fill_avx2(seed, first, sr_bits, &mut got) };
+                            assert_eq!(got, want, "avx2 {seed} {first} {n} {sr_bits}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

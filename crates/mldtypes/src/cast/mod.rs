@@ -508,6 +508,7 @@ pub fn round_slice_on<A: Element, B: Element>(
         r,
         path,
         false,
+        false,
     )
 }
 
@@ -549,6 +550,7 @@ pub fn round_slice_par<A: Element, B: Element>(
         r,
         path(),
         true,
+        false,
     )
 }
 
@@ -583,7 +585,51 @@ pub fn round_bytes(
     to: DType,
     r: &Rounding<'_>,
 ) -> Result<(), CastError> {
-    round::round_bytes(src, from, dst, to, r, path(), true)
+    round::round_bytes(src, from, dst, to, r, path(), true, false)
+}
+
+/// [`round_bytes`] into a destination the caller drops when an error is
+/// returned (a buffer made for the result): explicit random numbers are
+/// checked as the conversion reads them instead of in a pass of their own
+/// before anything is written, which saves reading them twice (the numbers
+/// are as large as the input: a fifth of a float32 → float8 conversion's
+/// memory traffic). Same bits and same errors as [`round_bytes`], the first
+/// offending index included; only on
+/// [`RoundingError::BitsTooLarge`](crate::round::RoundingError::BitsTooLarge)
+/// may `dst` hold part of a result.
+///
+/// # Errors
+///
+/// As [`round_bytes`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast::round_bytes_fresh;
+/// use mldtypes::dtype::DType;
+/// use mldtypes::round::{RandomBits, RoundMode, Rounding, RoundingError};
+/// use mldtypes::cast::CastError;
+/// let src: Vec<u8> = [1.0f32, 1.0625].iter().flat_map(|x| x.to_le_bytes()).collect();
+/// let mut dst = [0u8; 2];
+/// let bits = [0u8, 7];
+/// let r = Rounding::new(RoundMode::Stochastic).with_bits(RandomBits::U8(&bits), 3);
+/// round_bytes_fresh(&src, DType::Float32, &mut dst, DType::Float8E4M3FN, &r).unwrap();
+/// assert_eq!(dst, [0x38, 0x39]); // 1, and 1.0625 rounded up to 1.125 (7 ≥ 8 − 4)
+/// let bad = [0u8, 8];
+/// let r = Rounding::new(RoundMode::Stochastic).with_bits(RandomBits::U8(&bad), 3);
+/// assert_eq!(
+///     round_bytes_fresh(&src, DType::Float32, &mut dst, DType::Float8E4M3FN, &r),
+///     Err(CastError::Rounding(RoundingError::BitsTooLarge { index: 1, value: 8, sr_bits: 3 }))
+/// );
+/// ```
+pub fn round_bytes_fresh(
+    src: &[u8],
+    from: DType,
+    dst: &mut [u8],
+    to: DType,
+    r: &Rounding<'_>,
+) -> Result<(), CastError> {
+    round::round_bytes(src, from, dst, to, r, path(), true, true)
 }
 
 /// [`round_bytes`] on a given [`Path`], on the calling thread only.
@@ -612,5 +658,5 @@ pub fn round_bytes_on(
     to: DType,
     r: &Rounding<'_>,
 ) -> Result<(), CastError> {
-    round::round_bytes(src, from, dst, to, r, path, false)
+    round::round_bytes(src, from, dst, to, r, path, false, false)
 }
