@@ -243,8 +243,17 @@ def section_arith(t, x32, repeat):
                   *best_of([lambda: op(ra[::2], rb[::2]), lambda: op(oa[::2], ob[::2])], repeat))
 
 
-def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None):
-    """One row per ufunc: ml_dtypes, mldtypes, float32 on the same values."""
+# Functions of the codes' bits (no arithmetic): memory-bound rows, which also get the bound
+# measured in their own cache state.
+CODE_LEVEL = {"negative", "positive", "absolute", "fabs", "conjugate", "isfinite", "isinf",
+              "isnan", "signbit", "logical_not", "copysign", "logical_and", "logical_or",
+              "logical_xor"}
+
+
+def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None, bound=None):
+    """One row per ufunc: ml_dtypes, mldtypes, float32 on the same values. For the functions
+    of CODE_LEVEL, `bound` (NumPy's integer loop over the same codes) is also timed right after
+    ml_dtypes' call, the state in which ours runs, in a row of its own."""
     for uname in ufuncs:
         u = getattr(np, uname)
         if u.nin == 1:
@@ -253,8 +262,13 @@ def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None):
             args = [(ra[0], ints), (oa[0], ints), (fa[0], ints)]
         else:
             args = [tuple(ra), tuple(oa), tuple(fa)]
-        t.add(f"{name} {uname}{suffix}",
-              *best_of([lambda a=a: u(*a) for a in args], repeat))
+        fns = [lambda a=a: u(*a) for a in args]
+        if bound is None or uname not in CODE_LEVEL:
+            t.add(f"{name} {uname}{suffix}", *best_of(fns, repeat))
+            continue
+        ref, ours, f32, ref2, b = best_of(fns + [fns[0], bound], repeat)
+        t.add(f"{name} {uname}{suffix}", min(ref, ref2), ours, f32)
+        t.add(f"{name} {uname}{suffix}: bound after ml_dtypes' call", min(ref, ref2), b, None)
 
 
 def section_unary(t, x32, types, repeat):
@@ -266,10 +280,11 @@ def section_unary(t, x32, types, repeat):
         bits = 8 * oa.itemsize
         t.add(f"{name}: bound (NumPy uint{bits} invert of the codes)",
               *best_of([lambda: np.invert(ua), lambda: np.invert(ua)], repeat))
-        ufunc_rows(t, name, UNARY, ra, oa, fa, repeat, "")
+        ufunc_rows(t, name, UNARY, ra, oa, fa, repeat, "", bound=lambda: np.invert(ua))
         t.add(f"{name}: bound, strided (NumPy uint{bits} invert of the codes)",
               *best_of([lambda: np.invert(ua[::2]), lambda: np.invert(ua[::2])], repeat))
-        ufunc_rows(t, name, UNARY, ra[::2], oa[::2], fa[::2], repeat, ", strided (every 2nd)")
+        ufunc_rows(t, name, UNARY, ra[::2], oa[::2], fa[::2], repeat, ", strided (every 2nd)",
+                   bound=lambda: np.invert(ua[::2]))
 
 
 def section_binary(t, x32, types, repeat):
@@ -285,11 +300,12 @@ def section_binary(t, x32, types, repeat):
         bits = 8 * oa.itemsize
         t.add(f"{name}: bound (NumPy uint{bits} a + b on the codes)",
               *best_of([lambda: ua + ub, lambda: ua + ub], repeat))
-        ufunc_rows(t, name, BINARY, (ra, rb), (oa, ob), (fa, fb), repeat, "", ints)
+        ufunc_rows(t, name, BINARY, (ra, rb), (oa, ob), (fa, fb), repeat, "", ints,
+                   bound=lambda: ua + ub)
         t.add(f"{name}: bound, strided (NumPy uint{bits} a + b on the codes)",
               *best_of([lambda: ua[::2] + ub[::2], lambda: ua[::2] + ub[::2]], repeat))
         ufunc_rows(t, name, BINARY, (ra[::2], rb[::2]), (oa[::2], ob[::2]), (fa[::2], fb[::2]),
-                   repeat, ", strided (every 2nd)", ints[::2])
+                   repeat, ", strided (every 2nd)", ints[::2], bound=lambda: ua[::2] + ub[::2])
 
 
 def section_reduce(t, x32, types, repeat):
