@@ -378,12 +378,77 @@ macro_rules! float_ops {
     )*};
 }
 
-float_ops! {
+/// The rounding to an integer of a bfloat16 code in 16-bit integer
+/// operations (32 lanes per AVX-512 register, no widening): codes of
+/// magnitude 2^7 and above are integers, infinities or NaN (NaN gives the
+/// quiet NaN `0x7fc0` with its sign, as the float32 route's [`round`]);
+/// below 1 the result is a signed zero or ±1; in between, the `134 − e`
+/// fraction bits (`e` the biased exponent) are cut and the magnitude
+/// rounded up by one unit where `up(neg, fraction, half, lsb)` says so (a
+/// carry into the exponent is the next binade's value). `small(neg,
+/// mag)` gives the magnitude below 1 (0 or 1.0's code). Equal to the
+/// float32 functions on every code (`tests/test_ufunc_tables.py`).
+#[inline(always)]
+fn round_int(
+    c: u16,
+    small: impl Fn(bool, u16) -> u16,
+    up: impl Fn(bool, u16, u16, u16) -> bool,
+) -> u16 {
+    let sign = c & 0x8000;
+    let mag = c & 0x7fff;
+    let e = mag >> 7;
+    let neg = sign != 0;
+    // 1 ..= 7 fraction bits for exponents 127 ..= 133 (clamped otherwise;
+    // those lanes take another branch).
+    let fb = 134u16.saturating_sub(e).clamp(1, 7);
+    let mask = (1u16 << fb) - 1;
+    let frac = mag & mask;
+    let lsb = (mag >> fb) & 1;
+    let cut = (mag & !mask) + ((up(neg, frac, 1 << (fb - 1), lsb) as u16) << fb);
+    let m = if e < 127 {
+        small(neg, mag)
+    } else if e < 134 {
+        cut
+    } else {
+        mag
+    };
+    if mag > INF {
+        sign | 0x7fc0
+    } else {
+        sign | m
+    }
+}
+
+macro_rules! int_rounding_ops {
+    ($($(#[$doc:meta])* $name:ident = $small:expr, $up:expr;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Bf16Op for $name {
+            // A signalling NaN raises invalid, as the float32 route does.
+            const READS_VALUE: bool = true;
+            #[inline(always)]
+            fn apply(c: u16) -> u16 {
+                round_int(c, $small, $up)
+            }
+        }
+    )*};
+}
+
+int_rounding_ops! {
     /// `rint`: to nearest, ties to even (the values of C `rintf`).
-    Rint [false] = |x| x.round_ties_even();
-    Floor [false] = |x| Real::floor(x);
-    Ceil [false] = |x| Real::ceil(x);
-    Trunc [false] = |x| Real::trunc(x);
+    Rint = |_neg, mag| if mag > 0x3f00 { ONE } else { 0 },
+        |_neg, frac, half, lsb| frac > half || (frac == half && lsb == 1);
+    /// `floor`: toward −∞.
+    Floor = |neg, mag| if neg && mag != 0 { ONE } else { 0 },
+        |neg, frac, _half, _lsb| neg && frac != 0;
+    /// `ceil`: toward +∞.
+    Ceil = |neg, mag| if !neg && mag != 0 { ONE } else { 0 },
+        |neg, frac, _half, _lsb| !neg && frac != 0;
+    /// `trunc`: toward zero.
+    Trunc = |_neg, _mag| 0, |_neg, _frac, _half, _lsb| false;
+}
+
+float_ops! {
     /// `square`: NaN results `+NaN` (see `Unary::NONNEGATIVE`).
     Square [true] = |x| x * x;
     Reciprocal [false] = |x| 1.0 / x;
