@@ -222,14 +222,7 @@ def test_flags_reach_errstate():
 
 def raised(ufunc, arr):
     """The floating-point errors numpy.errstate sees from ``ufunc(arr)``."""
-    seen = []
-    old = np.seterrcall(lambda err, _f: seen.append(err))
-    try:
-        with np.errstate(all="call"):
-            ufunc(arr)
-    finally:
-        np.seterrcall(old)
-    return sorted(set(seen))
+    return _results_and_flags(ufunc, arr)[1]
 
 
 @pytest.mark.parametrize(("ufunc", "quiet", "loud", "flag"), [
@@ -278,6 +271,7 @@ def test_two_byte_strided_input(step, kernel_path):
 
 
 def _results_and_flags(u, a):
+    """``u(a)``'s result as bytes, and the floating-point errors numpy.errstate sees."""
     seen = []
     old = np.seterrcall(lambda err, _f: seen.append(err))
     try:
@@ -367,19 +361,9 @@ def test_one_byte_strided_input(name, step, kernel_path):
     x = codes.view(dt)
     xs = np.repeat(x, abs(step))[::step] if step > 0 else x[::-1]
 
-    def run(u, a):
-        seen = []
-        old = np.seterrcall(lambda err, _f: seen.append(err))
-        try:
-            with np.errstate(all="call"):
-                r = u(a)
-        finally:
-            np.seterrcall(old)
-        return r.view(np.uint8), sorted(set(seen))
-
     for ufunc in ("exp", "log", "sqrt", "sin", "rint", "negative"):
         u = getattr(np, ufunc)
-        got, got_flags = run(u, xs)
-        want, want_flags = run(u, np.ascontiguousarray(xs))
+        got, got_flags = _results_and_flags(u, xs)
+        want, want_flags = _results_and_flags(u, np.ascontiguousarray(xs))
         np.testing.assert_array_equal(got, want)
         assert got_flags == want_flags, ufunc
