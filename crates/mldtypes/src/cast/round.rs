@@ -51,12 +51,11 @@ fn streamed<S, C>(x: &[S], rnd: &[u32], d: &mut [C], mut k: impl FnMut(&[S], &[u
 /// `x` widened into `buf` (as long), read [`AHEAD`] elements early.
 #[inline(always)]
 fn widen<'b, T: Copy + Into<u32>>(x: &[T], buf: &'b mut [u32]) -> &'b [u32] {
-    for (i, (xs, ds)) in x.chunks(PIECE).zip(buf.chunks_mut(PIECE)).enumerate() {
-        prefetch(x, i * PIECE + AHEAD, xs.len());
+    streamed(x, &[], buf, |xs, _, ds| {
         for (d, s) in ds.iter_mut().zip(xs) {
             *d = (*s).into();
         }
-    }
+    });
     buf
 }
 
