@@ -335,6 +335,43 @@ fn every_small_p3109_member_and_width() {
     );
 }
 
+/// Long float32 inputs into one-byte formats whose rounding bit lies in a
+/// float32's top 16 bits go through tables of those bits on AVX2: every
+/// pattern of the top 15 bits, with none, some, random and all of the low
+/// 17 set, under every mode (random numbers of 3, 13 and 31 bits, and a
+/// seed), saturating and not, on every path.
+#[test]
+fn long_float32_inputs_of_one_byte_targets_match_on_every_path() {
+    let mut rng = Rng(17);
+    let x: Vec<f32> = (0..1u32 << 15)
+        .flat_map(|hi| {
+            let random = rng.next() as u32 & 0x1_ffff;
+            [0, 1, 0xffff, 0x1_0000, 0x1_ffff, random].map(|lo| f32::from_bits(hi << 17 | lo))
+        })
+        .collect();
+    let src = bytes32(&x);
+    let widths = [3, 13, 31];
+    let bits: Vec<Vec<u32>> = widths
+        .iter()
+        .map(|&w| numbers(x.len(), w, &mut rng))
+        .collect();
+    let mut roundings = roundings(&bits, &widths);
+    for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
+        roundings.push(Rounding::new(m).with_seed(99, 13));
+    }
+    let paths = available_paths();
+    let one_byte = targets()
+        .into_iter()
+        .filter(|t| t.itemsize() == 1 && t.format().is_some_and(|f| f.man_bits <= 5 && f.has_zero));
+    let mut n = 0;
+    for to in one_byte {
+        for r in &roundings {
+            n += check(&src, DType::Float32, to, r, &paths);
+        }
+    }
+    assert!(n >= 10 * 196_608 * 32, "{n}");
+}
+
 #[test]
 fn nearest_even_is_astype_except_for_float8_e8m0fnu() {
     let mut rng = Rng(5);

@@ -253,9 +253,7 @@ impl Plan {
             }
             Strategy::Table if C::BYTES == 1 && table_eligible(&self.fmt) && !sat => {
                 let t = encode_table(&self.fmt);
-                let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
-                // SAFETY: as above.
-                on_path!(path, |m| unsafe { m::table_enc32(t, src, dst) })
+                table_encode(path, t, src, bytemuck::cast_slice_mut(dst))
             }
             Strategy::Descriptor | Strategy::Table => with_kind!(
                 &self.fmt,
@@ -403,25 +401,99 @@ pub(crate) fn table_eligible(f: &Format) -> bool {
 
 type EncodeTable = &'static [u8; 1 << 16];
 
-/// The 64 Ki-entry float32 → code table of `f` (non-saturating), built on
-/// first use and kept for the process (one per distinct descriptor).
-fn encode_table(f: &Format) -> EncodeTable {
-    static TABLES: OnceLock<RwLock<HashMap<Format, EncodeTable>>> = OnceLock::new();
-    let tables = TABLES.get_or_init(Default::default);
-    if let Some(t) = tables.read().unwrap_or_else(|e| e.into_inner()).get(f) {
+/// The 64 Ki-entry float32 → code table of `f` under a deterministic
+/// `mode` (`sat`: saturating), made by `build` on first use and kept for
+/// the process (one per distinct descriptor, mode and saturation).
+///
+/// Entry `i` is the code of the float32 `i << 16`. For the formats of
+/// [`table_eligible`] the rounding bit of every float32 lies in its top 16
+/// bits, so an input's code is the entry of its top 16 bits with the
+/// lowest one set when any of its low 16 bits is (a nonzero bit below the
+/// rounding bit, as those are): the five deterministic modes, saturating
+/// or not, depend only on the sign, the kept bits, the rounding bit and
+/// whether anything below it is set. `build` fills the entries from the
+/// float32 values `i << 16` by a conversion equal to the scalar core's.
+pub(crate) fn encode_table_with(
+    f: &Format,
+    mode: RoundMode,
+    sat: bool,
+    build: impl FnOnce(&[f32], &mut [u8]),
+) -> EncodeTable {
+    static TABLES: Kept<(Format, RoundMode, bool), [u8; 1 << 16]> = OnceLock::new();
+    kept(&TABLES, (*f, mode, sat), || {
+        let x: Vec<f32> = (0..1u32 << 16).map(|i| f32::from_bits(i << 16)).collect();
+        let mut t = Box::new([0u8; 1 << 16]);
+        build(&x, &mut t[..]);
+        t
+    })
+}
+
+/// The 32 Ki-entry table of `f` under a stochastic `mode` with `sr_bits`
+/// random bits (`sat`: saturating) of the kernels' `enc32_sr`, made by
+/// `build` on first use and kept for the process: `build` fills entry `i`
+/// for the float32 bits `i << 17`, which stand for every float32 whose top
+/// 15 bits are `i`, with bit 17 set when any below is: for the formats of
+/// [`table_eligible`] a float32's kept bits, its number of dropped bits
+/// and a NaN's payload lie in its top 14 bits, and bit 17 tells a NaN
+/// from an infinity.
+pub(crate) fn sr_table_with(
+    f: &Format,
+    mode: RoundMode,
+    sat: bool,
+    sr_bits: u32,
+    build: impl FnOnce(&[u32], &mut [u32]),
+) -> &'static [u32; 1 << 15] {
+    static TABLES: Kept<(Format, RoundMode, bool, u32), [u32; 1 << 15]> = OnceLock::new();
+    kept(&TABLES, (*f, mode, sat, sr_bits), || {
+        let u: Vec<u32> = (0..1u32 << 15).map(|i| i << 17).collect();
+        let mut t = Box::new([0u32; 1 << 15]);
+        build(&u, &mut t[..]);
+        t
+    })
+}
+
+/// Tables made once and kept for the process, by key.
+type Kept<K, T> = OnceLock<RwLock<HashMap<K, &'static T>>>;
+
+/// The table of `key` in `tables`, made by `build` if it is not there yet
+/// (without holding the lock while building; a table two threads make at
+/// once is kept once).
+fn kept<K: Eq + std::hash::Hash, T>(
+    tables: &'static Kept<K, T>,
+    key: K,
+    build: impl FnOnce() -> Box<T>,
+) -> &'static T {
+    let tables = tables.get_or_init(Default::default);
+    if let Some(t) = tables.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return t;
     }
-    let mut t = Box::new([0u8; 1 << 16]);
-    for (i, e) in t.iter_mut().enumerate() {
-        let x = f32::from_bits((i as u32) << 16);
-        *e = core::encode_f32_generic(f, x, Overflow::NonSaturating) as u8;
-    }
-    let t: EncodeTable = Box::leak(t);
+    let t: &'static T = Box::leak(build());
     tables
         .write()
         .unwrap_or_else(|e| e.into_inner())
-        .entry(*f)
+        .entry(key)
         .or_insert(t)
+}
+
+/// [`encode_table_with`] of `astype` (round to nearest even, not
+/// saturating), from the scalar core.
+fn encode_table(f: &Format) -> EncodeTable {
+    encode_table_with(f, RoundMode::NearestEven, false, |x, t| {
+        for (e, v) in t.iter_mut().zip(x) {
+            *e = core::encode_f32_generic(f, *v, Overflow::NonSaturating) as u8;
+        }
+    })
+}
+
+/// float32 → one-byte codes through a table of [`encode_table`] on `path`
+/// (AVX2 gathers on [`Path::Avx2`], which LLVM does not emit there).
+pub(crate) fn table_encode(path: Path, t: &[u8; 1 << 16], src: &[f32], dst: &mut [u8]) {
+    match path {
+        // SAFETY: the caller confirmed that this CPU runs `path`.
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => unsafe { super::hw::table_enc32_avx2(t, src, dst) },
+        _ => on_path!(path, |m| unsafe { m::table_enc32(t, src, dst) }),
+    }
 }
 
 /// The 256-entry code → code table of two formats of at most 8 bits, built

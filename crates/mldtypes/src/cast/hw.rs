@@ -196,6 +196,65 @@ pub(crate) unsafe fn f32_to_bf16_avx2(src: &[f32], dst: &mut [u16]) {
     })
 }
 
+/// float32 → bfloat16 (or any two-byte IEEE format with float32's
+/// exponent, `Params::flat32`, whose codes keep `s` bits fewer) under a
+/// deterministic rounding mode: `enc32_det`'s increment for the sign
+/// (`inc`: positive, negative; `parity`: 1 to add the kept bits' parity,
+/// ties to even) added to the magnitude's bits before the dropped ones are
+/// cut. Steps where a lane is a NaN, an infinity or rounds up to the
+/// infinity's code (the mode's overflow rules and saturation) go through
+/// `element`, the kernels' element conversion.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn f32_to_bf16_det_avx2(
+    s: u32,
+    inc: [u32; 2],
+    parity: u32,
+    src: &[f32],
+    dst: &mut [u16],
+    element: impl Fn(f32) -> u16,
+) {
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let (top, par) = (splat(0x8000_0000), splat(parity));
+    let (pos, neg) = (splat(inc[0]), splat(inc[1]));
+    let inf = splat(0x7f80_0000);
+    let shift = _mm_cvtsi32_si128(s as i32);
+    let round = |u: __m256i| {
+        let a = _mm256_andnot_si256(top, u);
+        let lsb = _mm256_and_si256(_mm256_srl_epi32(a, shift), par);
+        let i = _mm256_blendv_epi8(pos, neg, _mm256_srai_epi32::<31>(u));
+        let t = _mm256_add_epi32(a, _mm256_add_epi32(i, lsb));
+        let code = _mm256_srl_epi32(_mm256_or_si256(t, _mm256_and_si256(u, top)), shift);
+        // Rare: t at or above the infinity's bits (unsigned: a NaN's may
+        // pass 2^31).
+        (code, _mm256_cmpeq_epi32(_mm256_max_epu32(t, inf), t))
+    };
+    by_steps(src, dst, element, |sp, d| {
+        let mut rare = _mm256_setzero_si256();
+        for k in 0..4 {
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let (u0, u1) = unsafe {
+                (
+                    _mm256_loadu_si256(sp.add(16 * k) as *const __m256i),
+                    _mm256_loadu_si256(sp.add(16 * k + 8) as *const __m256i),
+                )
+            };
+            let ((c0, r0), (c1, r1)) = (round(u0), round(u1));
+            // Codes below 2^16: the unsigned saturating pack is exact (see
+            // `f32_to_bf16_avx2`).
+            let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c0, c1));
+            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, p) };
+            rare = _mm256_or_si256(rare, _mm256_or_si256(r0, r1));
+        }
+        _mm256_testz_si256(rare, rare) == 0
+    })
+}
+
 /// float32 → float16 (non-saturating), 64 lanes per step on AVX-512.
 ///
 /// # Safety
@@ -323,6 +382,181 @@ pub(crate) unsafe fn stream_copy_avx512(src: &[u8], dst: &mut [u8]) {
     dst[body..n].copy_from_slice(&src[body..n]);
 }
 
+/// float32 → one-byte codes through a 64 Ki-entry table indexed by the top
+/// 16 bits of each input with its low 16 bits' "any set" in the lowest
+/// index bit (the kernels' `table_enc32`), with AVX2 gathers: LLVM looks
+/// byte tables up one lane at a time, which leaves this pair slower than
+/// the arithmetic kernels. Each lane gathers the aligned 32-bit word
+/// holding its entry (never reading outside the table) and shifts its byte
+/// down; 32 lanes per step.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &mut [u8]) {
+    let element = |x: f32| {
+        let b = x.to_bits();
+        table[((b >> 16) | ((b & 0xffff) != 0) as u32) as usize]
+    };
+    let low = _mm256_set1_epi32(0xffff);
+    let one = _mm256_set1_epi32(1);
+    let three = _mm256_set1_epi32(3);
+    let byte = _mm256_set1_epi32(0xff);
+    let words = table.as_ptr() as *const i32;
+    let look = |u: __m256i| {
+        let sticky = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(_mm256_and_si256(u, low), _mm256_setzero_si256()),
+            one,
+        );
+        let i = _mm256_or_si256(_mm256_srli_epi32::<16>(u), sticky);
+        // SAFETY: `i >> 2` is below 2^14, the table's number of words.
+        let w = unsafe { _mm256_i32gather_epi32::<4>(words, _mm256_srli_epi32::<2>(i)) };
+        let at = _mm256_slli_epi32::<3>(_mm256_and_si256(i, three));
+        _mm256_and_si256(_mm256_srlv_epi32(w, at), byte)
+    };
+    let n = src.len().min(dst.len());
+    let body = n - n % 32;
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= n for both slices; unaligned loads and store.
+        let s = src.as_ptr().add(i) as *const __m256i;
+        let [a, b, c, d] = [0, 1, 2, 3].map(|k| look(_mm256_loadu_si256(s.add(k))));
+        // Entries below 2^8: both saturating packs are exact; they
+        // interleave 128-bit lanes by 32-bit groups, which the permute undoes.
+        let p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+        let p = _mm256_permutevar8x32_epi32(p, order);
+        _mm256_storeu_si256(dst.as_mut_ptr().add(i) as *mut __m256i, p);
+        i += 32;
+    }
+    for j in body..n {
+        dst[j] = element(src[j]);
+    }
+}
+
+/// float32 → one-byte codes under a stochastic mode through a table of
+/// `float::kernels`' `enc32_sr` (32 Ki entries indexed by the top 15 bits
+/// of each input, the lowest of them set when any bit below is), the
+/// entries gathered (AVX2 gathers, which LLVM does not emit there), 32
+/// lanes per step packed into bytes. `FAST` selects `stochastic_fast` /
+/// `stochastic_fastest`, otherwise `stochastic` / `stochastic_odd`, with
+/// the parameters of `mp` (at most 31 random bits).
+///
+/// The decision in fraction form: with `s ≤ 32` dropped bits `d`, the
+/// fraction `F = d · 2^(32 − s)` (exact in 32 bits) rounded to the `n`
+/// bits of the random numbers is `⌊(F + A) / 2^(32 − n)⌋`, where `A` is
+/// `2^(31 − n) − 1` plus the parity of the bit above (ties to even, or to
+/// odd) for `StochRn::away32`, and half a random step or nothing for
+/// `StochFast::away32`: both equal theirs (`F`'s scale is a power of two
+/// at least the one they round at, and every addend a multiple of it or
+/// below it). The value rounds up when that carries out of 32 bits or
+/// when it plus the random number exceeds `2^n − 1`. Beyond 32 dropped
+/// bits `F` is 0, which gives the code down; the entries whose code can
+/// then round up are marked rare, and a step holding one goes through the
+/// element conversion `enc32_sr`, as does the remainder. Gives
+/// `enc32_sr`'s bits (checked against the scalar path in
+/// `tests/round_paths.rs`).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
+    table: &[u32; 1 << 15],
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[u32],
+    dst: &mut [u8],
+) {
+    use crate::float::kernels::{StochFast, StochRn};
+    use kernels::sr_entry;
+    let index = |b: u32| ((b >> 17) | ((b & 0x1_ffff) != 0) as u32) as usize;
+    let element = |x: f32, r: u32| {
+        let (b, e) = (x.to_bits(), table[index(x.to_bits())]);
+        let c = if FAST {
+            kernels::enc32_sr::<StochFast>(mp, b, r, e)
+        } else {
+            kernels::enc32_sr::<StochRn>(mp, b, r, e)
+        };
+        c as u8
+    };
+    let [n, mask_n, odd, _, half] = mp.stochastic32();
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let (one, byte, top) = (splat(1), splat(0xff), splat(0x8000_0000));
+    let (low17, man, implicit) = (splat(0x1_ffff), splat(0x7f_ffff), splat(sr_entry::IMPLICIT));
+    let shifts = splat(63);
+    // A: StochFast's half step, or StochRn's 2^(31 − n) − 1 (its parity
+    // bit added per lane).
+    let add = splat(if FAST {
+        half << (31 - n)
+    } else {
+        (1u32 << (31 - n)) - 1
+    });
+    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    // `x >u y` as a signed comparison of both with the top bit flipped.
+    let mask_f = splat(mask_n ^ 0x8000_0000);
+    let words = table.as_ptr() as *const i32;
+    let codes = |u: __m256i, r: __m256i| {
+        let sticky = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(_mm256_and_si256(u, low17), _mm256_setzero_si256()),
+            one,
+        );
+        let i = _mm256_or_si256(_mm256_srli_epi32::<17>(u), sticky);
+        // SAFETY: the indices are below 2^15, the table's length.
+        let e = unsafe { _mm256_i32gather_epi32::<4>(words, i) };
+        let shift = _mm256_and_si256(_mm256_srli_epi32::<{ sr_entry::SHIFT as i32 }>(e), shifts);
+        let sig = _mm256_or_si256(_mm256_and_si256(u, man), _mm256_and_si256(e, implicit));
+        let f = _mm256_sllv_epi32(sig, shift);
+        let g = if FAST {
+            _mm256_add_epi32(f, add)
+        } else {
+            let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), one);
+            _mm256_add_epi32(f, _mm256_add_epi32(add, _mm256_xor_si256(parity, oddv)))
+        };
+        let flip = |v: __m256i| _mm256_xor_si256(v, top);
+        // g < f (unsigned): the rounded fraction reached 1.
+        let carry = _mm256_cmpgt_epi32(flip(f), flip(g));
+        let sum = _mm256_add_epi32(_mm256_srl_epi32(g, cut), r);
+        let away = _mm256_or_si256(carry, _mm256_cmpgt_epi32(flip(sum), mask_f));
+        let up = _mm256_srli_epi32::<{ sr_entry::UP as i32 }>(e);
+        (_mm256_and_si256(_mm256_blendv_epi8(e, up, away), byte), e)
+    };
+    let len = src.len().min(dst.len()).min(rnd.len());
+    let body = len - len % 32;
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let rare_bit = splat(sr_entry::RARE);
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= len for the three slices; unaligned loads and store.
+        let (s, r) = (
+            src.as_ptr().add(i) as *const __m256i,
+            rnd.as_ptr().add(i) as *const __m256i,
+        );
+        let [(a, ea), (b, eb), (c, ec), (d, ed)] =
+            [0, 1, 2, 3].map(|k| codes(_mm256_loadu_si256(s.add(k)), _mm256_loadu_si256(r.add(k))));
+        // Codes below 2^8: the saturating packs are exact (see
+        // `table_enc32_avx2`).
+        let p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+        _mm256_storeu_si256(
+            dst.as_mut_ptr().add(i) as *mut __m256i,
+            _mm256_permutevar8x32_epi32(p, order),
+        );
+        let entries = _mm256_or_si256(_mm256_or_si256(ea, eb), _mm256_or_si256(ec, ed));
+        if _mm256_testz_si256(entries, rare_bit) == 0 {
+            for j in i..i + 32 {
+                dst[j] = element(src[j], rnd[j]);
+            }
+        }
+        i += 32;
+    }
+    for j in body..len {
+        dst[j] = element(src[j], rnd[j]);
+    }
+}
+
 /// Orders the non-temporal stores issued before it ahead of every later
 /// store (`SFENCE`), so that the converted data is visible to whoever is
 /// told about it next.
@@ -333,17 +567,26 @@ pub(crate) fn store_fence() {
 }
 
 // Philox4x32-10 (`crate::round::philox4x32_10`) for the seeded random
-// numbers, several generator calls per register (AVX2 here; AVX-512 keeps
-// the state word by word, see `philox_fill_avx512`): each 128-bit lane holds
-// one call's state `[c0, c1, c2, c3]`, which is also the order of the four
-// numbers it gives (element `4b + w` takes word `w` of block `b`), so the
-// results are stored as they are. A round is one `pmuludq` (it multiplies
-// the even 32-bit lanes: `c0 · M0` and `c2 · M1` as 64-bit products), two
-// shuffles and two XORs:
+// numbers, several generator calls per register, the state held word by
+// word: register `w` of a group holds word `w` of one call per 64-bit lane,
+// its low half significant (the multiplier reads only that half, and the
+// XORs keep the upper halves' garbage there). A round is two `pmuludq`
+// (full 64-bit products `c0 · M0` and `c2 · M1`), the high halves brought
+// down, and the XORs with the other words and the round keys:
 //
 //   [c0, c1, c2, c3] → [hi(c2·M1) ^ c1 ^ k0, lo(c2·M1), hi(c0·M0) ^ c3 ^ k1, lo(c0·M0)].
 //
-// Four registers are in flight at once to cover the multiplier's latency.
+// Several groups are in flight to cover the multiplier's latency, and the
+// words are interleaved into element order once, at the end.
+
+/// `crate::round::fill_seeded` out of line, for the few numbers before
+/// and after the vector kernels' whole steps (it is inlined where it is the
+/// kernel).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn fill_few(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+    crate::round::fill_seeded(seed, first, sr_bits, dst)
+}
 
 /// Philox's multipliers and Weyl constants.
 #[cfg(target_arch = "x86_64")]
@@ -352,14 +595,9 @@ const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0
 /// The numbers of the elements `first`, `first + 1`, … from `seed`, as
 /// `crate::round::fill_seeded` gives them (`sr_bits` from 1 to 32).
 ///
-/// Unlike the AVX2 form, the state is held word by word: register `w` of
-/// a group holds word `w` of eight generator calls, one per 64-bit lane,
-/// its low half significant (the multiplier reads only that half, and the
-/// XORs keep the upper halves' garbage there). A round of eight calls is
-/// then two `vpmuludq` (full 64-bit products), two dword swaps giving the
-/// high halves, and two three-way XORs, without the AVX2 form's shuffles of
-/// the state; four groups are in flight to cover the multiplier's latency,
-/// and the words are interleaved into element order once, at the end.
+/// Eight generator calls per register: a round of eight calls is two
+/// `vpmuludq`, two dword swaps giving the high halves, and two three-way
+/// XORs; four groups are in flight.
 ///
 /// # Safety
 ///
@@ -373,9 +611,9 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;
     if dst.len() < head + STEP {
-        return crate::round::fill_seeded(seed, first, sr_bits, dst);
+        return fill_few(seed, first, sr_bits, dst);
     }
-    crate::round::fill_seeded(seed, first, sr_bits, &mut dst[..head]);
+    fill_few(seed, first, sr_bits, &mut dst[..head]);
     let block0 = first.wrapping_add(head as u64) / 4;
     let (mul0, mul1) = (_mm512_set1_epi64(m0 as i64), _mm512_set1_epi64(m1 as i64));
     let (k0, k1) = (seed as u32, (seed >> 32) as u32);
@@ -436,7 +674,7 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
         }
     }
     let done = head + groups * STEP;
-    crate::round::fill_seeded(
+    fill_few(
         seed,
         first.wrapping_add(done as u64),
         sr_bits,
@@ -444,7 +682,10 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
     );
 }
 
-/// [`philox_fill_avx512`] on AVX2: two generator calls per register.
+/// [`philox_fill_avx512`] on AVX2: four generator calls per register, the
+/// high halves of the products brought down by shifts (the shuffle port
+/// stays free for the final interleave), the three-way XORs as two with
+/// the key's one off the multiplier's path; three groups in flight.
 ///
 /// # Safety
 ///
@@ -452,61 +693,78 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-    const CALLS: usize = 2;
-    const REGS: usize = 4;
-    const STEP: usize = 4 * CALLS * REGS;
+    const CALLS: usize = 4; // per register
+    const GROUPS: usize = 3;
+    const STEP: usize = 4 * CALLS * GROUPS; // numbers per iteration
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;
     if dst.len() < head + STEP {
-        return crate::round::fill_seeded(seed, first, sr_bits, dst);
+        return fill_few(seed, first, sr_bits, dst);
     }
-    crate::round::fill_seeded(seed, first, sr_bits, &mut dst[..head]);
+    fill_few(seed, first, sr_bits, &mut dst[..head]);
     let block0 = first.wrapping_add(head as u64) / 4;
-    let mul = _mm256_setr_epi32(m0 as i32, 0, m1 as i32, 0, m0 as i32, 0, m1 as i32, 0);
+    let (mul0, mul1) = (_mm256_set1_epi64x(m0 as i64), _mm256_set1_epi64x(m1 as i64));
     let (k0, k1) = (seed as u32, (seed >> 32) as u32);
-    let keys: [__m256i; 10] = std::array::from_fn(|r| {
+    let keys: [(__m256i, __m256i); 10] = std::array::from_fn(|r| {
         let r = r as u32;
-        let (a, b) = (
-            k0.wrapping_add(w0.wrapping_mul(r)) as i32,
-            k1.wrapping_add(w1.wrapping_mul(r)) as i32,
-        );
-        _mm256_setr_epi32(a, 0, b, 0, a, 0, b, 0)
+        (
+            _mm256_set1_epi64x(k0.wrapping_add(w0.wrapping_mul(r)) as i64),
+            _mm256_set1_epi64x(k1.wrapping_add(w1.wrapping_mul(r)) as i64),
+        )
     });
-    let wrap = _mm256_setr_epi64x((u64::MAX >> 2) as i64, 0, (u64::MAX >> 2) as i64, 0);
-    let step = _mm256_setr_epi64x((CALLS * REGS) as i64, 0, (CALLS * REGS) as i64, 0);
+    // Block numbers wrap at 2^62 (element numbers at 2^64).
+    let wrap = _mm256_set1_epi64x((u64::MAX >> 2) as i64);
+    let lanes = _mm256_setr_epi64x(0, 1, 2, 3);
+    let zero = _mm256_setzero_si256();
     let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
-    let mut ctr: [__m256i; REGS] = std::array::from_fn(|j| {
-        let b = |c: usize| block0.wrapping_add((j * CALLS + c) as u64) as i64;
-        _mm256_and_si256(_mm256_setr_epi64x(b(0), 0, b(1), 0), wrap)
-    });
     let groups = (dst.len() - head) / STEP;
     let out = dst[head..].as_mut_ptr();
     for g in 0..groups {
-        let mut x = ctr;
-        for key in &keys {
-            for v in x.iter_mut() {
-                let p = _mm256_mul_epu32(*v, mul);
-                let p = _mm256_shuffle_epi32::<0b00_01_10_11>(p);
-                let c = _mm256_shuffle_epi32::<0b11_11_01_01>(*v);
-                let t = _mm256_blend_epi32::<0b0101_0101>(*key, _mm256_xor_si256(c, *key));
-                *v = _mm256_xor_si256(p, t);
+        // Counters `[lo32(b), hi32(b), 0, 0]`.
+        let mut x: [[__m256i; 4]; GROUPS] = std::array::from_fn(|j| {
+            let b0 = block0.wrapping_add((g * GROUPS * CALLS + j * CALLS) as u64);
+            let b = _mm256_and_si256(_mm256_add_epi64(_mm256_set1_epi64x(b0 as i64), lanes), wrap);
+            [b, _mm256_srli_epi64::<32>(b), zero, zero]
+        });
+        for (ka, kb) in &keys {
+            for w in x.iter_mut() {
+                let p0 = _mm256_mul_epu32(w[0], mul0);
+                let p1 = _mm256_mul_epu32(w[2], mul1);
+                // The high halves of the products, in the low halves (a
+                // shift rather than a shuffle: it leaves the shuffle port
+                // free); the keys are XORed in off the multiplier's path.
+                let h0 = _mm256_srli_epi64::<32>(p0);
+                let h1 = _mm256_srli_epi64::<32>(p1);
+                *w = [
+                    _mm256_xor_si256(h1, _mm256_xor_si256(w[1], *ka)),
+                    p1,
+                    _mm256_xor_si256(h0, _mm256_xor_si256(w[3], *kb)),
+                    p0,
+                ];
             }
         }
-        for (j, v) in x.iter().enumerate() {
+        for (j, w) in x.iter().enumerate() {
+            // Words 0 and 1 (2 and 3) of each call in one 64-bit lane;
+            // the 128-bit halves then hold calls 0 and 2 (1 and 3) in
+            // element order, which the cross-half permutes put right.
+            let w01 = _mm256_blend_epi32::<0b1010_1010>(w[0], _mm256_slli_epi64::<32>(w[1]));
+            let w23 = _mm256_blend_epi32::<0b1010_1010>(w[2], _mm256_slli_epi64::<32>(w[3]));
+            let (lo, hi) = (
+                _mm256_unpacklo_epi64(w01, w23),
+                _mm256_unpackhi_epi64(w01, w23),
+            );
+            let a = _mm256_permute2x128_si256::<0x20>(lo, hi);
+            let b = _mm256_permute2x128_si256::<0x31>(lo, hi);
+            let at = out.add(g * STEP + 4 * CALLS * j);
             // SAFETY: `groups` whole steps fit in `dst[head..]`.
             unsafe {
-                _mm256_storeu_si256(
-                    out.add(g * STEP + 8 * j) as *mut __m256i,
-                    _mm256_srl_epi32(*v, drop),
-                )
-            };
-        }
-        for c in ctr.iter_mut() {
-            *c = _mm256_and_si256(_mm256_add_epi64(*c, step), wrap);
+                _mm256_storeu_si256(at as *mut __m256i, _mm256_srl_epi32(a, drop));
+                _mm256_storeu_si256(at.add(8) as *mut __m256i, _mm256_srl_epi32(b, drop));
+            }
         }
     }
     let done = head + groups * STEP;
-    crate::round::fill_seeded(
+    fill_few(
         seed,
         first.wrapping_add(done as u64),
         sr_bits,
@@ -535,7 +793,7 @@ mod tests {
             u64::MAX,
         ];
         let lens = [
-            0usize, 1, 3, 4, 31, 32, 33, 127, 128, 129, 131, 256, 511, 1000,
+            0usize, 1, 3, 4, 31, 32, 33, 47, 48, 49, 97, 127, 128, 129, 131, 256, 511, 1000,
         ];
         for seed in [0u64, 7, 0xdead_beef_0123_4567, u64::MAX] {
             for &first in &firsts {

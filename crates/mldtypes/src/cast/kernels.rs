@@ -8,10 +8,10 @@
 //! here under their former paths.
 
 pub(crate) use crate::float::kernels::{
-    dec32, dec64, dec_f32, enc32, enc32_det, enc32_m, enc32_m_flat, enc64, enc64_m, enc64_wide,
-    enc64_wide_m, enc_bf16, enc_f32, enc_f64, Fmt, Kind, Mode, ModeParams, NearestEven, Params,
-    RoundStep, BF16, E3M4, E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0FNU, F16,
-    F4E2M1, F6E2M3, F6E3M2,
+    dec32, dec64, dec_f32, enc32, enc32_det, enc32_m, enc32_m_flat, enc32_sr, enc64, enc64_m,
+    enc64_wide, enc64_wide_m, enc_bf16, enc_f32, enc_f64, split32, sr_entry, Fmt, Kind, Mode,
+    ModeParams, NearestEven, Params, RoundStep, BF16, E3M4, E4M3, E4M3B11FNUZ, E4M3FN, E4M3FNUZ,
+    E5M2, E5M2FNUZ, E8M0FNU, F16, F4E2M1, F6E2M3, F6E3M2,
 };
 
 /// Storage word of a code: `u8` for 8-bit and narrower formats, `u16` for

@@ -8,7 +8,7 @@
 //! (bit-identical and as fast); float8_e8m0fnu always takes the rounding
 //! kernels (it ties to the even code here, see [`crate::round`]).
 
-use super::codec::Plan;
+use super::codec::{self, Plan};
 use super::dispatch::Path;
 use super::engine::{self, prefetch, with_dst, with_src, Cat, CHUNK};
 #[cfg(target_arch = "x86_64")]
@@ -26,6 +26,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// its inputs are requested.
 const PIECE: usize = 256;
 const AHEAD: usize = 1024;
+
+/// Inputs from this many elements on take the table of
+/// [`codec::encode_table_with`] where [`Job::table_for`] allows it (the
+/// table is made by the kernel itself, in about the time of one such
+/// conversion).
+const TABLE_MIN: usize = 1 << 16;
 
 /// Calls the kernel `k` on consecutive pieces of [`PIECE`] elements of
 /// `x`, `rnd` (empty for the deterministic modes) and `d`, requesting the
@@ -236,6 +242,19 @@ struct Job<'a> {
     /// large, after which no chunk is converted.
     lazy: bool,
     bad: AtomicBool,
+    /// float32 → one-byte codes through a table (see [`Job::table_for`]).
+    table: Option<Table>,
+}
+
+/// The table of a conversion (see [`Job::table_for`]).
+#[derive(Clone, Copy, Debug)]
+enum Table {
+    /// Codes of a deterministic mode ([`codec::encode_table_with`]).
+    Det(&'static [u8; 1 << 16]),
+    /// A stochastic mode's codes up and down, and the dropped bits'
+    /// number ([`codec::sr_table_with`]).
+    #[cfg(target_arch = "x86_64")]
+    Sr(&'static [u32; 1 << 15]),
 }
 
 fn source_of(d: DType) -> Option<Source> {
@@ -367,8 +386,156 @@ impl Job<'_> {
                     d.copy_from_slice(x)
                 }
             }),
+            Target::Code(_, _, 1) if self.table.is_some() => self.by_table(x, rnd, dst),
+            #[cfg(target_arch = "x86_64")]
+            Target::Code(f, p, 2) if self.flat_det_avx2(&f, &p) => with_dst::<u16>(dst, |d| {
+                // bfloat16 under a deterministic mode on AVX2: the
+                // increment's form written out (LLVM's code of the element
+                // conversion is slower there than `astype`'s).
+                let [pos, neg, parity] = self.mp32.increments(p.s32);
+                let mp = &self.mp32;
+                #[inline(never)]
+                fn flat(p: &Params, mp: &ModeParams, v: f32) -> u16 {
+                    kernels::enc32_m_flat::<K<0, 0, true, true>, Det>(p, mp, v.to_bits(), 0) as u16
+                }
+                let element = |v: f32| flat(&p, mp, v);
+                streamed(x, &[], d, |x, _, d| unsafe {
+                    // SAFETY: the path was confirmed available.
+                    hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
+                })
+            }),
             Target::Code(f, p, 1) => self.enc32::<u8>(&f, &p, x, rnd, dst),
             Target::Code(f, p, _) => with_dst::<u16>(dst, |d| self.enc32(&f, &p, x, rnd, d)),
+        }
+    }
+
+    /// Whether float32 → `f` is bfloat16's kernel ([`Params::flat32`],
+    /// IEEE infinities and NaN, signed) under a deterministic mode on AVX2.
+    fn flat_det_avx2(&self, f: &Format, p: &Params) -> bool {
+        self.path == Path::Avx2
+            && self.family == Family::Det
+            && p.flat32
+            && (f.non_finite, f.nan_encoding, f.signed, f.has_zero)
+                == (NonFinite::Ieee, NanEncoding::Ieee, true, true)
+            && self.kernel_f32(f)
+    }
+
+    /// float32 → one-byte codes through the job's table.
+    fn by_table(&self, x: &[f32], rnd: &[u32], dst: &mut [u8]) {
+        match self.table {
+            Some(Table::Det(t)) => streamed(x, &[], dst, |x, _, d| {
+                codec::table_encode(self.path, t, x, d)
+            }),
+            #[cfg(target_arch = "x86_64")]
+            Some(Table::Sr(t)) => streamed(x, rnd, dst, |x, r, d| {
+                // SAFETY: `table_for` gives these tables on AVX2 only,
+                // which was confirmed available.
+                unsafe {
+                    match self.family {
+                        Family::Rn => hw::sr_table_avx2::<false>(t, &self.mp32, x, r, d),
+                        _ => hw::sr_table_avx2::<true>(t, &self.mp32, x, r, d),
+                    }
+                }
+            }),
+            None => unreachable!("called with a table"),
+        }
+    }
+
+    /// The table for float32 → one-byte codes of [`codec::table_eligible`]
+    /// formats on AVX2, for `n` elements from [`TABLE_MIN`] on: there the
+    /// arithmetic kernels, on 8-lane vectors with few registers, take far
+    /// longer than `astype`, and AVX2 gathers do not. The table of a
+    /// deterministic mode holds the codes (made by [`Job::enc32`], equal to
+    /// the scalar core); a stochastic mode's holds for each input's top
+    /// bits the codes up and down, between which the kernel decides
+    /// ([`kernels::enc32_sr`]). One per format, mode and saturation.
+    fn table_for(&self, n: usize) -> Option<Table> {
+        let (Source::F32, Target::Code(f, p, 1)) = (self.from, self.to) else {
+            return None;
+        };
+        if !(self.path == Path::Avx2
+            && n >= TABLE_MIN
+            && p.fits_f32
+            && codec::table_eligible(&f)
+            && self.kernel_f32(&f))
+        {
+            return None;
+        }
+        match self.family {
+            Family::Det => Some(Table::Det(codec::encode_table_with(
+                &f,
+                self.mode,
+                self.sat,
+                |x, t| self.enc32::<u8>(&f, &p, x, &[], t),
+            ))),
+            // (The AVX2 kernel's fraction has room for 31 random bits.)
+            #[cfg(target_arch = "x86_64")]
+            _ if self.sr_bits <= 31 => Some(Table::Sr(codec::sr_table_with(
+                &f,
+                self.mode,
+                self.sat,
+                self.sr_bits,
+                |u, t| self.sr_entries(&f, &p, u, t),
+            ))),
+            _ => None,
+        }
+    }
+
+    /// The entries of a stochastic mode's table for the float32 bits `u`
+    /// (see [`kernels::enc32_sr`]), made by this job's kernel: the code
+    /// down is that of `u` with its dropped bits cleared and no random
+    /// number (which never rounds up), the code up that of `u` with every
+    /// dropped bit of its significand set and the largest random number of
+    /// the job's width, which rounds up wherever any float32 with `u`'s
+    /// kept bits does under that width (the decision grows with the
+    /// dropped bits and the number); infinities and NaN give their code
+    /// either way.
+    #[cfg(target_arch = "x86_64")]
+    fn sr_entries(&self, f: &Format, p: &Params, u: &[u32], t: &mut [u32]) {
+        let s: Vec<u32> = u
+            .iter()
+            .map(|u| kernels::split32(p, u & 0x7fff_ffff).2)
+            .collect();
+        let (mut down, mut up) = (Vec::with_capacity(u.len()), Vec::with_capacity(u.len()));
+        for (u, s) in u.iter().zip(&s) {
+            let special = u & 0x7fff_ffff >= 0x7f80_0000;
+            let dropped = if special {
+                0
+            } else {
+                (1u32 << (*s).min(23)) - 1
+            };
+            down.push(f32::from_bits(u & !dropped));
+            up.push(f32::from_bits(u | dropped));
+        }
+        // Both in one call: the codes down, then up.
+        let n = u.len();
+        let max = self.mp32.stochastic32()[1];
+        let rnd: Vec<u32> = (0..2 * n).map(|i| if i < n { 0 } else { max }).collect();
+        down.extend(up);
+        let mut c = vec![0u8; 2 * n];
+        self.enc32::<u8>(f, p, &down, &rnd, &mut c);
+        use kernels::sr_entry;
+        for (i, ((e, s), u)) in t.iter_mut().zip(s).zip(u).enumerate() {
+            let (down, up) = (c[i] as u32, c[n + i] as u32);
+            let shift = if s > 32 { 32 } else { 32 - s };
+            // Beyond 32 dropped bits the fraction form sees no fraction:
+            // right where the code never rounds up.
+            let rare = if s > 32 && up != down {
+                sr_entry::RARE
+            } else {
+                0
+            };
+            let implicit = if u & 0x7f80_0000 != 0 {
+                sr_entry::IMPLICIT
+            } else {
+                0
+            };
+            *e = down
+                | up << sr_entry::UP
+                | shift << sr_entry::SHIFT
+                | rare
+                | implicit
+                | s << sr_entry::S;
         }
     }
 
@@ -684,7 +851,7 @@ fn run(
     lazy: bool,
 ) -> bool {
     let sr_bits = r.random.sr_bits().unwrap_or(0);
-    let job = Job {
+    let mut job = Job {
         path,
         mode: r.mode,
         family: family(r.mode),
@@ -698,7 +865,9 @@ fn run(
         to,
         lazy,
         bad: AtomicBool::new(false),
+        table: None,
     };
+    job.table = job.table_for(src.len() / sa);
     let stream = src.len() + dst.len() >= engine::STREAM_THRESHOLD && 2 * sb >= sa && sb <= 2 * sa;
     let go = |start: usize, s: &[u8], d: &mut [u8]| {
         // Streaming hands over consecutive pieces of `s`: each piece's

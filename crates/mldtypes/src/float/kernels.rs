@@ -234,7 +234,7 @@ pub(crate) struct Params {
     /// The canonical NaN code (0 without NaN).
     pub(crate) nan_code: u32,
     /// float32 sources: bits dropped (`23 − man_bits`).
-    s32: u32,
+    pub(crate) s32: u32,
     /// Subtracted from the shifted float32 bits to rebias the exponent.
     rebias32: u32,
     /// float32 magnitudes below this round as subnormals (magic addend).
@@ -506,6 +506,28 @@ impl ModeParams {
         }
     }
 
+    /// The parameters of [`StochRn::away32`] and [`StochFast::away32`] for
+    /// kernels written out by hand: the number of random bits `n`, the
+    /// largest random number, 1 for ties to odd, the comparison's
+    /// precision plus one (`p1`), and 1 for `stochastic_fast`'s half step.
+    pub(crate) const fn stochastic32(&self) -> [u32; 5] {
+        [self.n, self.mask_n, self.odd32, self.p1, self.fast_half]
+    }
+
+    /// [`enc32_det`]'s increments for `s` dropped bits (`1 <= s <= 31`):
+    /// added to a positive and to a negative magnitude before the dropped
+    /// bits are cut, and 1 where the kept bits' parity is added as well
+    /// (ties to even).
+    pub(crate) const fn increments(&self, s: u32) -> [u32; 3] {
+        let h = 1u32 << (s - 1);
+        let near = self.near_m & (h - 1 + (self.away_m & 1));
+        [
+            near | (self.up_pos_m & (2 * h - 1)),
+            near | (self.up_neg_m & (2 * h - 1)),
+            self.near_m & !self.away_m & 1,
+        ]
+    }
+
     /// Whether a finite overflow of a value of sign `neg` clamps to ±max.
     #[inline(always)]
     fn clamps(&self, neg: u32) -> bool {
@@ -723,15 +745,13 @@ fn finish_m<Q: Kind>(
     }
 }
 
-/// float32 bits → code of a format whose values are float32s, rounded by
-/// the mode `M` with parameters `mp`; `r` is the element's random number
-/// (ignored by [`Det`]). Every range rounds by integer shifts (no FPU).
+/// The magnitude `a` (float32 bits without the sign) cut at the target's
+/// quantum: the kept magnitude (the code rounded toward zero, may exceed
+/// the largest code), the dropped bits `d` and their number `s` (`d` holds
+/// all of the significand when `s` is 24 or more).
 #[inline(always)]
-pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: u32) -> u32 {
-    let neg = u >> 31;
-    let a = u & 0x7fff_ffff;
+pub(crate) fn split32(p: &Params, a: u32) -> (u32, u32, u32) {
     let sub = a < p.sub32;
-    let sn = p.s32;
     // Subnormal target: the significand over the quantum (garbage for
     // normal targets, which the select below drops).
     let e = (a >> 23).max(1);
@@ -743,11 +763,57 @@ pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: 
     let (x, s, rebias) = if sub {
         (sig, sh, 0)
     } else {
-        (a, sn, p.rebias32)
+        (a, p.s32, p.rebias32)
     };
     let s31 = s.min(31);
-    let kept = (x >> s31).wrapping_sub(rebias);
-    let d = x & ((1u32 << s31) - 1);
+    ((x >> s31).wrapping_sub(rebias), x & ((1u32 << s31) - 1), s)
+}
+
+/// Where the fields of a stochastic rounding table's entry lie (see
+/// [`enc32_sr`]).
+pub(crate) mod sr_entry {
+    /// The code up (bits 8–15; the code down is bits 0–7).
+    pub(crate) const UP: u32 = 8;
+    /// `32 − s` for `s ≤ 32` dropped bits, else 32 (bits 16–21).
+    pub(crate) const SHIFT: u32 = 16;
+    /// The lanes the fraction form cannot take (bit 22).
+    pub(crate) const RARE: u32 = 1 << 22;
+    /// The significand's implicit bit (bit 23, where it stands in one).
+    pub(crate) const IMPLICIT: u32 = 1 << 23;
+    /// The number of dropped bits `s` (bits 24–29).
+    pub(crate) const S: u32 = 24;
+}
+
+/// [`enc32_m`] of a stochastic mode through an entry `e` made for the
+/// float32 `u` (the fields of [`sr_entry`]): the code of `u`'s kept
+/// magnitude, of the next magnitude up (used only where the mode can round
+/// up), and the number of dropped bits `s` of [`split32`]. The dropped bits
+/// are cut from `u` by `s`, and the mode's decision picks the code up or
+/// down: [`enc32_m`]'s bits. (The entry's other fields serve the AVX2
+/// kernel of the same tables.)
+#[inline(always)]
+pub(crate) fn enc32_sr<M: Mode>(mp: &ModeParams, u: u32, r: u32, e: u32) -> u32 {
+    let a = u & 0x7fff_ffff;
+    let s = (e >> sr_entry::S) & 63;
+    let sig = (a & 0x7f_ffff) | ((((a >> 23) != 0) as u32) << 23);
+    let d = sig & ((1u32 << s.min(31)) - 1);
+    if M::away32(d, s, 0, u >> 31, r, mp) != 0 {
+        (e >> sr_entry::UP) & 0xff
+    } else {
+        e & 0xff
+    }
+}
+
+/// float32 bits → code of a format whose values are float32s, rounded by
+/// the mode `M` with parameters `mp`; `r` is the element's random number
+/// (ignored by [`Det`]). Every range rounds by integer shifts (no FPU).
+#[inline(always)]
+pub(crate) fn enc32_m<Q: Kind, M: Mode>(p: &Params, mp: &ModeParams, u: u32, r: u32) -> u32 {
+    let neg = u >> 31;
+    let a = u & 0x7fff_ffff;
+    let sub = a < p.sub32;
+    let sn = p.s32;
+    let (kept, d, s) = split32(p, a);
     // float8_e8m0fnu's codes below 2^-126 are one less than the multiple
     // of the quantum 2^-127 (and none is below 2^-127).
     let e8 = (!Q::HAS_ZERO && sub) as u32;
