@@ -1,8 +1,9 @@
 //! Hand-written x86-64 kernels for the float32 ↔ float16 / bfloat16 pairs,
 //! bit-identical to the element conversions of [`super::kernels`], the
-//! seeded numbers of stochastic rounding, and the non-temporal copy of
-//! large outputs. float32 ↔ float16 run on the CPU's
-//! own conversion instructions (F16C, and their AVX-512 forms), with fix-ups.
+//! seeded numbers of stochastic rounding, AVX2 forms of rounding-mode
+//! conversions, and the non-temporal copy of large outputs. float32 ↔
+//! float16 run on the CPU's own conversion instructions (F16C, and their
+//! AVX-512 forms), with fix-ups.
 //!
 //! - float32 → float16: `VCVTPS2PH` with the rounding immediate set to
 //!   round-to-nearest-even (independent of MXCSR) rounds finite values and
@@ -23,6 +24,12 @@
 //! - the seeded random numbers of stochastic rounding: Philox4x32-10
 //!   (see `philox_fill_avx2` and `philox_fill_avx512`),
 //!   the numbers of `crate::round::fill_seeded` bit for bit.
+//!
+//! - on AVX2, the rounding modes' conversions whose element code LLVM
+//!   leaves slower than `astype` there: float32 → one-byte codes through
+//!   tables of the top bits, with gathers (`table_enc32_avx2`, and
+//!   `sr_table_avx2` for the stochastic modes), and float32 → bfloat16
+//!   under a deterministic mode (`f32_to_bf16_det_avx2`).
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
 //! re-encodes the whole step element by element when there are any.
