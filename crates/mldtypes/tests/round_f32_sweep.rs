@@ -1,7 +1,8 @@
 //! The float32-source rounding kernels (every mode, the bfloat16 kernel
 //! with one shift for every element, the deterministic modes' kernel of
-//! one-byte formats, the hand-written Philox4x32-10 of the seeded numbers,
-//! streamed outputs) on every path this CPU runs, against
+//! one-byte formats, on AVX2 the tables of one-byte targets and bfloat16's
+//! written-out directed modes, the hand-written Philox4x32-10 of the seeded
+//! numbers, streamed outputs) on every path this CPU runs, against
 //! the scalar path (the scalar core, one element at a time):
 //!
 //! - a dense sample of float32 bit patterns (one in 16,381, both signs,

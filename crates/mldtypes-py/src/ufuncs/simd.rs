@@ -6,9 +6,9 @@
 //!   with AVX-512 VBMI's two-table byte permutation (`vpermi2b`); the flags
 //!   of each code come from the flag table by the same permutation.
 //! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
-//!   float32 functions whose instructions vectorise (rounding, square,
-//!   reciprocal, the degree conversions, the square root) computed on the
-//!   codes in registers: widened by a shift, the float32 instruction (which
+//!   float32 functions whose instructions vectorise (rounding, square, the
+//!   square root) computed on the codes in registers: widened by a shift,
+//!   the float32 instruction (which
 //!   raises the flags the scalar path raises for the same lane), rounded
 //!   to nearest even in integer arithmetic (as the library's float32 →
 //!   bfloat16 conversion: NaN becomes `0x7fc0` with its sign).
@@ -451,9 +451,6 @@ int_rounding_ops! {
 float_ops! {
     /// `square`: NaN results `+NaN` (see `Unary::NONNEGATIVE`).
     Square [true] = |x| x * x;
-    Reciprocal [false] = |x| 1.0 / x;
-    Deg2rad [false] = |x| x * <f32 as Real>::RADIANS_PER_DEGREE;
-    Rad2deg [false] = |x| x * <f32 as Real>::DEGREES_PER_RADIAN;
     Sqrt [false] = |x| Real::sqrt(x);
 }
 
