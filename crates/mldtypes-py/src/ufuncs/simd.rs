@@ -8,10 +8,10 @@
 //! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
 //!   float32 functions whose instructions vectorise (rounding, square, the
 //!   square root) computed on the codes in registers: widened by a shift,
-//!   the float32 instruction (which
-//!   raises the flags the scalar path raises for the same lane), rounded
-//!   to nearest even in integer arithmetic (as the library's float32 →
-//!   bfloat16 conversion: NaN becomes `0x7fc0` with its sign).
+//!   the float32 instruction (which raises the flags the scalar path raises
+//!   for the same lane), rounded to nearest even in integer arithmetic (as
+//!   the library's float32 → bfloat16 conversion: NaN becomes `0x7fc0` with
+//!   its sign).
 
 use super::funcs::{self, Real};
 
