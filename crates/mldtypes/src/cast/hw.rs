@@ -490,7 +490,7 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
         };
         c as u8
     };
-    let [n, mask_n, odd, _, half] = mp.stochastic32();
+    let [n, mask_n, odd, half] = mp.stochastic32();
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let (one, byte, top) = (splat(1), splat(0xff), splat(0x8000_0000));
     let (low17, man, implicit) = (splat(0x1_ffff), splat(0x7f_ffff), splat(sr_entry::IMPLICIT));

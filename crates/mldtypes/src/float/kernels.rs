@@ -508,10 +508,10 @@ impl ModeParams {
 
     /// The parameters of [`StochRn::away32`] and [`StochFast::away32`] for
     /// kernels written out by hand: the number of random bits `n`, the
-    /// largest random number, 1 for ties to odd, the comparison's
-    /// precision plus one (`p1`), and 1 for `stochastic_fast`'s half step.
-    pub(crate) const fn stochastic32(&self) -> [u32; 5] {
-        [self.n, self.mask_n, self.odd32, self.p1, self.fast_half]
+    /// largest random number, 1 for ties to odd, and 1 for
+    /// `stochastic_fast`'s half step.
+    pub(crate) const fn stochastic32(&self) -> [u32; 4] {
+        [self.n, self.mask_n, self.odd32, self.fast_half]
     }
 
     /// [`enc32_det`]'s increments for `s` dropped bits (`1 <= s <= 31`):
