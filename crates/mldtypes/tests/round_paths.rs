@@ -137,10 +137,19 @@ fn probes64(to: DType, rng: &mut Rng) -> Vec<f64> {
     v
 }
 
-/// float32 probes: the float64 ones rounded to float32 (each value, its
-/// neighbours), and random float32 patterns.
+/// float32 probes: the float32s just above the target's largest value and
+/// just below float32's, both signs, in a block of 128 of their own (no
+/// infinity or NaN shares their vector steps, so the kernels decide their
+/// overflow themselves); the float64 ones rounded to float32 (each value,
+/// its neighbours), and random float32 patterns.
 fn probes32(to: DType, rng: &mut Rng) -> Vec<f32> {
-    let mut v: Vec<f32> = Vec::new();
+    let top = (*values(to).last().unwrap() as f32).to_bits();
+    let mut v: Vec<f32> = (0..32)
+        .map(|k| top.saturating_add(k).min(0x7f7f_ffff))
+        .chain((0..32).map(|k| 0x7f7f_ffff - k))
+        .flat_map(|b| [b, b | 0x8000_0000])
+        .map(f32::from_bits)
+        .collect();
     for x in probes64(to, rng) {
         let y = x as f32;
         v.push(y);

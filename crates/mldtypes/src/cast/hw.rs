@@ -262,6 +262,95 @@ pub(crate) unsafe fn f32_to_bf16_det_avx2(
     })
 }
 
+/// float32 → bfloat16 (or any two-byte IEEE format with float32's
+/// exponent, `Params::flat32`, whose codes keep `s` bits fewer) under a
+/// stochastic mode with at most 31 random bits: every finite input drops
+/// its low `s` bits, so the fraction is `F = u · 2^(32 − s)` (32 bits) and
+/// the decision that of [`sr_table_avx2`] (`FAST`: `stochastic_fast` /
+/// `stochastic_fastest`, otherwise `stochastic` / `stochastic_odd`, with
+/// the parameters of `mp`); a magnitude rounding up adds 1 to the code.
+/// Steps where a lane is a NaN, an infinity or may round up to the
+/// infinity's code (the overflow rules and saturation) go through
+/// `element`, the kernels' element conversion, as does the remainder.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
+    s: u32,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[u32],
+    dst: &mut [u16],
+    element: impl Fn(f32, u32) -> u16,
+) {
+    let [n, _, odd, half] = mp.stochastic32();
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let (top, one, inf) = (splat(0x8000_0000), splat(1), splat(0x7f80_0000));
+    let dropped = splat((1 << s) - 1);
+    // `!A` as in `sr_table_avx2`.
+    let not_a = splat(!if FAST {
+        half << (31 - n)
+    } else {
+        (1u32 << (31 - n)) - 1
+    });
+    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    let (left, right) = (
+        _mm_cvtsi32_si128(32 - s as i32),
+        _mm_cvtsi32_si128(s as i32),
+    );
+    let round = |u: __m256i, r: __m256i| {
+        let f = _mm256_sll_epi32(u, left);
+        let not_a = if FAST {
+            not_a
+        } else {
+            let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), one);
+            _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv))
+        };
+        let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(r, cut));
+        // All ones where the value stays down: the code plus 1 plus that.
+        let stay = _mm256_cmpeq_epi32(_mm256_max_epu32(f, not_t), not_t);
+        let code = _mm256_add_epi32(_mm256_add_epi32(_mm256_srl_epi32(u, right), one), stay);
+        // Rare: the magnitude with every dropped bit set at or above the
+        // infinity's bits.
+        let t = _mm256_add_epi32(_mm256_andnot_si256(top, u), dropped);
+        (code, _mm256_cmpeq_epi32(_mm256_max_epu32(t, inf), t))
+    };
+    let len = src.len().min(dst.len()).min(rnd.len());
+    let body = len - len % 32;
+    let mut i = 0;
+    while i < body {
+        let mut rare = _mm256_setzero_si256();
+        for k in 0..2 {
+            let at = i + 16 * k;
+            // SAFETY: at + 16 <= len for the three slices; unaligned loads
+            // and store.
+            let (s, r) = (
+                src.as_ptr().add(at) as *const __m256i,
+                rnd.as_ptr().add(at) as *const __m256i,
+            );
+            let (c0, r0) = round(_mm256_loadu_si256(s), _mm256_loadu_si256(r));
+            let (c1, r1) = round(_mm256_loadu_si256(s.add(1)), _mm256_loadu_si256(r.add(1)));
+            // Codes below 2^16: the unsigned saturating pack is exact (see
+            // `f32_to_bf16_avx2`).
+            let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c0, c1));
+            _mm256_storeu_si256(dst.as_mut_ptr().add(at) as *mut __m256i, p);
+            rare = _mm256_or_si256(rare, _mm256_or_si256(r0, r1));
+        }
+        if _mm256_testz_si256(rare, rare) == 0 {
+            for j in i..i + 32 {
+                dst[j] = element(src[j], rnd[j]);
+            }
+        }
+        i += 32;
+    }
+    for j in body..len {
+        dst[j] = element(src[j], rnd[j]);
+    }
+}
+
 /// float32 → float16 (non-saturating), 64 lanes per step on AVX-512.
 ///
 /// # Safety
@@ -458,12 +547,18 @@ pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &
 /// odd) for `StochRn::away32`, and half a random step or nothing for
 /// `StochFast::away32`: both equal theirs (`F`'s scale is a power of two
 /// at least the one they round at, and every addend a multiple of it or
-/// below it). The value rounds up when that carries out of 32 bits or
-/// when it plus the random number exceeds `2^n − 1`. Beyond 32 dropped
-/// bits `F` is 0, which gives the code down; the entries whose code can
-/// then round up are marked rare, and a step holding one goes through the
-/// element conversion `enc32_sr`, as does the remainder. Gives
-/// `enc32_sr`'s bits (checked against the scalar path in
+/// below it). The value rounds up when that plus the random number `r`
+/// reaches `2^n`, that is when `F + A + r · 2^(32 − n) ≥ 2^32` (the floor
+/// commutes with adding a multiple of the divisor); the last two terms
+/// stay below 2^32 together, so the test is one unsigned comparison of `F`
+/// with their complement. Beyond 32 dropped bits `F` is 0, which gives the
+/// code down; the entries whose code can then round up are marked rare,
+/// and a step holding one goes through the element conversion `enc32_sr`,
+/// as does the remainder. The vector look-up indexes by the top 15 bits
+/// alone, without the table's sticky bit: that bit only tells a NaN from
+/// an infinity of the same top bits, and the infinities' entries are
+/// marked rare too. Gives `enc32_sr`'s bits (checked against the scalar
+/// path in
 /// `tests/round_paths.rs`).
 ///
 /// # Safety
@@ -490,46 +585,40 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
         };
         c as u8
     };
-    let [n, mask_n, odd, half] = mp.stochastic32();
+    let [n, _, odd, half] = mp.stochastic32();
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
-    let (one, byte, top) = (splat(1), splat(0xff), splat(0x8000_0000));
-    let (low17, man, implicit) = (splat(0x1_ffff), splat(0x7f_ffff), splat(sr_entry::IMPLICIT));
+    let (one, byte) = (splat(1), splat(0xff));
+    let (man, implicit) = (splat(0x7f_ffff), splat(sr_entry::IMPLICIT));
     let shifts = splat(63);
-    // A: StochFast's half step, or StochRn's 2^(31 − n) − 1 (its parity
-    // bit added per lane).
-    let add = splat(if FAST {
+    // `!A`: A is StochFast's half step, or StochRn's 2^(31 − n) − 1 (its
+    // parity bit added per lane).
+    let not_a = splat(!if FAST {
         half << (31 - n)
     } else {
         (1u32 << (31 - n)) - 1
     });
     let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
-    // `x >u y` as a signed comparison of both with the top bit flipped.
-    let mask_f = splat(mask_n ^ 0x8000_0000);
     let words = table.as_ptr() as *const i32;
     let codes = |u: __m256i, r: __m256i| {
-        let sticky = _mm256_andnot_si256(
-            _mm256_cmpeq_epi32(_mm256_and_si256(u, low17), _mm256_setzero_si256()),
-            one,
-        );
-        let i = _mm256_or_si256(_mm256_srli_epi32::<17>(u), sticky);
+        // (Bit 17 stands for itself: only an infinity's entry differs
+        // from its neighbour's, and it is marked rare.)
         // SAFETY: the indices are below 2^15, the table's length.
-        let e = unsafe { _mm256_i32gather_epi32::<4>(words, i) };
+        let e = unsafe { _mm256_i32gather_epi32::<4>(words, _mm256_srli_epi32::<17>(u)) };
         let shift = _mm256_and_si256(_mm256_srli_epi32::<{ sr_entry::SHIFT as i32 }>(e), shifts);
         let sig = _mm256_or_si256(_mm256_and_si256(u, man), _mm256_and_si256(e, implicit));
         let f = _mm256_sllv_epi32(sig, shift);
-        let g = if FAST {
-            _mm256_add_epi32(f, add)
+        let not_a = if FAST {
+            not_a
         } else {
             let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), one);
-            _mm256_add_epi32(f, _mm256_add_epi32(add, _mm256_xor_si256(parity, oddv)))
+            _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv))
         };
-        let flip = |v: __m256i| _mm256_xor_si256(v, top);
-        // g < f (unsigned): the rounded fraction reached 1.
-        let carry = _mm256_cmpgt_epi32(flip(f), flip(g));
-        let sum = _mm256_add_epi32(_mm256_srl_epi32(g, cut), r);
-        let away = _mm256_or_si256(carry, _mm256_cmpgt_epi32(flip(sum), mask_f));
+        // `!T` for T = A + r · 2^(32 − n) (below 2^32); the value stays
+        // down where F ≤ !T, that is F + T < 2^32.
+        let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(r, cut));
+        let stay = _mm256_cmpeq_epi32(_mm256_max_epu32(f, not_t), not_t);
         let up = _mm256_srli_epi32::<{ sr_entry::UP as i32 }>(e);
-        (_mm256_and_si256(_mm256_blendv_epi8(e, up, away), byte), e)
+        (_mm256_and_si256(_mm256_blendv_epi8(up, e, stay), byte), e)
     };
     let len = src.len().min(dst.len()).min(rnd.len());
     let body = len - len % 32;

@@ -388,20 +388,47 @@ impl Job<'_> {
             }),
             Target::Code(_, _, 1) if self.table.is_some() => self.by_table(x, rnd, dst),
             #[cfg(target_arch = "x86_64")]
-            Target::Code(f, p, 2) if self.flat_det_avx2(&f, &p) => with_dst::<u16>(dst, |d| {
-                // bfloat16 under a deterministic mode on AVX2: the
-                // increment's form written out (LLVM's code of the element
-                // conversion is slower there than `astype`'s).
-                let [pos, neg, parity] = self.mp32.increments(p.s32);
+            Target::Code(f, p, 2) if self.family == Family::Det && self.flat_avx2(&f, &p) => {
+                with_dst::<u16>(dst, |d| {
+                    // bfloat16 under a deterministic mode on AVX2: the
+                    // increment's form written out (LLVM's code of the element
+                    // conversion is slower there than `astype`'s).
+                    let [pos, neg, parity] = self.mp32.increments(p.s32);
+                    let mp = &self.mp32;
+                    #[inline(never)]
+                    fn flat(p: &Params, mp: &ModeParams, v: f32) -> u16 {
+                        kernels::enc32_m_flat::<K<0, 0, true, true>, Det>(p, mp, v.to_bits(), 0)
+                            as u16
+                    }
+                    let element = |v: f32| flat(&p, mp, v);
+                    streamed(x, &[], d, |x, _, d| unsafe {
+                        // SAFETY: the path was confirmed available.
+                        hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
+                    })
+                })
+            }
+            #[cfg(target_arch = "x86_64")]
+            Target::Code(f, p, 2) if self.flat_avx2(&f, &p) => with_dst::<u16>(dst, |d| {
+                // bfloat16 under a stochastic mode on AVX2: every element
+                // rounds at the same bit, so the fraction form needs no
+                // table.
                 let mp = &self.mp32;
                 #[inline(never)]
-                fn flat(p: &Params, mp: &ModeParams, v: f32) -> u16 {
-                    kernels::enc32_m_flat::<K<0, 0, true, true>, Det>(p, mp, v.to_bits(), 0) as u16
+                fn flat<M: kernels::Mode>(p: &Params, mp: &ModeParams, v: f32, r: u32) -> u16 {
+                    kernels::enc32_m_flat::<K<0, 0, true, true>, M>(p, mp, v.to_bits(), r) as u16
                 }
-                let element = |v: f32| flat(&p, mp, v);
-                streamed(x, &[], d, |x, _, d| unsafe {
+                streamed(x, rnd, d, |x, r, d| unsafe {
                     // SAFETY: the path was confirmed available.
-                    hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
+                    match self.family {
+                        Family::Rn => {
+                            hw::f32_to_bf16_sr_avx2::<false>(p.s32, mp, x, r, d, |v, r| {
+                                flat::<StochRn>(&p, mp, v, r)
+                            })
+                        }
+                        _ => hw::f32_to_bf16_sr_avx2::<true>(p.s32, mp, x, r, d, |v, r| {
+                            flat::<StochFast>(&p, mp, v, r)
+                        }),
+                    }
                 })
             }),
             Target::Code(f, p, 1) => self.enc32::<u8>(&f, &p, x, rnd, dst),
@@ -409,11 +436,12 @@ impl Job<'_> {
         }
     }
 
-    /// Whether float32 → `f` is bfloat16's kernel ([`Params::flat32`],
-    /// IEEE infinities and NaN, signed) under a deterministic mode on AVX2.
-    fn flat_det_avx2(&self, f: &Format, p: &Params) -> bool {
+    /// Whether float32 → `f` on AVX2 takes a bfloat16 kernel written out
+    /// ([`Params::flat32`], IEEE infinities and NaN, signed): under a
+    /// deterministic mode, or a stochastic one of at most 31 random bits.
+    fn flat_avx2(&self, f: &Format, p: &Params) -> bool {
         self.path == Path::Avx2
-            && self.family == Family::Det
+            && (self.family == Family::Det || self.sr_bits <= 31)
             && p.flat32
             && (f.non_finite, f.nan_encoding, f.signed, f.has_zero)
                 == (NonFinite::Ieee, NanEncoding::Ieee, true, true)
@@ -519,8 +547,9 @@ impl Job<'_> {
             let (down, up) = (c[i] as u32, c[n + i] as u32);
             let shift = if s > 32 { 32 } else { 32 - s };
             // Beyond 32 dropped bits the fraction form sees no fraction:
-            // right where the code never rounds up.
-            let rare = if s > 32 && up != down {
+            // right where the code never rounds up. An infinity's entry
+            // serves the NaNs of the same top bits in the AVX2 kernel.
+            let rare = if (s > 32 && up != down) || u & 0x7fff_ffff == 0x7f80_0000 {
                 sr_entry::RARE
             } else {
                 0
