@@ -42,7 +42,7 @@ PAIRS = [
 BF16_KERNELS = [
     "negative", "positive", "absolute", "fabs", "sign", "conjugate", "rint", "floor", "ceil",
     "trunc", "square", "reciprocal", "deg2rad", "rad2deg", "sqrt", "isfinite", "isinf", "isnan",
-    "signbit", "logical_not",
+    "signbit", "logical_not", "frexp",
 ]
 PAIR_FORMATS = FORMATS[1:] if FULL else ["float8_e4m3fn", "float8_e5m2fnuz", "float4_e2m1fn"]
 
@@ -367,3 +367,53 @@ def test_one_byte_strided_input(name, step, kernel_path):
         want, want_flags = _results_and_flags(u, np.ascontiguousarray(xs))
         np.testing.assert_array_equal(got, want)
         assert got_flags == want_flags, ufunc
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn",
+                                  "float8_e8m0fnu"])
+@pytest.mark.parametrize("n", [255, 256, 300, 1000, 4097])
+def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
+    """frexp over lengths around the vector loop's steps of 64, into fresh outputs, into given
+    ones and with the mantissas written over the input, equals frexp one element at a time."""
+    dt = np.dtype(getattr(mldtypes, name))
+    codes = ((np.arange(n, dtype=np.int64) * 37 + 11) % 256).astype(np.uint8)
+    x = codes.view(dt)
+    one = [np.frexp(x[k:k + 1]) for k in range(n)]
+    want_m = np.concatenate([m for m, _ in one]).view(np.uint8)
+    want_e = np.concatenate([e for _, e in one])
+    with np.errstate(all="ignore"):
+        m, e = np.frexp(x)
+        np.testing.assert_array_equal(m.view(np.uint8), want_m)
+        if name != "float8_e8m0fnu":  # its NaN's exponent depends on the element before
+            np.testing.assert_array_equal(e, want_e)
+        y = x.copy()
+        e2 = np.full(n, 7, np.intc)
+        np.frexp(y, out=(y, e2))
+        np.testing.assert_array_equal(y.view(np.uint8), want_m)
+        np.testing.assert_array_equal(e2, e)
+
+
+@pytest.mark.parametrize("n", [511, 512, 1000, 5000])
+def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
+    """bfloat16 frexp in blocks of 512: normal numbers and zeros in integer arithmetic, a block
+    holding a subnormal, an infinity or a NaN through the table; equal to frexp one element at
+    a time, flags included (a signalling NaN raises invalid, nothing else raises)."""
+    bf16 = np.dtype(mldtypes.bfloat16)
+    rng = np.random.default_rng(n)
+    codes = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    codes[(codes & 0x7fff) >= 0x7f80] = 0x3f80  # finite only, but for the specials below
+    codes[(codes & 0x7fff) < 0x80] = 0
+    x = codes.view(bf16)
+    for specials in ([], [(n // 2, 0x0005)], [(n - 1, 0xff80)], [(3, 0x7fc1), (n // 2, 0x8001)]):
+        y = x.copy()
+        for at, c in specials:
+            y.view(np.uint16)[at] = c
+        one = [np.frexp(y[k:k + 1]) for k in range(n)]
+        m, e = np.frexp(y)
+        np.testing.assert_array_equal(m.view(np.uint16),
+                                      np.concatenate([a for a, _ in one]).view(np.uint16))
+        np.testing.assert_array_equal(e, np.concatenate([b for _, b in one]))
+    y = x.copy()
+    y.view(np.uint16)[n // 3] = 0x7f81  # a signalling NaN
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        np.frexp(y)

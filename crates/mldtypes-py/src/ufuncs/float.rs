@@ -1445,12 +1445,85 @@ unsafe extern "C" fn frexp_loop(
         let n = count(dims);
         let exps = t.second.as_ref().expect("a two-output table").i16s();
         let f = match &t.first {
+            Column::U8(m)
+                if n >= 256
+                    && a.contiguous(1)
+                    && mant.contiguous(1)
+                    && exp.contiguous(4)
+                    && !overlaps(a, mant, n)
+                    && !spans_overlap(a, 1, exp, 4, n)
+                    && !spans_overlap(mant, 1, exp, 4, n) =>
+            {
+                match exponents8(exps) {
+                    // SAFETY: packed operands of `n` elements, the input and
+                    // the mantissas the same bytes or disjoint, the
+                    // exponents disjoint from both.
+                    Some(e) => simd::frexp8(
+                        a.at(0),
+                        mant.at(0),
+                        exp.at(0) as *mut c_int,
+                        n,
+                        m[..256].try_into().expect("256 entries"),
+                        &e,
+                        t.flags.any().then(|| t.flags.page(0)),
+                    ),
+                    None => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
+                }
+            }
             Column::U8(m) => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
+            Column::U16(m)
+                if l.desc.eigen()
+                    && [a.at(0), mant.at(0)]
+                        .iter()
+                        .all(|p| (*p as usize).is_multiple_of(2))
+                    && (exp.at(0) as usize).is_multiple_of(4)
+                    && a.contiguous(2)
+                    && mant.contiguous(2)
+                    && exp.contiguous(4)
+                    && !spans_overlap(a, 2, mant, 2, n)
+                    && !spans_overlap(a, 2, exp, 4, n)
+                    && !spans_overlap(mant, 2, exp, 4, n) =>
+            {
+                // SAFETY: packed, aligned and disjoint operands of `n`
+                // elements.
+                let src = std::slice::from_raw_parts(a.at(0) as *const u16, n);
+                let ms = std::slice::from_raw_parts_mut(mant.at(0) as *mut u16, n);
+                let es = std::slice::from_raw_parts_mut(exp.at(0) as *mut i32, n);
+                let mut f = 0u8;
+                for ((xs, ms), es) in src
+                    .chunks(512)
+                    .zip(ms.chunks_mut(512))
+                    .zip(es.chunks_mut(512))
+                {
+                    prefetch(xs.as_ptr().wrapping_add(1024).cast());
+                    if simd::frexp_bf16_block(xs, ms, es) {
+                        // A subnormal, infinity or NaN: the block through
+                        // the table (bfloat16 has no kept exponents).
+                        for ((&c, mo), eo) in xs.iter().zip(ms.iter_mut()).zip(es.iter_mut()) {
+                            *mo = m[c as usize];
+                            *eo = exps[c as usize].into();
+                            f |= t.flags.get(c as usize);
+                        }
+                    }
+                }
+                f
+            }
             Column::U16(m) => frexp_lut::<u16>(a, mant, exp, n, m, exps, &t.flags),
             Column::I16(_) => unreachable!("a code column"),
         };
         raise_flags(f);
     })
+}
+
+/// The exponents of a one-byte format's `frexp` table as bytes, where each
+/// fits one and every element writes its own (not float8_e8m0fnu's, see
+/// [`KEEP_EXPONENT`]).
+fn exponents8(exps: &[i16]) -> Option<[i8; 256]> {
+    let mut e = [0i8; 256];
+    for (d, &x) in e.iter_mut().zip(&exps[..256]) {
+        *d = i8::try_from(x).ok()?;
+    }
+    Some(e)
 }
 
 /// The body of [`frexp_loop`] for codes of `C`.

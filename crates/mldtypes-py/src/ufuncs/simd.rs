@@ -78,43 +78,148 @@ unsafe fn lut8_vbmi(
     table: &[u8; 256],
     flags: Option<&[u8; 256]>,
 ) -> u8 {
+    lut8_vbmi_with(src, dst, n, table, flags, |_, _, _| {})
+}
+
+/// The loop of [`lut8_vbmi`]; `more(codes, k, lanes)` runs after each
+/// group of 64 codes from element `k` (`lanes`: the mask of those present)
+/// for the look-ups of a second output.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn lut8_vbmi_with(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+    mut more: impl FnMut(std::arch::x86_64::__m512i, usize, u64),
+) -> u8 {
     use std::arch::x86_64::*;
-    let load = |p: &[u8; 256], k: usize| _mm512_loadu_si512(p.as_ptr().add(64 * k).cast());
-    let (t0, t1, t2, t3) = (
-        load(table, 0),
-        load(table, 1),
-        load(table, 2),
-        load(table, 3),
-    );
+    let (t0, t1, t2, t3) = quarters(table);
     let zero = [0u8; 256];
-    let fl = flags.unwrap_or(&zero);
-    let (f0, f1, f2, f3) = (load(fl, 0), load(fl, 1), load(fl, 2), load(fl, 3));
-    let look = |idx: __m512i, a: __m512i, b: __m512i, c: __m512i, d: __m512i| {
-        let lo = _mm512_permutex2var_epi8(a, idx, b);
-        let hi = _mm512_permutex2var_epi8(c, idx, d);
-        _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
-    };
+    let (f0, f1, f2, f3) = quarters(flags.unwrap_or(&zero));
     let mut acc = _mm512_setzero_si512();
     let mut k = 0;
     while k + 64 <= n {
         let idx = _mm512_loadu_si512(src.add(k).cast());
-        _mm512_storeu_si512(dst.add(k).cast(), look(idx, t0, t1, t2, t3));
+        _mm512_storeu_si512(dst.add(k).cast(), look256(idx, t0, t1, t2, t3));
         if flags.is_some() {
-            acc = _mm512_or_si512(acc, look(idx, f0, f1, f2, f3));
+            acc = _mm512_or_si512(acc, look256(idx, f0, f1, f2, f3));
         }
+        more(idx, k, u64::MAX);
         k += 64;
     }
     if k < n {
         let m: __mmask64 = (1u64 << (n - k)) - 1;
         let idx = _mm512_maskz_loadu_epi8(m, src.add(k).cast());
-        _mm512_mask_storeu_epi8(dst.add(k).cast(), m, look(idx, t0, t1, t2, t3));
+        _mm512_mask_storeu_epi8(dst.add(k).cast(), m, look256(idx, t0, t1, t2, t3));
         if flags.is_some() {
-            acc = _mm512_or_si512(acc, _mm512_maskz_mov_epi8(m, look(idx, f0, f1, f2, f3)));
+            acc = _mm512_or_si512(acc, _mm512_maskz_mov_epi8(m, look256(idx, f0, f1, f2, f3)));
         }
+        more(idx, k, m);
     }
     let mut bytes = [0u8; 64];
     _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
     bytes.iter().fold(0, |a, &b| a | b)
+}
+
+/// A 256-byte table as four registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn quarters(
+    t: &[u8; 256],
+) -> (
+    std::arch::x86_64::__m512i,
+    std::arch::x86_64::__m512i,
+    std::arch::x86_64::__m512i,
+    std::arch::x86_64::__m512i,
+) {
+    use std::arch::x86_64::*;
+    let load = |k: usize| _mm512_loadu_si512(t.as_ptr().add(64 * k).cast());
+    (load(0), load(1), load(2), load(3))
+}
+
+/// The bytes of the 256-entry table `a`…`d` (four quarters) at the 64
+/// indices `idx`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn look256(
+    idx: std::arch::x86_64::__m512i,
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+    c: std::arch::x86_64::__m512i,
+    d: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let lo = _mm512_permutex2var_epi8(a, idx, b);
+    let hi = _mm512_permutex2var_epi8(c, idx, d);
+    _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)
+}
+
+/// `frexp` of `n` one-byte codes by two 256-entry tables: `mant[k] =
+/// table[src[k]]`, `exp[k] = exps[src[k]]` (one byte each, widened to
+/// C `int`); returns the union of `flags[src[k]]` as [`lut8`].
+///
+/// # Safety
+///
+/// `src` and `mant` address `n` bytes each, the same bytes or disjoint
+/// ones; `exp` addresses `n` C `int`s disjoint from both.
+#[inline]
+pub(crate) unsafe fn frexp8(
+    src: *const u8,
+    mant: *mut u8,
+    exp: *mut std::ffi::c_int,
+    n: usize,
+    table: &[u8; 256],
+    exps: &[i8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+        // SAFETY: the AVX-512 path is only selected when the CPU has
+        // AVX-512 F/BW/VL/DQ and VBMI.
+        return frexp8_vbmi(src, mant, exp, n, table, exps, flags);
+    }
+    let mut f = 0u8;
+    for k in 0..n {
+        let c = *src.add(k) as usize;
+        *mant.add(k) = table[c];
+        *exp.add(k) = exps[c].into();
+        f |= flags.map_or(0, |fl| fl[c]);
+    }
+    f
+}
+
+/// [`frexp8`] with AVX-512 VBMI: the exponents looked up as [`lut8_vbmi`]
+/// looks up the codes, then sign-extended 16 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn frexp8_vbmi(
+    src: *const u8,
+    mant: *mut u8,
+    exp: *mut std::ffi::c_int,
+    n: usize,
+    table: &[u8; 256],
+    exps: &[i8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let (e0, e1, e2, e3) = quarters(&exps.map(|e| e as u8));
+    lut8_vbmi_with(src, mant, n, table, flags, |idx, k, lanes| {
+        let e = look256(idx, e0, e1, e2, e3);
+        let quarter = |q: usize| match q {
+            0 => _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32::<0>(e)),
+            1 => _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32::<1>(e)),
+            2 => _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32::<2>(e)),
+            _ => _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32::<3>(e)),
+        };
+        for q in 0..4 {
+            let m = (lanes >> (16 * q)) as u16;
+            if m != 0 {
+                _mm512_mask_storeu_epi32(exp.add(k + 16 * q).cast(), m, quarter(q));
+            }
+        }
+    })
 }
 
 /// Whether [`lut16`] runs its vector kernel on this path for `table`.
@@ -506,6 +611,55 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         }
     }
     bf16_run::<O>(src, dst)
+}
+
+/// bfloat16 `frexp` of packed codes in integer arithmetic, for normal
+/// numbers and zeros: a normal number's mantissa keeps its sign and
+/// fraction bits under the exponent field 126 (`0.5 <= |m| < 1`), its
+/// exponent is the field minus 126; a zero gives itself and 0 (C
+/// `frexpf`'s results, without flags). Returns whether any code is a
+/// subnormal, an infinity or a NaN, whose outputs here are not those: the
+/// caller converts such a block through the table.
+#[inline(always)]
+fn frexp_bf16_run(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -> bool {
+    let mut other = false;
+    for ((m, e), &c) in mant.iter_mut().zip(exp.iter_mut()).zip(src) {
+        let a = c & 0x7fff;
+        let zero = a == 0;
+        other |= a >= INF || (a < 0x80 && !zero);
+        *m = if zero { c } else { (c & 0x807f) | 0x3f00 };
+        *e = if zero { 0 } else { i32::from(a >> 7) - 126 };
+    }
+    other
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn frexp_bf16_avx512(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -> bool {
+    frexp_bf16_run(src, mant, exp)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn frexp_bf16_avx2(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -> bool {
+    frexp_bf16_run(src, mant, exp)
+}
+
+/// [`frexp_bf16_run`] on the best instruction set.
+#[inline]
+pub(crate) fn frexp_bf16_block(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { frexp_bf16_avx512(src, mant, exp) },
+            Path::Avx2 => return unsafe { frexp_bf16_avx2(src, mant, exp) },
+            _ => {}
+        }
+    }
+    frexp_bf16_run(src, mant, exp)
 }
 
 /// A bfloat16 two-operand bit-pattern function with a vector kernel.

@@ -351,6 +351,77 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
     }
 }
 
+/// [`f32_to_bf16_sr_avx2`] on AVX-512: 16 lanes per register, the
+/// decisions and the rare lanes in mask registers.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW/VL (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool>(
+    s: u32,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[u32],
+    dst: &mut [u16],
+    element: impl Fn(f32, u32) -> u16,
+) {
+    let [n, _, odd, half] = mp.stochastic32();
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    let (top, one, inf) = (splat(0x8000_0000), splat(1), splat(0x7f80_0000));
+    let dropped = splat((1 << s) - 1);
+    let not_a = splat(!if FAST {
+        half << (31 - n)
+    } else {
+        (1u32 << (31 - n)) - 1
+    });
+    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    let (left, right) = (
+        _mm_cvtsi32_si128(32 - s as i32),
+        _mm_cvtsi32_si128(s as i32),
+    );
+    let round = |u: __m512i, r: __m512i| {
+        let f = _mm512_sll_epi32(u, left);
+        let not_a = if FAST {
+            not_a
+        } else {
+            let parity = _mm512_and_si512(_mm512_srl_epi32(f, cut), one);
+            _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv))
+        };
+        let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(r, cut));
+        let code = _mm512_srl_epi32(u, right);
+        let code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(f, not_t), code, one);
+        let t = _mm512_add_epi32(_mm512_andnot_si512(top, u), dropped);
+        (_mm512_cvtepi32_epi16(code), _mm512_cmpge_epu32_mask(t, inf))
+    };
+    let len = src.len().min(dst.len()).min(rnd.len());
+    let body = len - len % 32;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= len for the three slices; unaligned loads and
+        // stores.
+        let (s, r) = (src.as_ptr().add(i), rnd.as_ptr().add(i));
+        let (c0, r0) = round(_mm512_loadu_si512(s.cast()), _mm512_loadu_si512(r.cast()));
+        let (c1, r1) = round(
+            _mm512_loadu_si512(s.add(16).cast()),
+            _mm512_loadu_si512(r.add(16).cast()),
+        );
+        let d = dst.as_mut_ptr().add(i) as *mut __m256i;
+        _mm256_storeu_si256(d, c0);
+        _mm256_storeu_si256(d.add(1), c1);
+        if r0 | r1 != 0 {
+            for j in i..i + 32 {
+                dst[j] = element(src[j], rnd[j]);
+            }
+        }
+        i += 32;
+    }
+    for j in body..len {
+        dst[j] = element(src[j], rnd[j]);
+    }
+}
+
 /// float32 → float16 (non-saturating), 64 lanes per step on AVX-512.
 ///
 /// # Safety

@@ -388,7 +388,9 @@ impl Job<'_> {
             }),
             Target::Code(_, _, 1) if self.table.is_some() => self.by_table(x, rnd, dst),
             #[cfg(target_arch = "x86_64")]
-            Target::Code(f, p, 2) if self.family == Family::Det && self.flat_avx2(&f, &p) => {
+            Target::Code(f, p, 2)
+                if self.family == Family::Det && self.flat_written_out(&f, &p) =>
+            {
                 with_dst::<u16>(dst, |d| {
                     // bfloat16 under a deterministic mode on AVX2: the
                     // increment's form written out (LLVM's code of the element
@@ -408,26 +410,30 @@ impl Job<'_> {
                 })
             }
             #[cfg(target_arch = "x86_64")]
-            Target::Code(f, p, 2) if self.flat_avx2(&f, &p) => with_dst::<u16>(dst, |d| {
-                // bfloat16 under a stochastic mode on AVX2: every element
-                // rounds at the same bit, so the fraction form needs no
-                // table.
+            Target::Code(f, p, 2) if self.flat_written_out(&f, &p) => with_dst::<u16>(dst, |d| {
+                // bfloat16 under a stochastic mode on AVX2 / AVX-512: every
+                // element rounds at the same bit, so the fraction form needs
+                // no table.
                 let mp = &self.mp32;
                 #[inline(never)]
                 fn flat<M: kernels::Mode>(p: &Params, mp: &ModeParams, v: f32, r: u32) -> u16 {
                     kernels::enc32_m_flat::<K<0, 0, true, true>, M>(p, mp, v.to_bits(), r) as u16
                 }
+                let (rn, fast) = (
+                    |v, r| flat::<StochRn>(&p, mp, v, r),
+                    |v, r| flat::<StochFast>(&p, mp, v, r),
+                );
                 streamed(x, rnd, d, |x, r, d| unsafe {
                     // SAFETY: the path was confirmed available.
-                    match self.family {
-                        Family::Rn => {
-                            hw::f32_to_bf16_sr_avx2::<false>(p.s32, mp, x, r, d, |v, r| {
-                                flat::<StochRn>(&p, mp, v, r)
-                            })
+                    match (self.path, self.family) {
+                        (Path::Avx512, Family::Rn) => {
+                            hw::f32_to_bf16_sr_avx512::<false>(p.s32, mp, x, r, d, rn)
                         }
-                        _ => hw::f32_to_bf16_sr_avx2::<true>(p.s32, mp, x, r, d, |v, r| {
-                            flat::<StochFast>(&p, mp, v, r)
-                        }),
+                        (Path::Avx512, _) => {
+                            hw::f32_to_bf16_sr_avx512::<true>(p.s32, mp, x, r, d, fast)
+                        }
+                        (_, Family::Rn) => hw::f32_to_bf16_sr_avx2::<false>(p.s32, mp, x, r, d, rn),
+                        _ => hw::f32_to_bf16_sr_avx2::<true>(p.s32, mp, x, r, d, fast),
                     }
                 })
             }),
@@ -436,13 +442,16 @@ impl Job<'_> {
         }
     }
 
-    /// Whether float32 → `f` on AVX2 takes a bfloat16 kernel written out
-    /// ([`Params::flat32`], IEEE infinities and NaN, signed): under a
-    /// deterministic mode, or a stochastic one of at most 31 random bits.
-    fn flat_avx2(&self, f: &Format, p: &Params) -> bool {
-        self.path == Path::Avx2
-            && (self.family == Family::Det || self.sr_bits <= 31)
-            && p.flat32
+    /// Whether float32 → `f` takes a bfloat16 kernel written out
+    /// ([`Params::flat32`], IEEE infinities and NaN, signed): on AVX2 under
+    /// a deterministic mode, on AVX2 and AVX-512 under a stochastic one of
+    /// at most 31 random bits.
+    fn flat_written_out(&self, f: &Format, p: &Params) -> bool {
+        let path = match self.family {
+            Family::Det => self.path == Path::Avx2,
+            _ => matches!(self.path, Path::Avx2 | Path::Avx512) && self.sr_bits <= 31,
+        };
+        path && p.flat32
             && (f.non_finite, f.nan_encoding, f.signed, f.has_zero)
                 == (NonFinite::Ieee, NanEncoding::Ieee, true, true)
             && self.kernel_f32(f)
