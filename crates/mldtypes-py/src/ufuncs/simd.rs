@@ -622,15 +622,19 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
 /// caller converts such a block through the table.
 #[inline(always)]
 fn frexp_bf16_run(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -> bool {
-    let mut other = false;
-    for ((m, e), &c) in mant.iter_mut().zip(exp.iter_mut()).zip(src) {
+    let n = src.len().min(mant.len()).min(exp.len());
+    let (src, mant, exp) = (&src[..n], &mut mant[..n], &mut exp[..n]);
+    // Without branches, so that it vectorises: masks of all ones.
+    let mut other = 0u16;
+    for k in 0..n {
+        let c = src[k];
         let a = c & 0x7fff;
-        let zero = a == 0;
-        other |= a >= INF || (a < 0x80 && !zero);
-        *m = if zero { c } else { (c & 0x807f) | 0x3f00 };
-        *e = if zero { 0 } else { i32::from(a >> 7) - 126 };
+        other |= u16::from(a >= INF) | u16::from(a.wrapping_sub(1) < 0x7f);
+        let zero = 0u16.wrapping_sub(u16::from(a == 0));
+        mant[k] = (c & zero) | (((c & 0x807f) | 0x3f00) & !zero);
+        exp[k] = (i32::from(a >> 7) - 126) & !i32::from(zero as i16);
     }
-    other
+    other != 0
 }
 
 #[cfg(target_arch = "x86_64")]
