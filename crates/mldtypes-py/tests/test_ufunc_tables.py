@@ -374,7 +374,8 @@ def test_one_byte_strided_input(name, step, kernel_path):
 @pytest.mark.parametrize("n", [255, 256, 300, 1000, 4097])
 def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
     """frexp over lengths around the vector loop's steps of 64, into fresh outputs, into given
-    ones and with the mantissas written over the input, equals frexp one element at a time."""
+    ones, with the mantissas written over the input and from strided inputs, equals frexp one
+    element at a time."""
     dt = np.dtype(getattr(mldtypes, name))
     codes = ((np.arange(n, dtype=np.int64) * 37 + 11) % 256).astype(np.uint8)
     x = codes.view(dt)
@@ -391,6 +392,15 @@ def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
         np.frexp(y, out=(y, e2))
         np.testing.assert_array_equal(y.view(np.uint8), want_m)
         np.testing.assert_array_equal(e2, e)
+        for step in (2, 3, -1):  # strided inputs, gathered in chunks
+            z = np.zeros(n * abs(step), dt)
+            z[::abs(step)] = x
+            s = z[::step] if step > 0 else x[::-1]
+            ms, es = np.frexp(s)
+            order = slice(None, None, -1) if step < 0 else slice(None)
+            np.testing.assert_array_equal(ms.view(np.uint8), want_m[order])
+            if name != "float8_e8m0fnu":
+                np.testing.assert_array_equal(es, e[order])
 
 
 @pytest.mark.parametrize("n", [511, 512, 1000, 5000])

@@ -1447,26 +1447,52 @@ unsafe extern "C" fn frexp_loop(
         let f = match &t.first {
             Column::U8(m)
                 if n >= 256
-                    && a.contiguous(1)
                     && mant.contiguous(1)
                     && exp.contiguous(4)
-                    && !overlaps(a, mant, n)
+                    && (if a.contiguous(1) {
+                        !overlaps(a, mant, n)
+                    } else {
+                        !spans_overlap(a, 1, mant, 1, n)
+                    })
                     && !spans_overlap(a, 1, exp, 4, n)
                     && !spans_overlap(mant, 1, exp, 4, n) =>
             {
+                let table: &[u8; 256] = m[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
                 match exponents8(exps) {
                     // SAFETY: packed operands of `n` elements, the input and
                     // the mantissas the same bytes or disjoint, the
                     // exponents disjoint from both.
-                    Some(e) => simd::frexp8(
+                    Some(e) if a.contiguous(1) => simd::frexp8(
                         a.at(0),
                         mant.at(0),
                         exp.at(0) as *mut c_int,
                         n,
-                        m[..256].try_into().expect("256 entries"),
+                        table,
                         &e,
-                        t.flags.any().then(|| t.flags.page(0)),
+                        fl,
                     ),
+                    Some(e) => {
+                        // A strided input: gathered in chunks, each looked
+                        // up as a packed one (into packed outputs disjoint
+                        // from it).
+                        let mut buf = [0u8; super::BLOCK];
+                        let mut f = 0u8;
+                        super::blocks(n, super::BLOCK, |start, len| {
+                            let chunk = &mut buf[..len];
+                            gather_u8(a, start, chunk);
+                            f |= simd::frexp8(
+                                chunk.as_ptr(),
+                                mant.at(start),
+                                exp.at(start) as *mut c_int,
+                                len,
+                                table,
+                                &e,
+                                fl,
+                            );
+                        });
+                        f
+                    }
                     None => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
                 }
             }
