@@ -406,8 +406,9 @@ def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
 @pytest.mark.parametrize("n", [511, 512, 1000, 5000])
 def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
     """bfloat16 frexp in blocks of 512: normal numbers and zeros in integer arithmetic, a block
-    holding a subnormal, an infinity or a NaN through the table; equal to frexp one element at
-    a time, flags included (a signalling NaN raises invalid, nothing else raises)."""
+    holding a subnormal, an infinity or a NaN through the table, strided inputs gathered; equal
+    to frexp one element at a time, flags included (a signalling NaN raises invalid, nothing
+    else raises)."""
     bf16 = np.dtype(mldtypes.bfloat16)
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 1 << 16, n).astype(np.uint16)
@@ -423,6 +424,14 @@ def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
         np.testing.assert_array_equal(m.view(np.uint16),
                                       np.concatenate([a for a, _ in one]).view(np.uint16))
         np.testing.assert_array_equal(e, np.concatenate([b for _, b in one]))
+        for step in (2, -1):  # strided inputs, gathered
+            z = np.zeros(n * 2, bf16)
+            z[::2] = y
+            s = z[::2] if step == 2 else y[::-1]
+            ms, es = np.frexp(s)
+            order = slice(None) if step == 2 else slice(None, None, -1)
+            np.testing.assert_array_equal(ms.view(np.uint16), m.view(np.uint16)[order])
+            np.testing.assert_array_equal(es, e[order])
     y = x.copy()
     y.view(np.uint16)[n // 3] = 0x7f81  # a signalling NaN
     with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):

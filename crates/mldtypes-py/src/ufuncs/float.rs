@@ -1499,29 +1499,32 @@ unsafe extern "C" fn frexp_loop(
             Column::U8(m) => frexp_lut::<u8>(a, mant, exp, n, m, exps, &t.flags),
             Column::U16(m)
                 if l.desc.eigen()
-                    && [a.at(0), mant.at(0)]
-                        .iter()
-                        .all(|p| (*p as usize).is_multiple_of(2))
+                    && (mant.at(0) as usize).is_multiple_of(2)
                     && (exp.at(0) as usize).is_multiple_of(4)
-                    && a.contiguous(2)
                     && mant.contiguous(2)
                     && exp.contiguous(4)
                     && !spans_overlap(a, 2, mant, 2, n)
                     && !spans_overlap(a, 2, exp, 4, n)
                     && !spans_overlap(mant, 2, exp, 4, n) =>
             {
-                // SAFETY: packed, aligned and disjoint operands of `n`
-                // elements.
-                let src = std::slice::from_raw_parts(a.at(0) as *const u16, n);
+                // SAFETY: packed, aligned outputs of `n` elements, disjoint
+                // from each other and from the input.
                 let ms = std::slice::from_raw_parts_mut(mant.at(0) as *mut u16, n);
                 let es = std::slice::from_raw_parts_mut(exp.at(0) as *mut i32, n);
+                let packed = a.contiguous(2) && (a.at(0) as usize).is_multiple_of(2);
+                let mut buf = [0u16; 512];
                 let mut f = 0u8;
-                for ((xs, ms), es) in src
-                    .chunks(512)
-                    .zip(ms.chunks_mut(512))
-                    .zip(es.chunks_mut(512))
-                {
-                    prefetch(xs.as_ptr().wrapping_add(1024).cast());
+                super::blocks(n, 512, |start, len| {
+                    let xs: &[u16] = if packed {
+                        let p = a.at(start) as *const u16;
+                        prefetch(p.wrapping_add(1024).cast());
+                        std::slice::from_raw_parts(p, len)
+                    } else {
+                        // A strided input, gathered.
+                        gather_u16(a, start, &mut buf[..len]);
+                        &buf[..len]
+                    };
+                    let (ms, es) = (&mut ms[start..start + len], &mut es[start..start + len]);
                     if simd::frexp_bf16_block(xs, ms, es) {
                         // A subnormal, infinity or NaN: the block through
                         // the table (bfloat16 has no kept exponents).
@@ -1531,7 +1534,7 @@ unsafe extern "C" fn frexp_loop(
                             f |= t.flags.get(c as usize);
                         }
                     }
-                }
+                });
                 f
             }
             Column::U16(m) => frexp_lut::<u16>(a, mant, exp, n, m, exps, &t.flags),
