@@ -460,28 +460,29 @@ impl Job<'_> {
     /// float32 → one-byte codes through the job's table.
     fn by_table(&self, x: &[f32], rnd: &[u32], dst: &mut [u8]) {
         match self.table {
-            Some(Table::Det(t)) => streamed(x, &[], dst, |x, _, d| {
-                codec::table_encode(self.path, t, x, d)
+            // SAFETY (both): `table_for` gives tables on the AVX2 and
+            // AVX-512 paths only, so AVX2 was confirmed available.
+            #[cfg(target_arch = "x86_64")]
+            Some(Table::Det(t)) => streamed(x, &[], dst, |x, _, d| unsafe {
+                hw::table_enc32_avx2(t, x, d)
             }),
             #[cfg(target_arch = "x86_64")]
-            Some(Table::Sr(t)) => streamed(x, rnd, dst, |x, r, d| {
-                // SAFETY: `table_for` gives these tables on AVX2 only,
-                // which was confirmed available.
-                unsafe {
-                    match self.family {
-                        Family::Rn => hw::sr_table_avx2::<false>(t, &self.mp32, x, r, d),
-                        _ => hw::sr_table_avx2::<true>(t, &self.mp32, x, r, d),
-                    }
+            Some(Table::Sr(t)) => streamed(x, rnd, dst, |x, r, d| unsafe {
+                match self.family {
+                    Family::Rn => hw::sr_table_avx2::<false>(t, &self.mp32, x, r, d),
+                    _ => hw::sr_table_avx2::<true>(t, &self.mp32, x, r, d),
                 }
             }),
-            None => unreachable!("called with a table"),
+            _ => unreachable!("called with a table"),
         }
     }
 
     /// The table for float32 → one-byte codes of [`codec::table_eligible`]
-    /// formats on AVX2, for `n` elements from [`TABLE_MIN`] on: there the
-    /// arithmetic kernels, on 8-lane vectors with few registers, take far
-    /// longer than `astype`, and AVX2 gathers do not. The table of a
+    /// formats on AVX2 and AVX-512, for `n` elements from [`TABLE_MIN`] on:
+    /// there the arithmetic kernels (on AVX2: 8-lane vectors with few
+    /// registers) take longer than the AVX2 gathers of the table, which
+    /// both paths run (on AVX-512, LLVM's own gathers of the same table
+    /// were slower than either). The table of a
     /// deterministic mode holds the codes (made by [`Job::enc32`], equal to
     /// the scalar core); a stochastic mode's holds for each input's top
     /// bits the codes up and down, between which the kernel decides
@@ -490,7 +491,7 @@ impl Job<'_> {
         let (Source::F32, Target::Code(f, p, 1)) = (self.from, self.to) else {
             return None;
         };
-        if !(self.path == Path::Avx2
+        if !(matches!(self.path, Path::Avx2 | Path::Avx512)
             && n >= TABLE_MIN
             && p.fits_f32
             && codec::table_eligible(&f)
