@@ -637,11 +637,11 @@ pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
+pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
     table: &[u32; 1 << 15],
     mp: &kernels::ModeParams,
     src: &[f32],
-    rnd: &[u32],
+    rnd: &[W],
     dst: &mut [u8],
 ) {
     use crate::float::kernels::{StochFast, StochRn};
@@ -698,12 +698,10 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
     let mut i = 0;
     while i < body {
         // SAFETY: i + 32 <= len for the three slices; unaligned loads and store.
-        let (s, r) = (
-            src.as_ptr().add(i) as *const __m256i,
-            rnd.as_ptr().add(i) as *const __m256i,
-        );
+        let s = src.as_ptr().add(i) as *const __m256i;
+        let r = rnd.as_ptr().add(i);
         let [(a, ea), (b, eb), (c, ec), (d, ed)] =
-            [0, 1, 2, 3].map(|k| codes(_mm256_loadu_si256(s.add(k)), _mm256_loadu_si256(r.add(k))));
+            [0, 1, 2, 3].map(|k| codes(_mm256_loadu_si256(s.add(k)), W::load8(r.add(8 * k))));
         // Codes below 2^8: the saturating packs are exact (see
         // `table_enc32_avx2`).
         let p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
@@ -714,13 +712,40 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool>(
         let entries = _mm256_or_si256(_mm256_or_si256(ea, eb), _mm256_or_si256(ec, ed));
         if _mm256_testz_si256(entries, rare_bit) == 0 {
             for j in i..i + 32 {
-                dst[j] = element(src[j], rnd[j]);
+                dst[j] = element(src[j], rnd[j].into());
             }
         }
         i += 32;
     }
     for j in body..len {
-        dst[j] = element(src[j], rnd[j]);
+        dst[j] = element(src[j], rnd[j].into());
+    }
+}
+
+/// A random number's word: 32 bits, or 16 widened as they are loaded.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Word: Copy + Into<u32> {
+    /// Eight words from `p` in 32-bit lanes.
+    ///
+    /// # Safety
+    ///
+    /// `p` addresses eight readable words; the CPU supports AVX2.
+    unsafe fn load8(p: *const Self) -> __m256i;
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Word for u32 {
+    #[inline(always)]
+    unsafe fn load8(p: *const u32) -> __m256i {
+        _mm256_loadu_si256(p as *const __m256i)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Word for u16 {
+    #[inline(always)]
+    unsafe fn load8(p: *const u16) -> __m256i {
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))
     }
 }
 

@@ -40,7 +40,7 @@ const TABLE_MIN: usize = 1 << 16;
 /// hardware prefetcher behind (with it, the deterministic modes run as fast
 /// as `astype`'s kernel).
 #[inline(always)]
-fn streamed<S, C>(x: &[S], rnd: &[u32], d: &mut [C], mut k: impl FnMut(&[S], &[u32], &mut [C])) {
+fn streamed<S, R, C>(x: &[S], rnd: &[R], d: &mut [C], mut k: impl FnMut(&[S], &[R], &mut [C])) {
     for (i, (xs, ds)) in x.chunks(PIECE).zip(d.chunks_mut(PIECE)).enumerate() {
         let at = i * PIECE;
         prefetch(x, at + AHEAD, xs.len());
@@ -57,7 +57,7 @@ fn streamed<S, C>(x: &[S], rnd: &[u32], d: &mut [C], mut k: impl FnMut(&[S], &[u
 /// `x` widened into `buf` (as long), read [`AHEAD`] elements early.
 #[inline(always)]
 fn widen<'b, T: Copy + Into<u32>>(x: &[T], buf: &'b mut [u32]) -> &'b [u32] {
-    streamed(x, &[], buf, |xs, _, ds| {
+    streamed::<_, u32, _>(x, &[], buf, |xs, _, ds| {
         for (d, s) in ds.iter_mut().zip(xs) {
             *d = (*s).into();
         }
@@ -361,6 +361,27 @@ impl Job<'_> {
         if self.lazy && self.bad.load(Ordering::Relaxed) {
             return;
         }
+        #[cfg(target_arch = "x86_64")]
+        if let (
+            Source::F32,
+            Some(Table::Sr(t)),
+            Random::Bits {
+                bits: RandomBits::U16(b),
+                ..
+            },
+        ) = (self.from, self.table, self.random)
+        {
+            // 16-bit numbers go to the table's kernel as they are.
+            let r = &b[start..start + n];
+            if self.lazy
+                && self.sr_bits < 16
+                && r.iter().fold(0, |m, &v| m | v) >> self.sr_bits != 0
+            {
+                self.bad.store(true, Ordering::Relaxed);
+                return;
+            }
+            return with_src::<f32, _>(src, |x| self.by_sr_table(t, x, r, dst));
+        }
         let rnd = self.numbers(start, n, buf);
         if self.lazy && self.too_large(rnd) {
             self.bad.store(true, Ordering::Relaxed);
@@ -403,7 +424,7 @@ impl Job<'_> {
                             as u16
                     }
                     let element = |v: f32| flat(&p, mp, v);
-                    streamed(x, &[], d, |x, _, d| unsafe {
+                    streamed::<_, u32, _>(x, &[], d, |x, _, d| unsafe {
                         // SAFETY: the path was confirmed available.
                         hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
                     })
@@ -463,18 +484,28 @@ impl Job<'_> {
             // SAFETY (both): `table_for` gives tables on the AVX2 and
             // AVX-512 paths only, so AVX2 was confirmed available.
             #[cfg(target_arch = "x86_64")]
-            Some(Table::Det(t)) => streamed(x, &[], dst, |x, _, d| unsafe {
+            Some(Table::Det(t)) => streamed::<_, u32, _>(x, &[], dst, |x, _, d| unsafe {
                 hw::table_enc32_avx2(t, x, d)
             }),
             #[cfg(target_arch = "x86_64")]
-            Some(Table::Sr(t)) => streamed(x, rnd, dst, |x, r, d| unsafe {
-                match self.family {
-                    Family::Rn => hw::sr_table_avx2::<false>(t, &self.mp32, x, r, d),
-                    _ => hw::sr_table_avx2::<true>(t, &self.mp32, x, r, d),
-                }
-            }),
+            Some(Table::Sr(t)) => self.by_sr_table(t, x, rnd, dst),
             _ => unreachable!("called with a table"),
         }
+    }
+
+    /// float32 → one-byte codes through a stochastic mode's table, the
+    /// random numbers 16 or 32 bits wide (16-bit ones are widened in
+    /// registers).
+    #[cfg(target_arch = "x86_64")]
+    fn by_sr_table<W: hw::Word>(&self, t: &[u32; 1 << 15], x: &[f32], rnd: &[W], dst: &mut [u8]) {
+        // SAFETY: `table_for` gives tables on the AVX2 and AVX-512 paths
+        // only, so AVX2 was confirmed available.
+        streamed(x, rnd, dst, |x, r, d| unsafe {
+            match self.family {
+                Family::Rn => hw::sr_table_avx2::<false, W>(t, &self.mp32, x, r, d),
+                _ => hw::sr_table_avx2::<true, W>(t, &self.mp32, x, r, d),
+            }
+        })
     }
 
     /// The table for float32 → one-byte codes of [`codec::table_eligible`]
