@@ -644,18 +644,8 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
     rnd: &[W],
     dst: &mut [u8],
 ) {
-    use crate::float::kernels::{StochFast, StochRn};
     use kernels::sr_entry;
-    let index = |b: u32| ((b >> 17) | ((b & 0x1_ffff) != 0) as u32) as usize;
-    let element = |x: f32, r: u32| {
-        let (b, e) = (x.to_bits(), table[index(x.to_bits())]);
-        let c = if FAST {
-            kernels::enc32_sr::<StochFast>(mp, b, r, e)
-        } else {
-            kernels::enc32_sr::<StochRn>(mp, b, r, e)
-        };
-        c as u8
-    };
+    let element = |x: f32, r: u32| sr_element::<FAST>(table, mp, x, r);
     let [n, _, odd, half] = mp.stochastic32();
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let (one, byte) = (splat(1), splat(0xff));
@@ -720,6 +710,28 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
     for j in body..len {
         dst[j] = element(src[j], rnd[j].into());
     }
+}
+
+/// One element of [`sr_table_avx2`] by `kernels::enc32_sr` (out of line:
+/// the kernel's steps holding a rare lane and its remainder, shared by
+/// both widths of random numbers).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn sr_element<const FAST: bool>(
+    table: &[u32; 1 << 15],
+    mp: &kernels::ModeParams,
+    x: f32,
+    r: u32,
+) -> u8 {
+    use crate::float::kernels::{StochFast, StochRn};
+    let b = x.to_bits();
+    let e = table[((b >> 17) | ((b & 0x1_ffff) != 0) as u32) as usize];
+    let c = if FAST {
+        kernels::enc32_sr::<StochFast>(mp, b, r, e)
+    } else {
+        kernels::enc32_sr::<StochRn>(mp, b, r, e)
+    };
+    c as u8
 }
 
 /// A random number's word: 32 bits, or 16 widened as they are loaded.
