@@ -29,6 +29,7 @@ macro_rules! all_types {
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use flate2::read::GzDecoder;
 
@@ -159,16 +160,25 @@ pub fn load_codes(fmt: &str) -> Codes {
 
 /// float32 → format: `(input bits, ml_dtypes codes of format fmt)`.
 pub fn load_f32_to(fmt: &str) -> (Vec<u32>, Vec<u16>) {
-    let inputs = load_u32("f32_probe_inputs");
-    let out = load::<u16>("f32_to_formats");
-    (inputs, out.row(format_index(fmt)).to_vec())
+    // Loaded once per test binary: several tests read every row.
+    static ALL: OnceLock<(Vec<u32>, Array<u16>)> = OnceLock::new();
+    let (inputs, out) =
+        ALL.get_or_init(|| (load_u32("f32_probe_inputs"), load::<u16>("f32_to_formats")));
+    (inputs.clone(), out.row(format_index(fmt)).to_vec())
 }
 
 /// float64 → format: `(input bits, ml_dtypes astype codes, correctly rounded codes)`.
 pub fn load_f64_to(fmt: &str) -> (Vec<u64>, Vec<u16>, Vec<u16>) {
-    let inputs = load_u64("f64_probe_inputs");
-    let ml = load::<u16>("f64_to_formats_mldtypes");
-    let ex = load::<u16>("f64_to_formats_exact");
+    // Loaded once per test binary, as in `load_f32_to`.
+    static ALL: OnceLock<(Vec<u64>, Array<u16>, Array<u16>)> = OnceLock::new();
+    let (inputs, ml, ex) = ALL.get_or_init(|| {
+        (
+            load_u64("f64_probe_inputs"),
+            load::<u16>("f64_to_formats_mldtypes"),
+            load::<u16>("f64_to_formats_exact"),
+        )
+    });
+    let inputs = inputs.clone();
     let i = format_index(fmt);
     (inputs, ml.row(i).to_vec(), ex.row(i).to_vec())
 }
