@@ -400,6 +400,11 @@ pub(crate) trait Bf16Op {
     /// Whether reading a signalling NaN raises invalid (Eigen reads the
     /// value as float32 for this function).
     const READS_VALUE: bool = false;
+    /// For the roundings to an integer: the rounding mode of AVX-512's
+    /// `VRNDSCALEPS` (0 to nearest even, 1 down, 2 up, 3 toward zero;
+    /// or `VROUNDPS` on AVX2), which [`bf16_block`] then runs on those paths
+    /// ([`round_bf16_avx512`], [`round_bf16_avx2`]).
+    const RNDSCALE: Option<i32> = None;
     /// The result of one code (a code, or 0/1).
     fn apply(c: u16) -> u16;
 }
@@ -525,12 +530,13 @@ fn round_int(
 }
 
 macro_rules! int_rounding_ops {
-    ($($(#[$doc:meta])* $name:ident = $small:expr, $up:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident [$imm:expr] = $small:expr, $up:expr;)*) => {$(
         $(#[$doc])*
         pub(crate) struct $name;
         impl Bf16Op for $name {
             // A signalling NaN raises invalid, as the float32 route does.
             const READS_VALUE: bool = true;
+            const RNDSCALE: Option<i32> = Some($imm);
             #[inline(always)]
             fn apply(c: u16) -> u16 {
                 round_int(c, $small, $up)
@@ -541,16 +547,16 @@ macro_rules! int_rounding_ops {
 
 int_rounding_ops! {
     /// `rint`: to nearest, ties to even (the values of C `rintf`).
-    Rint = |_neg, mag| if mag > 0x3f00 { ONE } else { 0 },
+    Rint [0] = |_neg, mag| if mag > 0x3f00 { ONE } else { 0 },
         |_neg, frac, half, lsb| frac > half || (frac == half && lsb == 1);
     /// `floor`: toward −∞.
-    Floor = |neg, mag| if neg && mag != 0 { ONE } else { 0 },
+    Floor [1] = |neg, mag| if neg && mag != 0 { ONE } else { 0 },
         |neg, frac, _half, _lsb| neg && frac != 0;
     /// `ceil`: toward +∞.
-    Ceil = |neg, mag| if !neg && mag != 0 { ONE } else { 0 },
+    Ceil [2] = |neg, mag| if !neg && mag != 0 { ONE } else { 0 },
         |neg, frac, _half, _lsb| !neg && frac != 0;
     /// `trunc`: toward zero.
-    Trunc = |_neg, _mag| 0, |_neg, _frac, _half, _lsb| false;
+    Trunc [3] = |_neg, _mag| 0, |_neg, _frac, _half, _lsb| false;
 }
 
 float_ops! {
@@ -596,12 +602,147 @@ unsafe fn bf16_run_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
     bf16_run::<O>(src, dst)
 }
 
+/// bfloat16 codes rounded to integers by AVX-512's `VRNDSCALEPS` in the
+/// mode `MODE` (see [`Bf16Op::RNDSCALE`]), 32 codes per step: each 128-bit
+/// lane's codes are widened into the high halves of 32-bit lanes (the
+/// codes' float32 values) by interleaving with zeros, rounded (the
+/// precision exception suppressed; a signalling NaN raises invalid, as the
+/// float32 route does), and the results' high halves packed back in the
+/// same order (exact: an integer rounded from a bfloat16 is a bfloat16).
+/// NaN gives `0x7fc0` with its sign, as [`round_int`]; the rest of the
+/// slice goes through `O::apply`. Equal to [`round_int`] on every code
+/// (`tests/test_ufunc_tables.py`). Returns whether a signalling NaN was
+/// read.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn round_bf16_avx512<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [u8]) -> bool {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len() / 2);
+    let body = n - n % 32;
+    let zero = _mm512_setzero_si512();
+    let (magnitude, inf, quiet) = (
+        _mm512_set1_epi16(0x7fff),
+        _mm512_set1_epi16(INF as i16),
+        _mm512_set1_epi16(0x7fc0),
+    );
+    let out = dst.as_mut_ptr() as *mut u16;
+    let mut snan = 0u32;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= n for both slices; unaligned loads and store.
+        let c = unsafe { _mm512_loadu_si512(src.as_ptr().add(i) as *const _) };
+        let round = |w: __m512i| {
+            let r = _mm512_roundscale_ps::<MODE>(_mm512_castsi512_ps(w));
+            _mm512_srli_epi32::<16>(_mm512_castps_si512(r))
+        };
+        let (lo, hi) = (
+            round(_mm512_unpacklo_epi16(zero, c)),
+            round(_mm512_unpackhi_epi16(zero, c)),
+        );
+        let mut r = _mm512_packus_epi32(lo, hi);
+        let mag = _mm512_and_si512(c, magnitude);
+        let nan = _mm512_cmpgt_epu16_mask(mag, inf);
+        if nan != 0 {
+            snan |= _mm512_mask_cmplt_epu16_mask(nan, mag, quiet);
+            let q = _mm512_or_si512(_mm512_andnot_si512(magnitude, c), quiet);
+            r = _mm512_mask_blend_epi16(nan, r, q);
+        }
+        unsafe { _mm512_storeu_si512(out.add(i) as *mut _, r) };
+        i += 32;
+    }
+    let mut tail = false;
+    for k in body..n {
+        // SAFETY: `dst` holds two bytes per element of `src`.
+        unsafe { out.add(k).write_unaligned(O::apply(src[k])) };
+        tail |= funcs::bf16_snan_code(src[k] as u32);
+    }
+    snan != 0 || tail
+}
+
+/// [`round_bf16_avx512`] on AVX2 (`VROUNDPS`, whose immediate has the
+/// same rounding and precision fields), 16 codes per step.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn round_bf16_avx2<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [u8]) -> bool {
+    use std::arch::x86_64::*;
+    let n = src.len().min(dst.len() / 2);
+    let body = n - n % 16;
+    let zero = _mm256_setzero_si256();
+    let (magnitude, inf, quiet) = (
+        _mm256_set1_epi16(0x7fff),
+        _mm256_set1_epi16(INF as i16),
+        _mm256_set1_epi16(0x7fc0),
+    );
+    let out = dst.as_mut_ptr() as *mut u16;
+    let mut snan = zero;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 16 <= n for both slices; unaligned loads and store.
+        let c = unsafe { _mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i) };
+        let round = |w: __m256i| {
+            let r = _mm256_round_ps::<MODE>(_mm256_castsi256_ps(w));
+            _mm256_srli_epi32::<16>(_mm256_castps_si256(r))
+        };
+        let (lo, hi) = (
+            round(_mm256_unpacklo_epi16(zero, c)),
+            round(_mm256_unpackhi_epi16(zero, c)),
+        );
+        let mut r = _mm256_packus_epi32(lo, hi);
+        // Magnitudes are below 2^15: the signed comparisons are exact.
+        let mag = _mm256_and_si256(c, magnitude);
+        let nan = _mm256_cmpgt_epi16(mag, inf);
+        if _mm256_testz_si256(nan, nan) == 0 {
+            let signalling =
+                _mm256_andnot_si256(_mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7fbf)), nan);
+            snan = _mm256_or_si256(snan, signalling);
+            let q = _mm256_or_si256(_mm256_andnot_si256(magnitude, c), quiet);
+            r = _mm256_blendv_epi8(r, q, nan);
+        }
+        unsafe { _mm256_storeu_si256(out.add(i) as *mut __m256i, r) };
+        i += 16;
+    }
+    let mut tail = false;
+    for k in body..n {
+        // SAFETY: `dst` holds two bytes per element of `src`.
+        unsafe { out.add(k).write_unaligned(O::apply(src[k])) };
+        tail |= funcs::bf16_snan_code(src[k] as u32);
+    }
+    _mm256_testz_si256(snan, snan) == 0 || tail
+}
+
 /// [`bf16_run`] on the best instruction set.
 #[inline]
 pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use mldtypes::cast::Path;
+        // The roundings to an integer: the float32 unit's rounding
+        // instruction, fewer steps than the integer form.
+        if let Some(mode) = O::RNDSCALE {
+            // SAFETY: the paths are only selected when the CPU has AVX-512
+            // F/BW/VL/DQ, respectively AVX2. The modes are the rounding
+            // fields of `VRNDSCALEPS` / `VROUNDPS` with the precision
+            // exception suppressed (bit 3).
+            match (mldtypes::cast::path(), mode) {
+                (Path::Avx512, 0) => return unsafe { round_bf16_avx512::<O, 0x08>(src, dst) },
+                (Path::Avx512, 1) => return unsafe { round_bf16_avx512::<O, 0x09>(src, dst) },
+                (Path::Avx512, 2) => return unsafe { round_bf16_avx512::<O, 0x0a>(src, dst) },
+                (Path::Avx512, _) => return unsafe { round_bf16_avx512::<O, 0x0b>(src, dst) },
+                (Path::Avx2, 0) => return unsafe { round_bf16_avx2::<O, 0x08>(src, dst) },
+                (Path::Avx2, 1) => return unsafe { round_bf16_avx2::<O, 0x09>(src, dst) },
+                (Path::Avx2, 2) => return unsafe { round_bf16_avx2::<O, 0x0a>(src, dst) },
+                (Path::Avx2, _) => return unsafe { round_bf16_avx2::<O, 0x0b>(src, dst) },
+                _ => {}
+            }
+        }
         match mldtypes::cast::path() {
             // SAFETY: the path is only selected when the CPU has these
             // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
