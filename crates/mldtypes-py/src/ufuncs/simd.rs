@@ -602,6 +602,23 @@ unsafe fn bf16_run_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
     bf16_run::<O>(src, dst)
 }
 
+/// `out[k] = O(src[k])` one code at a time (the rest of a vector kernel's
+/// slice); whether a signalling NaN was read.
+///
+/// # Safety
+///
+/// `out` addresses `src.len()` writable codes.
+#[inline(always)]
+unsafe fn apply_tail<O: Bf16Op>(src: &[u16], out: *mut u16) -> bool {
+    let mut snan = false;
+    for (k, &c) in src.iter().enumerate() {
+        // SAFETY: the caller's guarantee.
+        unsafe { out.add(k).write_unaligned(O::apply(c)) };
+        snan |= funcs::bf16_snan_code(c as u32);
+    }
+    snan
+}
+
 /// bfloat16 codes rounded to integers by AVX-512's `VRNDSCALEPS` in the
 /// mode `MODE` (see [`Bf16Op::RNDSCALE`]), 32 codes per step: each 128-bit
 /// lane's codes are widened into the high halves of 32-bit lanes (the
@@ -654,12 +671,8 @@ unsafe fn round_bf16_avx512<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [
         unsafe { _mm512_storeu_si512(out.add(i) as *mut _, r) };
         i += 32;
     }
-    let mut tail = false;
-    for k in body..n {
-        // SAFETY: `dst` holds two bytes per element of `src`.
-        unsafe { out.add(k).write_unaligned(O::apply(src[k])) };
-        tail |= funcs::bf16_snan_code(src[k] as u32);
-    }
+    // SAFETY: `out` holds `n` codes.
+    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
     snan != 0 || tail
 }
 
@@ -709,12 +722,8 @@ unsafe fn round_bf16_avx2<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [u8
         unsafe { _mm256_storeu_si256(out.add(i) as *mut __m256i, r) };
         i += 16;
     }
-    let mut tail = false;
-    for k in body..n {
-        // SAFETY: `dst` holds two bytes per element of `src`.
-        unsafe { out.add(k).write_unaligned(O::apply(src[k])) };
-        tail |= funcs::bf16_snan_code(src[k] as u32);
-    }
+    // SAFETY: `out` holds `n` codes.
+    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
     _mm256_testz_si256(snan, snan) == 0 || tail
 }
 
