@@ -437,3 +437,41 @@ def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
     y.view(np.uint16)[n // 3] = 0x7f81  # a signalling NaN
     with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
         np.frexp(y)
+
+
+@pytest.mark.parametrize("n", [511, 512, 1000, 5000])
+def test_bfloat16_modf_of_long_arrays(n, kernel_path):
+    """bfloat16 modf in blocks of 512: integer and exact float32 steps, a block holding an
+    infinity or a NaN through the table, strided inputs gathered; equal to modf one element at a
+    time on random codes with values from 0.5 to 256, subnormals and zeros of both signs, flags
+    included (a signalling NaN raises invalid, nothing else raises)."""
+    bf16 = np.dtype(mldtypes.bfloat16)
+    rng = np.random.default_rng(n + 1)
+    codes = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    codes[(codes & 0x7fff) >= 0x7f80] = 0xc2c5  # finite only, but for the specials below
+    codes[: n // 8] = rng.integers(0x3f00, 0x4380, n // 8) | (codes[: n // 8] & 0x8000)
+    codes[n // 8: n // 8 + 4] = [0x0000, 0x8000, 0x0001, 0x807f]
+    x = codes.view(bf16)
+    with np.errstate(all="raise"):
+        for specials in ([], [(n // 2, 0x7f80)], [(n - 1, 0xff80)], [(3, 0x7fc1), (n // 2, 0xffc0)]):
+            y = x.copy()
+            for at, c in specials:
+                y.view(np.uint16)[at] = c
+            one = [np.modf(y[k:k + 1]) for k in range(n)]
+            f, i = np.modf(y)
+            np.testing.assert_array_equal(f.view(np.uint16),
+                                          np.concatenate([a for a, _ in one]).view(np.uint16))
+            np.testing.assert_array_equal(i.view(np.uint16),
+                                          np.concatenate([b for _, b in one]).view(np.uint16))
+            for step in (2, -1):  # strided inputs, gathered
+                z = np.zeros(n * 2, bf16)
+                z[::2] = y
+                s = z[::2] if step == 2 else y[::-1]
+                fs, is_ = np.modf(s)
+                order = slice(None) if step == 2 else slice(None, None, -1)
+                np.testing.assert_array_equal(fs.view(np.uint16), f.view(np.uint16)[order])
+                np.testing.assert_array_equal(is_.view(np.uint16), i.view(np.uint16)[order])
+    y = x.copy()
+    y.view(np.uint16)[n // 3] = 0x7f81  # a signalling NaN
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        np.modf(y)

@@ -1375,6 +1375,46 @@ unsafe extern "C" fn lut2_loop(
         let n = count(dims);
         let second = t.second.as_ref().expect("a two-output table");
         let f = match (&t.first, second) {
+            (Column::U16(p), Column::U16(q))
+                if l.desc.eigen()
+                    && (o1.at(0) as usize).is_multiple_of(2)
+                    && (o2.at(0) as usize).is_multiple_of(2)
+                    && o1.contiguous(2)
+                    && o2.contiguous(2)
+                    && !spans_overlap(a, 2, o1, 2, n)
+                    && !spans_overlap(a, 2, o2, 2, n)
+                    && !spans_overlap(o1, 2, o2, 2, n) =>
+            {
+                // bfloat16 (`modf` is this loop's only function): blocks of
+                // 512 in integer and exact float32 steps, a block holding an
+                // infinity or a NaN through the table.
+                // SAFETY: packed, aligned outputs of `n` elements, disjoint
+                // from each other and from the input.
+                let fr = std::slice::from_raw_parts_mut(o1.at(0) as *mut u16, n);
+                let ip = std::slice::from_raw_parts_mut(o2.at(0) as *mut u16, n);
+                let packed = a.contiguous(2) && (a.at(0) as usize).is_multiple_of(2);
+                let mut buf = [0u16; 512];
+                let mut f = 0u8;
+                super::blocks(n, 512, |start, len| {
+                    let xs: &[u16] = if packed {
+                        let p = a.at(start) as *const u16;
+                        prefetch(p.wrapping_add(1024).cast());
+                        std::slice::from_raw_parts(p, len)
+                    } else {
+                        gather_u16(a, start, &mut buf[..len]);
+                        &buf[..len]
+                    };
+                    let (fs, is) = (&mut fr[start..start + len], &mut ip[start..start + len]);
+                    if simd::modf_bf16_block(xs, fs, is) {
+                        for ((&c, fo), io) in xs.iter().zip(fs.iter_mut()).zip(is.iter_mut()) {
+                            *fo = p[c as usize];
+                            *io = q[c as usize];
+                            f |= t.flags.get(c as usize);
+                        }
+                    }
+                });
+                f
+            }
             (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
             (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
             _ => unreachable!("a two-output table of this format"),

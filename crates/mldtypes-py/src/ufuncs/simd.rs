@@ -816,6 +816,79 @@ pub(crate) fn frexp_bf16_block(src: &[u16], mant: &mut [u16], exp: &mut [i32]) -
     frexp_bf16_run(src, mant, exp)
 }
 
+/// bfloat16 `modf` of packed codes without an infinity or a NaN: the
+/// integral part is the code with its `134 − e` fraction bits cleared (`e`
+/// the biased exponent; every bit from below 1, none from 2^7 on), the
+/// fractional part `x − int` in float32 (exact: the two have the same sign
+/// and `int ≤ x < int + 1`, and the difference has fewer significant bits
+/// than `x`), given `x`'s sign (C `modff`'s results, without flags: every
+/// step is exact). Returns whether any code is an infinity or a NaN: then
+/// nothing is written, and the caller converts the block through the
+/// table.
+#[inline(always)]
+fn modf_bf16_run(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
+    let n = src.len().min(frac.len()).min(int.len());
+    let (src, frac, int) = (&src[..n], &mut frac[..n], &mut int[..n]);
+    // First, so that no infinity minus itself raises invalid.
+    if src
+        .iter()
+        .fold(0u16, |acc, &c| acc | u16::from(c & 0x7fff >= INF))
+        != 0
+    {
+        return true;
+    }
+    for k in 0..n {
+        let c = src[k];
+        // 7 ..= 1 fraction bits for exponents 127 ..= 133, none from 134
+        // on, every magnitude bit below 127. (A right shift: LLVM's SSE2
+        // form of a variable left shift goes through a float32
+        // conversion, which raises invalid for the amounts of the lanes
+        // the selection drops.)
+        let e = (c & 0x7fff) >> 7;
+        let fraction = if e < 127 {
+            0x7fff
+        } else if e < 134 {
+            0x7f >> (e.wrapping_sub(127) & 7)
+        } else {
+            0
+        };
+        let t = c & !fraction;
+        let d = f32::from_bits(u32::from(c) << 16) - f32::from_bits(u32::from(t) << 16);
+        frac[k] = ((d.to_bits() >> 16) as u16 & 0x7fff) | (c & 0x8000);
+        int[k] = t;
+    }
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn modf_bf16_avx512(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
+    modf_bf16_run(src, frac, int)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn modf_bf16_avx2(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
+    modf_bf16_run(src, frac, int)
+}
+
+/// [`modf_bf16_run`] on the best instruction set.
+#[inline]
+pub(crate) fn modf_bf16_block(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use mldtypes::cast::Path;
+        match mldtypes::cast::path() {
+            // SAFETY: the path is only selected when the CPU has these
+            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
+            Path::Avx512 => return unsafe { modf_bf16_avx512(src, frac, int) },
+            Path::Avx2 => return unsafe { modf_bf16_avx2(src, frac, int) },
+            _ => {}
+        }
+    }
+    modf_bf16_run(src, frac, int)
+}
+
 /// A bfloat16 two-operand bit-pattern function with a vector kernel.
 pub(crate) trait Bf16Op2 {
     /// Whether the output is a boolean (one byte) rather than a code.
