@@ -712,6 +712,180 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
     }
 }
 
+/// The parameters of [`det8_avx512`]: one format of
+/// `codec::table_eligible` with a sign, under one deterministic mode and
+/// saturation.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Det8 {
+    /// `kernels::Params` of the format: the bits a normal target drops
+    /// (`23 − m`), the rebias, the float32 magnitude below which targets
+    /// are subnormal, the magic addend `2^(emin − m + 23)` (its ulp is the
+    /// subnormals' quantum), the parity of the rebias (formats without
+    /// significand bits), the largest finite magnitude and the sign bit.
+    pub(crate) s: u32,
+    pub(crate) rebias: u32,
+    pub(crate) sub: u32,
+    pub(crate) magic: u32,
+    pub(crate) parity: u32,
+    pub(crate) max_code: u32,
+    pub(crate) sign: u32,
+    /// Whether a zero magnitude keeps a negative sign (false where `−0`'s
+    /// code is a NaN).
+    pub(crate) zero_sign: bool,
+    /// The codes of a positive and of a negative finite overflow (±max,
+    /// ±inf or NaN by the mode and saturation).
+    pub(crate) over: [u32; 2],
+}
+
+/// float32 → one-byte codes of a signed format under a deterministic mode
+/// (`MODE`: 0 `nearest_even`, 1 `nearest_away`, 2 `toward_zero`, 3
+/// `toward_negative`, 4 `toward_positive`) in 16-lane AVX-512 steps,
+/// `enc32_det`'s bits (checked against the scalar path in
+/// `tests/round_paths.rs`):
+/// - normal targets: the mode's increment (by the sign where it depends on
+///   it) added to the magnitude's bits before the `s` dropped ones are cut,
+///   then rebiased, as `enc32_det` does;
+/// - subnormal targets: the signed input plus the signed magic addend,
+///   rounded by the addition itself in the mode (AVX-512's embedded
+///   rounding: down and up act on the signed value, which is what the
+///   directed modes ask; no exception flags), leaves the code over the
+///   magic's bits; ties away from zero add half a quantum toward zero
+///   first, then cut toward zero (both exact where it matters: the sum's
+///   own ulp is far below the quantum);
+/// - a magnitude above the largest gives the overflow code of its sign,
+///   otherwise the sign is set (not on a zero where `−0` is a NaN).
+///
+/// A step holding an infinity, a NaN or a float32 subnormal (which a CPU
+/// set to flush subnormal inputs would read as zero), and the rest of the
+/// slice, go through `element`.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW/VL/DQ (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+pub(crate) unsafe fn det8_avx512<const MODE: u8>(
+    k: &Det8,
+    src: &[f32],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &mut [u8]),
+) {
+    let n = src.len().min(dst.len());
+    let body = n - n % 16;
+    let mut i = 0;
+    while i < body {
+        // The steps without a call between them (which would leave the
+        // constants spilled), up to the first that needs the element
+        // conversion.
+        // SAFETY: the caller's guarantee; `i ≤ body`.
+        i = unsafe {
+            if k.zero_sign {
+                det8_steps::<MODE, true>(k, src, dst, i, body)
+            } else {
+                det8_steps::<MODE, false>(k, src, dst, i, body)
+            }
+        };
+        if i < body {
+            element(&src[i..i + 16], &mut dst[i..i + 16]);
+            i += 16;
+        }
+    }
+    if body < n {
+        element(&src[body..n], &mut dst[body..n]);
+    }
+}
+
+/// The 16-lane steps of [`det8_avx512`] from element `i` to `body` (a
+/// multiple of 16 within both slices), `ZERO_SIGN` being `k.zero_sign`;
+/// returns where it stopped: `body`, or the first step holding an
+/// infinity, a NaN or a float32 subnormal, which it leaves unwritten.
+///
+/// # Safety
+///
+/// As [`det8_avx512`]; `body ≤ src.len(), dst.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline]
+unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
+    k: &Det8,
+    src: &[f32],
+    dst: &mut [u8],
+    mut i: usize,
+    body: usize,
+) -> usize {
+    const NEAR: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    const DOWN: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const UP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    let (abs, inf, normal) = (splat(0x7fff_ffff), splat(0x7f80_0000), splat(0x0080_0000));
+    let h = 1u32 << (k.s - 1);
+    let (sub, rebias, magic, max) = (
+        splat(k.sub),
+        splat(k.rebias),
+        splat(k.magic),
+        splat(k.max_code),
+    );
+    let (sign, over_pos, over_neg) = (splat(k.sign), splat(k.over[0]), splat(k.over[1]));
+    // Half the quantum: the magic's exponent less 24.
+    let half_q = splat(k.magic - (24 << 23));
+    let (parity, one, all_up, near_inc) =
+        (splat(k.parity), splat(1), splat(2 * h - 1), splat(h - 1));
+    let cut = _mm_cvtsi32_si128(k.s as i32);
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    while i < body {
+        // SAFETY: i + 16 <= body for both slices; unaligned loads and store.
+        let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
+        let a = _mm512_and_si512(u, abs);
+        let odd = _mm512_cmpge_epu32_mask(a, inf)
+            | (_mm512_cmplt_epu32_mask(a, normal) & _mm512_test_epi32_mask(a, a));
+        if odd != 0 {
+            return i;
+        }
+        let neg = _mm512_movepi32_mask(u);
+        let inc = match MODE {
+            0 => {
+                let lsb = _mm512_and_si512(_mm512_xor_si512(_mm512_srl_epi32(a, cut), parity), one);
+                _mm512_add_epi32(near_inc, lsb)
+            }
+            1 => splat(h),
+            2 => _mm512_setzero_si512(),
+            3 => _mm512_maskz_mov_epi32(neg, all_up),
+            _ => _mm512_maskz_mov_epi32(!neg, all_up),
+        };
+        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, inc), cut), rebias);
+        let sgn = _mm512_andnot_si512(abs, u);
+        let (x, m) = (
+            _mm512_castsi512_ps(u),
+            _mm512_castsi512_ps(_mm512_or_si512(magic, sgn)),
+        );
+        let t = match MODE {
+            0 => _mm512_add_round_ps::<NEAR>(x, m),
+            1 => {
+                let hq = _mm512_castsi512_ps(_mm512_or_si512(half_q, sgn));
+                _mm512_add_round_ps::<ZERO>(_mm512_add_round_ps::<ZERO>(x, hq), m)
+            }
+            2 => _mm512_add_round_ps::<ZERO>(x, m),
+            3 => _mm512_add_round_ps::<DOWN>(x, m),
+            _ => _mm512_add_round_ps::<UP>(x, m),
+        };
+        let sub_code = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(t), abs), magic);
+        let mag = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, sub), normal_code, sub_code);
+        let signed = if ZERO_SIGN {
+            neg
+        } else {
+            neg & _mm512_test_epi32_mask(mag, mag)
+        };
+        let code = _mm512_mask_or_epi32(mag, signed, mag, sign);
+        let over = _mm512_mask_blend_epi32(neg, over_pos, over_neg);
+        let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, max), code, over);
+        unsafe { _mm_storeu_si128(d.add(i) as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+        i += 16;
+    }
+    body
+}
+
 /// One element of [`sr_table_avx2`] by `kernels::enc32_sr` (out of line:
 /// the kernel's steps holding a rare lane and its remainder, shared by
 /// both widths of random numbers).

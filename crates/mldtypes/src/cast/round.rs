@@ -255,6 +255,10 @@ enum Table {
     /// number ([`codec::sr_table_with`]).
     #[cfg(target_arch = "x86_64")]
     Sr(&'static [u32; 1 << 15]),
+    /// No table: the parameters of AVX-512's deterministic kernel
+    /// ([`hw::det8_avx512`]), which runs there instead.
+    #[cfg(target_arch = "x86_64")]
+    Det8(hw::Det8),
 }
 
 fn source_of(d: DType) -> Option<Source> {
@@ -489,6 +493,24 @@ impl Job<'_> {
             }),
             #[cfg(target_arch = "x86_64")]
             Some(Table::Sr(t)) => self.by_sr_table(t, x, rnd, dst),
+            #[cfg(target_arch = "x86_64")]
+            Some(Table::Det8(k)) => {
+                let Target::Code(f, p, _) = self.to else {
+                    unreachable!("one-byte codes")
+                };
+                let element = |x: &[f32], d: &mut [u8]| self.enc32::<u8>(&f, &p, x, &[], d);
+                streamed::<_, u32, _>(x, &[], dst, |x, _, d| unsafe {
+                    // SAFETY: `table_for` gives these parameters on the
+                    // AVX-512 path only.
+                    match self.mode {
+                        RoundMode::NearestEven => hw::det8_avx512::<0>(&k, x, d, element),
+                        RoundMode::NearestAway => hw::det8_avx512::<1>(&k, x, d, element),
+                        RoundMode::TowardZero => hw::det8_avx512::<2>(&k, x, d, element),
+                        RoundMode::TowardNegative => hw::det8_avx512::<3>(&k, x, d, element),
+                        _ => hw::det8_avx512::<4>(&k, x, d, element),
+                    }
+                })
+            }
             _ => unreachable!("called with a table"),
         }
     }
@@ -531,6 +553,28 @@ impl Job<'_> {
             return None;
         }
         match self.family {
+            // Signed formats on AVX-512: 16 lanes of arithmetic, the
+            // subnormals rounded by the addition in the mode, beat the
+            // table's 8-lane gathers (half the quantum a normal float32).
+            #[cfg(target_arch = "x86_64")]
+            Family::Det if self.path == Path::Avx512 && f.signed && p.magic32 > 24 << 23 => {
+                let code = |v: f32| {
+                    let mut c = [0u8];
+                    self.enc32::<u8>(&f, &p, &[v], &[], &mut c);
+                    u32::from(c[0])
+                };
+                Some(Table::Det8(hw::Det8 {
+                    s: p.s32,
+                    rebias: p.rebias32,
+                    sub: p.sub32,
+                    magic: p.magic32,
+                    parity: p.parity32,
+                    max_code: p.max_code,
+                    sign: p.sign_mask,
+                    zero_sign: code(-0.0) != 0,
+                    over: [code(f32::MAX), code(-f32::MAX)],
+                }))
+            }
             Family::Det => Some(Table::Det(codec::encode_table_with(
                 &f,
                 self.mode,

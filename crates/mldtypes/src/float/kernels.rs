@@ -236,17 +236,17 @@ pub(crate) struct Params {
     /// float32 sources: bits dropped (`23 − man_bits`).
     pub(crate) s32: u32,
     /// Subtracted from the shifted float32 bits to rebias the exponent.
-    rebias32: u32,
+    pub(crate) rebias32: u32,
     /// float32 magnitudes below this round as subnormals (magic addend).
-    sub32: u32,
+    pub(crate) sub32: u32,
     /// The magic addend for subnormal targets.
-    magic32: u32,
+    pub(crate) magic32: u32,
     /// Subnormal targets without the FPU: the significand of an input with
     /// biased exponent `e` is shifted right by `sub_shift32 − e`.
     sub_shift32: u32,
     /// XOR-ed into the kept code's parity (P = 1 formats with an odd
     /// rebias: the parity of the code, not of the float32 exponent).
-    parity32: u32,
+    pub(crate) parity32: u32,
     /// float64 sources: bits dropped.
     s64: u32,
     rebias64: u64,
