@@ -886,6 +886,152 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
     body
 }
 
+/// float32 → one-byte codes of a signed format under a stochastic mode in
+/// 16-lane AVX-512 steps, `enc32_sr`'s bits (checked against the scalar
+/// path in `tests/round_paths.rs`): the code toward zero is
+/// [`det8_avx512`]'s (`toward_zero`), the code up the next magnitude, and
+/// between them the one comparison of [`sr_table_avx2`] decides, the
+/// fraction `F` of the dropped bits made from the input (its `s32` low
+/// bits for normal targets, its significand shifted by the exponent for
+/// subnormal ones) rather than read from a table. `sub_shift` is
+/// `kernels::Params::sub_shift32`, `mp` holds the mode's parameters (at
+/// most 31 random bits), `FAST` as in [`sr_table_avx2`]. Steps holding an
+/// infinity, a NaN, a float32 subnormal or a value more than 32 bits below
+/// the quantum (whose fraction the comparison cannot hold), and the rest
+/// of the slice, go through `element`.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW/VL/DQ (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
+    k: &Det8,
+    sub_shift: u32,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &[W], &mut [u8]),
+) {
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let body = n - n % 16;
+    let mut i = 0;
+    while i < body {
+        // As in `det8_avx512`: the steps without calls, up to the first
+        // that needs the element conversion.
+        // SAFETY: the caller's guarantee; `i ≤ body`.
+        i = unsafe {
+            if k.zero_sign {
+                sr8_steps::<FAST, true, W>(k, sub_shift, mp, src, rnd, dst, i, body)
+            } else {
+                sr8_steps::<FAST, false, W>(k, sub_shift, mp, src, rnd, dst, i, body)
+            }
+        };
+        if i < body {
+            element(&src[i..i + 16], &rnd[i..i + 16], &mut dst[i..i + 16]);
+            i += 16;
+        }
+    }
+    if body < n {
+        element(&src[body..n], &rnd[body..n], &mut dst[body..n]);
+    }
+}
+
+/// The 16-lane steps of [`sr8_avx512`] from element `i` to `body`, as
+/// [`det8_steps`].
+///
+/// # Safety
+///
+/// As [`sr8_avx512`]; `body ≤` the three slices' lengths.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
+    k: &Det8,
+    sub_shift: u32,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    mut i: usize,
+    body: usize,
+) -> usize {
+    const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    let (abs, inf, normal) = (splat(0x7fff_ffff), splat(0x7f80_0000), splat(0x0080_0000));
+    let (sub, rebias, magic, max) = (
+        splat(k.sub),
+        splat(k.rebias),
+        splat(k.magic),
+        splat(k.max_code),
+    );
+    let (sign, over_pos, over_neg) = (splat(k.sign), splat(k.over[0]), splat(k.over[1]));
+    let (man, one) = (splat(0x7f_ffff), splat(1));
+    let cut = _mm_cvtsi32_si128(k.s as i32);
+    // The fraction's shift: `32 − s32` for normal targets, `e − (sub_shift
+    // − 32)` for subnormal ones (negative: more than 32 dropped bits).
+    let (normal_shift, sub_base) = (splat(32 - k.s), splat(sub_shift.wrapping_sub(32)));
+    let [nbits, _, odd, half] = mp.stochastic32();
+    let not_a = splat(!if FAST {
+        half << (31 - nbits)
+    } else {
+        (1u32 << (31 - nbits)) - 1
+    });
+    let (oddv, rcut) = (splat(odd), _mm_cvtsi32_si128(32 - nbits as i32));
+    let (s, r, d) = (src.as_ptr(), rnd.as_ptr(), dst.as_mut_ptr());
+    while i < body {
+        // SAFETY: i + 16 <= body for the three slices; unaligned loads and
+        // store.
+        let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
+        let a = _mm512_and_si512(u, abs);
+        let e = _mm512_srli_epi32::<23>(a);
+        let sub_lane = _mm512_cmplt_epu32_mask(a, sub);
+        let sub_shift_v = _mm512_sub_epi32(e, sub_base);
+        let odd_lanes = _mm512_cmpge_epu32_mask(a, inf)
+            | (_mm512_cmplt_epu32_mask(a, normal) & _mm512_test_epi32_mask(a, a))
+            | (sub_lane & _mm512_cmplt_epi32_mask(sub_shift_v, _mm512_setzero_si512()));
+        if odd_lanes != 0 {
+            return i;
+        }
+        let neg = _mm512_movepi32_mask(u);
+        // The code toward zero.
+        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, cut), rebias);
+        let sgn = _mm512_andnot_si512(abs, u);
+        let m = _mm512_castsi512_ps(_mm512_or_si512(magic, sgn));
+        let t = _mm512_add_round_ps::<ZERO>(_mm512_castsi512_ps(u), m);
+        let sub_code = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(t), abs), magic);
+        let down = _mm512_mask_blend_epi32(sub_lane, normal_code, sub_code);
+        // The fraction and the decision (see `sr_table_avx2`).
+        let sig = _mm512_or_si512(_mm512_and_si512(a, man), normal);
+        let shift = _mm512_mask_blend_epi32(sub_lane, normal_shift, sub_shift_v);
+        let f = _mm512_sllv_epi32(sig, shift);
+        let not_a = if FAST {
+            not_a
+        } else {
+            let parity = _mm512_and_si512(_mm512_srl_epi32(f, rcut), one);
+            _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv))
+        };
+        // SAFETY: as the load above.
+        let rv = unsafe { W::load16(r.add(i)) };
+        let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(rv, rcut));
+        let up = _mm512_cmpgt_epu32_mask(f, not_t);
+        let mag = _mm512_mask_add_epi32(down, up, down, one);
+        let signed = if ZERO_SIGN {
+            neg
+        } else {
+            neg & _mm512_test_epi32_mask(mag, mag)
+        };
+        let code = _mm512_mask_or_epi32(mag, signed, mag, sign);
+        let over = _mm512_mask_blend_epi32(neg, over_pos, over_neg);
+        let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, max), code, over);
+        unsafe { _mm_storeu_si128(d.add(i) as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+        i += 16;
+    }
+    body
+}
+
 /// One element of [`sr_table_avx2`] by `kernels::enc32_sr` (out of line:
 /// the kernel's steps holding a rare lane and its remainder, shared by
 /// both widths of random numbers).
@@ -917,6 +1063,12 @@ pub(crate) trait Word: Copy + Into<u32> {
     ///
     /// `p` addresses eight readable words; the CPU supports AVX2.
     unsafe fn load8(p: *const Self) -> __m256i;
+    /// Sixteen words from `p` in 32-bit lanes.
+    ///
+    /// # Safety
+    ///
+    /// `p` addresses sixteen readable words; the CPU supports AVX-512 F.
+    unsafe fn load16(p: *const Self) -> __m512i;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -925,6 +1077,10 @@ impl Word for u32 {
     unsafe fn load8(p: *const u32) -> __m256i {
         _mm256_loadu_si256(p as *const __m256i)
     }
+    #[inline(always)]
+    unsafe fn load16(p: *const u32) -> __m512i {
+        _mm512_loadu_si512(p as *const _)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -932,6 +1088,10 @@ impl Word for u16 {
     #[inline(always)]
     unsafe fn load8(p: *const u16) -> __m256i {
         _mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))
+    }
+    #[inline(always)]
+    unsafe fn load16(p: *const u16) -> __m512i {
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(p as *const __m256i))
     }
 }
 

@@ -259,6 +259,10 @@ enum Table {
     /// ([`hw::det8_avx512`]), which runs there instead.
     #[cfg(target_arch = "x86_64")]
     Det8(hw::Det8),
+    /// No table: the parameters of AVX-512's stochastic kernel
+    /// ([`hw::sr8_avx512`]), which runs there instead.
+    #[cfg(target_arch = "x86_64")]
+    Sr8(hw::Det8),
 }
 
 fn source_of(d: DType) -> Option<Source> {
@@ -368,7 +372,7 @@ impl Job<'_> {
         #[cfg(target_arch = "x86_64")]
         if let (
             Source::F32,
-            Some(Table::Sr(t)),
+            Some(t @ (Table::Sr(_) | Table::Sr8(_))),
             Random::Bits {
                 bits: RandomBits::U16(b),
                 ..
@@ -492,7 +496,7 @@ impl Job<'_> {
                 hw::table_enc32_avx2(t, x, d)
             }),
             #[cfg(target_arch = "x86_64")]
-            Some(Table::Sr(t)) => self.by_sr_table(t, x, rnd, dst),
+            Some(t @ (Table::Sr(_) | Table::Sr8(_))) => self.by_sr_table(t, x, rnd, dst),
             #[cfg(target_arch = "x86_64")]
             Some(Table::Det8(k)) => {
                 let Target::Code(f, p, _) = self.to else {
@@ -519,15 +523,42 @@ impl Job<'_> {
     /// random numbers 16 or 32 bits wide (16-bit ones are widened in
     /// registers).
     #[cfg(target_arch = "x86_64")]
-    fn by_sr_table<W: hw::Word>(&self, t: &[u32; 1 << 15], x: &[f32], rnd: &[W], dst: &mut [u8]) {
-        // SAFETY: `table_for` gives tables on the AVX2 and AVX-512 paths
-        // only, so AVX2 was confirmed available.
-        streamed(x, rnd, dst, |x, r, d| unsafe {
-            match self.family {
-                Family::Rn => hw::sr_table_avx2::<false, W>(t, &self.mp32, x, r, d),
-                _ => hw::sr_table_avx2::<true, W>(t, &self.mp32, x, r, d),
+    fn by_sr_table<W: hw::Word>(&self, table: Table, x: &[f32], rnd: &[W], dst: &mut [u8]) {
+        let rn = self.family == Family::Rn;
+        match table {
+            // SAFETY: `table_for` gives tables on the AVX2 and AVX-512
+            // paths only, so AVX2 was confirmed available.
+            Table::Sr(t) => streamed(x, rnd, dst, |x, r, d| unsafe {
+                if rn {
+                    hw::sr_table_avx2::<false, W>(t, &self.mp32, x, r, d)
+                } else {
+                    hw::sr_table_avx2::<true, W>(t, &self.mp32, x, r, d)
+                }
+            }),
+            Table::Sr8(k) => {
+                let Target::Code(f, p, _) = self.to else {
+                    unreachable!("one-byte codes")
+                };
+                let element = |x: &[f32], r: &[W], d: &mut [u8]| {
+                    let mut wide = [0u32; 16];
+                    for (w, &v) in wide.iter_mut().zip(r) {
+                        *w = v.into();
+                    }
+                    self.enc32::<u8>(&f, &p, x, &wide[..r.len()], d)
+                };
+                let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
+                // SAFETY: `table_for` gives these parameters on the AVX-512
+                // path only.
+                streamed(x, rnd, dst, |x, r, d| unsafe {
+                    if rn {
+                        hw::sr8_avx512::<false, W>(&k, sub_shift, mp, x, r, d, element)
+                    } else {
+                        hw::sr8_avx512::<true, W>(&k, sub_shift, mp, x, r, d, element)
+                    }
+                })
             }
-        })
+            _ => unreachable!("a stochastic mode's kernel"),
+        }
     }
 
     /// The table for float32 → one-byte codes of [`codec::table_eligible`]
@@ -558,22 +589,7 @@ impl Job<'_> {
             // table's 8-lane gathers (half the quantum a normal float32).
             #[cfg(target_arch = "x86_64")]
             Family::Det if self.path == Path::Avx512 && f.signed && p.magic32 > 24 << 23 => {
-                let code = |v: f32| {
-                    let mut c = [0u8];
-                    self.enc32::<u8>(&f, &p, &[v], &[], &mut c);
-                    u32::from(c[0])
-                };
-                Some(Table::Det8(hw::Det8 {
-                    s: p.s32,
-                    rebias: p.rebias32,
-                    sub: p.sub32,
-                    magic: p.magic32,
-                    parity: p.parity32,
-                    max_code: p.max_code,
-                    sign: p.sign_mask,
-                    zero_sign: code(-0.0) != 0,
-                    over: [code(f32::MAX), code(-f32::MAX)],
-                }))
+                Some(Table::Det8(self.avx512_params(&f, &p)))
             }
             Family::Det => Some(Table::Det(codec::encode_table_with(
                 &f,
@@ -581,6 +597,17 @@ impl Job<'_> {
                 self.sat,
                 |x, t| self.enc32::<u8>(&f, &p, x, &[], t),
             ))),
+            // Signed formats on AVX-512: the same decision on 16 lanes,
+            // the codes and the fraction made from the input (the
+            // fraction has room for 31 random bits).
+            #[cfg(target_arch = "x86_64")]
+            _ if self.path == Path::Avx512
+                && f.signed
+                && p.magic32 > 24 << 23
+                && self.sr_bits <= 31 =>
+            {
+                Some(Table::Sr8(self.avx512_params(&f, &p)))
+            }
             // (The AVX2 kernel's fraction has room for 31 random bits.)
             #[cfg(target_arch = "x86_64")]
             _ if self.sr_bits <= 31 => Some(Table::Sr(codec::sr_table_with(
@@ -591,6 +618,35 @@ impl Job<'_> {
                 |u, t| self.sr_entries(&f, &p, u, t),
             ))),
             _ => None,
+        }
+    }
+
+    /// The parameters of AVX-512's kernels for float32 → `f` under this
+    /// job's mode ([`hw::det8_avx512`], [`hw::sr8_avx512`]): the format's,
+    /// the code of −0 and those of a finite overflow of either sign, by the
+    /// job's own element conversion (random number 0).
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_params(&self, f: &Format, p: &Params) -> hw::Det8 {
+        let code = |v: f32| {
+            let mut c = [0u8];
+            let r: &[u32] = if self.family == Family::Det {
+                &[]
+            } else {
+                &[0]
+            };
+            self.enc32::<u8>(f, p, &[v], r, &mut c);
+            u32::from(c[0])
+        };
+        hw::Det8 {
+            s: p.s32,
+            rebias: p.rebias32,
+            sub: p.sub32,
+            magic: p.magic32,
+            parity: p.parity32,
+            max_code: p.max_code,
+            sign: p.sign_mask,
+            zero_sign: code(-0.0) != 0,
+            over: [code(f32::MAX), code(-f32::MAX)],
         }
     }
 

@@ -243,7 +243,7 @@ pub(crate) struct Params {
     pub(crate) magic32: u32,
     /// Subnormal targets without the FPU: the significand of an input with
     /// biased exponent `e` is shifted right by `sub_shift32 − e`.
-    sub_shift32: u32,
+    pub(crate) sub_shift32: u32,
     /// XOR-ed into the kept code's parity (P = 1 formats with an odd
     /// rebias: the parity of the code, not of the float32 exponent).
     pub(crate) parity32: u32,
