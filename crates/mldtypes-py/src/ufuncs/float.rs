@@ -1360,6 +1360,28 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// `f(codes, start)` for the blocks of 512 of a two-byte operand's first
+/// `n` elements: packed inputs borrowed (requested 2 KiB ahead), strided
+/// ones gathered.
+///
+/// # Safety
+///
+/// `a` is an operand of a loop call of at least `n` two-byte elements.
+unsafe fn u16_blocks(a: Operand, n: usize, mut f: impl FnMut(&[u16], usize)) {
+    let packed = a.contiguous(2) && (a.at(0) as usize).is_multiple_of(2);
+    let mut buf = [0u16; 512];
+    super::blocks(n, 512, |start, len| unsafe {
+        if packed {
+            let p = a.at(start) as *const u16;
+            prefetch(p.wrapping_add(1024).cast());
+            f(std::slice::from_raw_parts(p, len), start)
+        } else {
+            gather_u16(a, start, &mut buf[..len]);
+            f(&buf[..len], start)
+        }
+    });
+}
+
 /// Loop of `modf` through its table (two code outputs).
 unsafe extern "C" fn lut2_loop(
     args: *mut *mut c_char,
@@ -1392,18 +1414,9 @@ unsafe extern "C" fn lut2_loop(
                 // from each other and from the input.
                 let fr = std::slice::from_raw_parts_mut(o1.at(0) as *mut u16, n);
                 let ip = std::slice::from_raw_parts_mut(o2.at(0) as *mut u16, n);
-                let packed = a.contiguous(2) && (a.at(0) as usize).is_multiple_of(2);
-                let mut buf = [0u16; 512];
                 let mut f = 0u8;
-                super::blocks(n, 512, |start, len| {
-                    let xs: &[u16] = if packed {
-                        let p = a.at(start) as *const u16;
-                        prefetch(p.wrapping_add(1024).cast());
-                        std::slice::from_raw_parts(p, len)
-                    } else {
-                        gather_u16(a, start, &mut buf[..len]);
-                        &buf[..len]
-                    };
+                u16_blocks(a, n, |xs, start| {
+                    let len = xs.len();
                     let (fs, is) = (&mut fr[start..start + len], &mut ip[start..start + len]);
                     if simd::modf_bf16_block(xs, fs, is) {
                         for ((&c, fo), io) in xs.iter().zip(fs.iter_mut()).zip(is.iter_mut()) {
@@ -1551,19 +1564,9 @@ unsafe extern "C" fn frexp_loop(
                 // from each other and from the input.
                 let ms = std::slice::from_raw_parts_mut(mant.at(0) as *mut u16, n);
                 let es = std::slice::from_raw_parts_mut(exp.at(0) as *mut i32, n);
-                let packed = a.contiguous(2) && (a.at(0) as usize).is_multiple_of(2);
-                let mut buf = [0u16; 512];
                 let mut f = 0u8;
-                super::blocks(n, 512, |start, len| {
-                    let xs: &[u16] = if packed {
-                        let p = a.at(start) as *const u16;
-                        prefetch(p.wrapping_add(1024).cast());
-                        std::slice::from_raw_parts(p, len)
-                    } else {
-                        // A strided input, gathered.
-                        gather_u16(a, start, &mut buf[..len]);
-                        &buf[..len]
-                    };
+                u16_blocks(a, n, |xs, start| {
+                    let len = xs.len();
                     let (ms, es) = (&mut ms[start..start + len], &mut es[start..start + len]);
                     if simd::frexp_bf16_block(xs, ms, es) {
                         // A subnormal, infinity or NaN: the block through

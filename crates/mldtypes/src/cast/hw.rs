@@ -738,6 +738,111 @@ pub(crate) struct Det8 {
     pub(crate) over: [u32; 2],
 }
 
+/// [`Det8`] in registers, with the constants both of its kernels use.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Regs8 {
+    abs: __m512i,
+    inf: __m512i,
+    normal: __m512i,
+    sub: __m512i,
+    rebias: __m512i,
+    magic: __m512i,
+    max: __m512i,
+    sign: __m512i,
+    over: [__m512i; 2],
+    cut: __m128i,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Regs8 {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    fn of(k: &Det8) -> Regs8 {
+        let splat = |v: u32| _mm512_set1_epi32(v as i32);
+        Regs8 {
+            abs: splat(0x7fff_ffff),
+            inf: splat(0x7f80_0000),
+            normal: splat(0x0080_0000),
+            sub: splat(k.sub),
+            rebias: splat(k.rebias),
+            magic: splat(k.magic),
+            max: splat(k.max_code),
+            sign: splat(k.sign),
+            over: k.over.map(splat),
+            cut: _mm_cvtsi32_si128(k.s as i32),
+        }
+    }
+
+    /// The lanes of `a` (magnitudes) the kernels leave to the element
+    /// conversion: infinities, NaN and float32 subnormals (which a CPU set
+    /// to flush subnormal inputs would read as zero).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    fn odd(&self, a: __m512i) -> __mmask16 {
+        _mm512_cmpge_epu32_mask(a, self.inf)
+            | (_mm512_cmplt_epu32_mask(a, self.normal) & _mm512_test_epi32_mask(a, a))
+    }
+
+    /// The code of a subnormal target from `t`, the input plus the signed
+    /// magic addend.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    fn sub_code(&self, t: __m512) -> __m512i {
+        _mm512_sub_epi32(
+            _mm512_and_si512(_mm512_castps_si512(t), self.abs),
+            self.magic,
+        )
+    }
+
+    /// The codes of the magnitudes `mag` of the inputs signed by `neg`: the
+    /// overflow code of the sign above the largest magnitude, else the
+    /// sign set (not on a zero unless `ZERO_SIGN`), stored as 16 bytes at
+    /// `d`.
+    ///
+    /// # Safety
+    ///
+    /// `d` addresses 16 writable bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    unsafe fn store<const ZERO_SIGN: bool>(&self, mag: __m512i, neg: __mmask16, d: *mut u8) {
+        let signed = if ZERO_SIGN {
+            neg
+        } else {
+            neg & _mm512_test_epi32_mask(mag, mag)
+        };
+        let code = _mm512_mask_or_epi32(mag, signed, mag, self.sign);
+        let over = _mm512_mask_blend_epi32(neg, self.over[0], self.over[1]);
+        let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, self.max), code, over);
+        // SAFETY: the caller's guarantee.
+        unsafe { _mm_storeu_si128(d as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+    }
+}
+
+/// Runs `steps(i)` (16-lane steps from `i`, returning where they stopped:
+/// `body`, or a step they leave) and `element` on each step left and on
+/// the rest of `n` elements; `body` is `n` rounded down to 16.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn steps_then_elements(
+    n: usize,
+    mut steps: impl FnMut(usize) -> usize,
+    mut element: impl FnMut(std::ops::Range<usize>),
+) {
+    let body = n - n % 16;
+    let mut i = 0;
+    while i < body {
+        i = steps(i);
+        if i < body {
+            element(i..i + 16);
+            i += 16;
+        }
+    }
+    if body < n {
+        element(body..n);
+    }
+}
+
 /// float32 → one-byte codes of a signed format under a deterministic mode
 /// (`MODE`: 0 `nearest_even`, 1 `nearest_away`, 2 `toward_zero`, 3
 /// `toward_negative`, 4 `toward_positive`) in 16-lane AVX-512 steps,
@@ -772,28 +877,28 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
     element: impl Fn(&[f32], &mut [u8]),
 ) {
     let n = src.len().min(dst.len());
-    let body = n - n % 16;
-    let mut i = 0;
-    while i < body {
-        // The steps without a call between them (which would leave the
-        // constants spilled), up to the first that needs the element
-        // conversion.
+    let (body, d) = (n - n % 16, dst.as_mut_ptr());
+    // The steps without a call between them (which would leave the
+    // constants spilled), up to the first that needs the element
+    // conversion.
+    steps_then_elements(
+        n,
         // SAFETY: the caller's guarantee; `i ≤ body`.
-        i = unsafe {
+        |i| unsafe {
             if k.zero_sign {
-                det8_steps::<MODE, true>(k, src, dst, i, body)
+                det8_steps::<MODE, true>(k, src, d, i, body)
             } else {
-                det8_steps::<MODE, false>(k, src, dst, i, body)
+                det8_steps::<MODE, false>(k, src, d, i, body)
             }
-        };
-        if i < body {
-            element(&src[i..i + 16], &mut dst[i..i + 16]);
-            i += 16;
-        }
-    }
-    if body < n {
-        element(&src[body..n], &mut dst[body..n]);
-    }
+        },
+        // SAFETY: the range lies within `n` (`dst` is not otherwise
+        // borrowed meanwhile).
+        |r| {
+            element(&src[r.clone()], unsafe {
+                std::slice::from_raw_parts_mut(d.add(r.start), r.len())
+            })
+        },
+    )
 }
 
 /// The 16-lane steps of [`det8_avx512`] from element `i` to `body` (a
@@ -810,7 +915,7 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
 unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
     k: &Det8,
     src: &[f32],
-    dst: &mut [u8],
+    d: *mut u8,
     mut i: usize,
     body: usize,
 ) -> usize {
@@ -818,35 +923,26 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
     const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     const DOWN: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
     const UP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+    let c = Regs8::of(k);
     let splat = |v: u32| _mm512_set1_epi32(v as i32);
-    let (abs, inf, normal) = (splat(0x7fff_ffff), splat(0x7f80_0000), splat(0x0080_0000));
     let h = 1u32 << (k.s - 1);
-    let (sub, rebias, magic, max) = (
-        splat(k.sub),
-        splat(k.rebias),
-        splat(k.magic),
-        splat(k.max_code),
-    );
-    let (sign, over_pos, over_neg) = (splat(k.sign), splat(k.over[0]), splat(k.over[1]));
     // Half the quantum: the magic's exponent less 24.
     let half_q = splat(k.magic - (24 << 23));
     let (parity, one, all_up, near_inc) =
         (splat(k.parity), splat(1), splat(2 * h - 1), splat(h - 1));
-    let cut = _mm_cvtsi32_si128(k.s as i32);
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    let s = src.as_ptr();
     while i < body {
         // SAFETY: i + 16 <= body for both slices; unaligned loads and store.
         let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
-        let a = _mm512_and_si512(u, abs);
-        let odd = _mm512_cmpge_epu32_mask(a, inf)
-            | (_mm512_cmplt_epu32_mask(a, normal) & _mm512_test_epi32_mask(a, a));
-        if odd != 0 {
+        let a = _mm512_and_si512(u, c.abs);
+        if c.odd(a) != 0 {
             return i;
         }
         let neg = _mm512_movepi32_mask(u);
         let inc = match MODE {
             0 => {
-                let lsb = _mm512_and_si512(_mm512_xor_si512(_mm512_srl_epi32(a, cut), parity), one);
+                let lsb =
+                    _mm512_and_si512(_mm512_xor_si512(_mm512_srl_epi32(a, c.cut), parity), one);
                 _mm512_add_epi32(near_inc, lsb)
             }
             1 => splat(h),
@@ -854,11 +950,12 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
             3 => _mm512_maskz_mov_epi32(neg, all_up),
             _ => _mm512_maskz_mov_epi32(!neg, all_up),
         };
-        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, inc), cut), rebias);
-        let sgn = _mm512_andnot_si512(abs, u);
+        let normal_code =
+            _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(a, inc), c.cut), c.rebias);
+        let sgn = _mm512_andnot_si512(c.abs, u);
         let (x, m) = (
             _mm512_castsi512_ps(u),
-            _mm512_castsi512_ps(_mm512_or_si512(magic, sgn)),
+            _mm512_castsi512_ps(_mm512_or_si512(c.magic, sgn)),
         );
         let t = match MODE {
             0 => _mm512_add_round_ps::<NEAR>(x, m),
@@ -870,17 +967,10 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
             3 => _mm512_add_round_ps::<DOWN>(x, m),
             _ => _mm512_add_round_ps::<UP>(x, m),
         };
-        let sub_code = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(t), abs), magic);
-        let mag = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, sub), normal_code, sub_code);
-        let signed = if ZERO_SIGN {
-            neg
-        } else {
-            neg & _mm512_test_epi32_mask(mag, mag)
-        };
-        let code = _mm512_mask_or_epi32(mag, signed, mag, sign);
-        let over = _mm512_mask_blend_epi32(neg, over_pos, over_neg);
-        let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, max), code, over);
-        unsafe { _mm_storeu_si128(d.add(i) as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+        let sub_lane = _mm512_cmplt_epu32_mask(a, c.sub);
+        let mag = _mm512_mask_blend_epi32(sub_lane, normal_code, c.sub_code(t));
+        // SAFETY: i + 16 <= body.
+        unsafe { c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
         i += 16;
     }
     body
@@ -915,27 +1005,25 @@ pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
     element: impl Fn(&[f32], &[W], &mut [u8]),
 ) {
     let n = src.len().min(dst.len()).min(rnd.len());
-    let body = n - n % 16;
-    let mut i = 0;
-    while i < body {
-        // As in `det8_avx512`: the steps without calls, up to the first
-        // that needs the element conversion.
+    let (body, d) = (n - n % 16, dst.as_mut_ptr());
+    // As in `det8_avx512`: the steps without calls, up to the first that
+    // needs the element conversion.
+    steps_then_elements(
+        n,
         // SAFETY: the caller's guarantee; `i ≤ body`.
-        i = unsafe {
+        |i| unsafe {
             if k.zero_sign {
-                sr8_steps::<FAST, true, W>(k, sub_shift, mp, src, rnd, dst, i, body)
+                sr8_steps::<FAST, true, W>(k, sub_shift, mp, src, rnd, d, i, body)
             } else {
-                sr8_steps::<FAST, false, W>(k, sub_shift, mp, src, rnd, dst, i, body)
+                sr8_steps::<FAST, false, W>(k, sub_shift, mp, src, rnd, d, i, body)
             }
-        };
-        if i < body {
-            element(&src[i..i + 16], &rnd[i..i + 16], &mut dst[i..i + 16]);
-            i += 16;
-        }
-    }
-    if body < n {
-        element(&src[body..n], &rnd[body..n], &mut dst[body..n]);
-    }
+        },
+        // SAFETY: as in `det8_avx512`.
+        |r| {
+            let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
+            element(&src[r.clone()], &rnd[r], out)
+        },
+    )
 }
 
 /// The 16-lane steps of [`sr8_avx512`] from element `i` to `body`, as
@@ -954,22 +1042,14 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
     mp: &kernels::ModeParams,
     src: &[f32],
     rnd: &[W],
-    dst: &mut [u8],
+    d: *mut u8,
     mut i: usize,
     body: usize,
 ) -> usize {
     const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let c = Regs8::of(k);
     let splat = |v: u32| _mm512_set1_epi32(v as i32);
-    let (abs, inf, normal) = (splat(0x7fff_ffff), splat(0x7f80_0000), splat(0x0080_0000));
-    let (sub, rebias, magic, max) = (
-        splat(k.sub),
-        splat(k.rebias),
-        splat(k.magic),
-        splat(k.max_code),
-    );
-    let (sign, over_pos, over_neg) = (splat(k.sign), splat(k.over[0]), splat(k.over[1]));
     let (man, one) = (splat(0x7f_ffff), splat(1));
-    let cut = _mm_cvtsi32_si128(k.s as i32);
     // The fraction's shift: `32 − s32` for normal targets, `e − (sub_shift
     // − 32)` for subnormal ones (negative: more than 32 dropped bits).
     let (normal_shift, sub_base) = (splat(32 - k.s), splat(sub_shift.wrapping_sub(32)));
@@ -980,31 +1060,26 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
         (1u32 << (31 - nbits)) - 1
     });
     let (oddv, rcut) = (splat(odd), _mm_cvtsi32_si128(32 - nbits as i32));
-    let (s, r, d) = (src.as_ptr(), rnd.as_ptr(), dst.as_mut_ptr());
+    let (s, r) = (src.as_ptr(), rnd.as_ptr());
     while i < body {
         // SAFETY: i + 16 <= body for the three slices; unaligned loads and
         // store.
         let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
-        let a = _mm512_and_si512(u, abs);
-        let e = _mm512_srli_epi32::<23>(a);
-        let sub_lane = _mm512_cmplt_epu32_mask(a, sub);
-        let sub_shift_v = _mm512_sub_epi32(e, sub_base);
-        let odd_lanes = _mm512_cmpge_epu32_mask(a, inf)
-            | (_mm512_cmplt_epu32_mask(a, normal) & _mm512_test_epi32_mask(a, a))
-            | (sub_lane & _mm512_cmplt_epi32_mask(sub_shift_v, _mm512_setzero_si512()));
-        if odd_lanes != 0 {
+        let a = _mm512_and_si512(u, c.abs);
+        let sub_lane = _mm512_cmplt_epu32_mask(a, c.sub);
+        let sub_shift_v = _mm512_sub_epi32(_mm512_srli_epi32::<23>(a), sub_base);
+        let beyond = sub_lane & _mm512_cmplt_epi32_mask(sub_shift_v, _mm512_setzero_si512());
+        if c.odd(a) | beyond != 0 {
             return i;
         }
         let neg = _mm512_movepi32_mask(u);
         // The code toward zero.
-        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, cut), rebias);
-        let sgn = _mm512_andnot_si512(abs, u);
-        let m = _mm512_castsi512_ps(_mm512_or_si512(magic, sgn));
+        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, c.cut), c.rebias);
+        let m = _mm512_castsi512_ps(_mm512_or_si512(c.magic, _mm512_andnot_si512(c.abs, u)));
         let t = _mm512_add_round_ps::<ZERO>(_mm512_castsi512_ps(u), m);
-        let sub_code = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(t), abs), magic);
-        let down = _mm512_mask_blend_epi32(sub_lane, normal_code, sub_code);
+        let down = _mm512_mask_blend_epi32(sub_lane, normal_code, c.sub_code(t));
         // The fraction and the decision (see `sr_table_avx2`).
-        let sig = _mm512_or_si512(_mm512_and_si512(a, man), normal);
+        let sig = _mm512_or_si512(_mm512_and_si512(a, man), c.normal);
         let shift = _mm512_mask_blend_epi32(sub_lane, normal_shift, sub_shift_v);
         let f = _mm512_sllv_epi32(sig, shift);
         let not_a = if FAST {
@@ -1018,15 +1093,8 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
         let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(rv, rcut));
         let up = _mm512_cmpgt_epu32_mask(f, not_t);
         let mag = _mm512_mask_add_epi32(down, up, down, one);
-        let signed = if ZERO_SIGN {
-            neg
-        } else {
-            neg & _mm512_test_epi32_mask(mag, mag)
-        };
-        let code = _mm512_mask_or_epi32(mag, signed, mag, sign);
-        let over = _mm512_mask_blend_epi32(neg, over_pos, over_neg);
-        let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, max), code, over);
-        unsafe { _mm_storeu_si128(d.add(i) as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+        // SAFETY: i + 16 <= body.
+        unsafe { c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
         i += 16;
     }
     body
