@@ -902,13 +902,15 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
 }
 
 /// The 16-lane steps of [`det8_avx512`] from element `i` to `body` (a
-/// multiple of 16 within both slices), `ZERO_SIGN` being `k.zero_sign`;
-/// returns where it stopped: `body`, or the first step holding an
-/// infinity, a NaN or a float32 subnormal, which it leaves unwritten.
+/// multiple of 16), the codes written at `d`, `ZERO_SIGN` being
+/// `k.zero_sign`; returns where it stopped: `body`, or the first step
+/// holding an infinity, a NaN or a float32 subnormal, which it leaves
+/// unwritten.
 ///
 /// # Safety
 ///
-/// As [`det8_avx512`]; `body ≤ src.len(), dst.len()`.
+/// As [`det8_avx512`]; `body ≤ src.len()` and `d` addresses `body`
+/// writable bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
@@ -1031,7 +1033,8 @@ pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
 ///
 /// # Safety
 ///
-/// As [`sr8_avx512`]; `body ≤` the three slices' lengths.
+/// As [`sr8_avx512`]; `body ≤ src.len(), rnd.len()` and `d` addresses
+/// `body` writable bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
