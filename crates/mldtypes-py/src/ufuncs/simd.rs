@@ -400,10 +400,10 @@ pub(crate) trait Bf16Op {
     /// Whether reading a signalling NaN raises invalid (Eigen reads the
     /// value as float32 for this function).
     const READS_VALUE: bool = false;
-    /// For the roundings to an integer: the rounding mode of AVX-512's
-    /// `VRNDSCALEPS` (0 to nearest even, 1 down, 2 up, 3 toward zero;
-    /// or `VROUNDPS` on AVX2), which [`bf16_block`] then runs on those paths
-    /// ([`round_bf16_avx512`], [`round_bf16_avx2`]).
+    /// For the roundings to an integer: the rounding mode of `VROUNDPS`
+    /// (0 to nearest even, 1 down, 2 up, 3 toward zero), which
+    /// [`bf16_block`] then runs on the AVX2 and AVX-512 paths
+    /// ([`round_bf16_avx2`]).
     const RNDSCALE: Option<i32> = None;
     /// The result of one code (a code, or 0/1).
     fn apply(c: u16) -> u16;
@@ -619,65 +619,17 @@ unsafe fn apply_tail<O: Bf16Op>(src: &[u16], out: *mut u16) -> bool {
     snan
 }
 
-/// bfloat16 codes rounded to integers by AVX-512's `VRNDSCALEPS` in the
-/// mode `MODE` (see [`Bf16Op::RNDSCALE`]), 32 codes per step: each 128-bit
-/// lane's codes are widened into the high halves of 32-bit lanes (the
-/// codes' float32 values) by interleaving with zeros, rounded (the
-/// precision exception suppressed; a signalling NaN raises invalid, as the
-/// float32 route does), and the results' high halves packed back in the
-/// same order (exact: an integer rounded from a bfloat16 is a bfloat16).
-/// NaN gives `0x7fc0` with its sign, as [`round_int`]; the rest of the
-/// slice goes through `O::apply`. Equal to [`round_int`] on every code
-/// (`tests/test_ufunc_tables.py`). Returns whether a signalling NaN was
-/// read.
-///
-/// # Safety
-///
-/// The CPU must support AVX-512 F/BW (checked by `cast::dispatch`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-unsafe fn round_bf16_avx512<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [u8]) -> bool {
-    use std::arch::x86_64::*;
-    let n = src.len().min(dst.len() / 2);
-    let body = n - n % 32;
-    let zero = _mm512_setzero_si512();
-    let (magnitude, inf, quiet) = (
-        _mm512_set1_epi16(0x7fff),
-        _mm512_set1_epi16(INF as i16),
-        _mm512_set1_epi16(0x7fc0),
-    );
-    let out = dst.as_mut_ptr() as *mut u16;
-    let mut snan = 0u32;
-    let mut i = 0;
-    while i < body {
-        // SAFETY: i + 32 <= n for both slices; unaligned loads and store.
-        let c = unsafe { _mm512_loadu_si512(src.as_ptr().add(i) as *const _) };
-        let round = |w: __m512i| {
-            let r = _mm512_roundscale_ps::<MODE>(_mm512_castsi512_ps(w));
-            _mm512_srli_epi32::<16>(_mm512_castps_si512(r))
-        };
-        let (lo, hi) = (
-            round(_mm512_unpacklo_epi16(zero, c)),
-            round(_mm512_unpackhi_epi16(zero, c)),
-        );
-        let mut r = _mm512_packus_epi32(lo, hi);
-        let mag = _mm512_and_si512(c, magnitude);
-        let nan = _mm512_cmpgt_epu16_mask(mag, inf);
-        if nan != 0 {
-            snan |= _mm512_mask_cmplt_epu16_mask(nan, mag, quiet);
-            let q = _mm512_or_si512(_mm512_andnot_si512(magnitude, c), quiet);
-            r = _mm512_mask_blend_epi16(nan, r, q);
-        }
-        unsafe { _mm512_storeu_si512(out.add(i) as *mut _, r) };
-        i += 32;
-    }
-    // SAFETY: `out` holds `n` codes.
-    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
-    snan != 0 || tail
-}
-
-/// [`round_bf16_avx512`] on AVX2 (`VROUNDPS`, whose immediate has the
-/// same rounding and precision fields), 16 codes per step.
+/// bfloat16 codes rounded to integers by `VROUNDPS` in the mode `MODE`
+/// (see [`Bf16Op::RNDSCALE`]), 16 codes per step: each 128-bit lane's
+/// codes are widened into the high halves of 32-bit lanes (the codes'
+/// float32 values) by interleaving with zeros, rounded (the precision
+/// exception suppressed; a signalling NaN raises invalid, as the float32
+/// route does), and the results' high halves packed back in the same
+/// order (exact: an integer rounded from a bfloat16 is a bfloat16). NaN
+/// gives `0x7fc0` with its sign, as [`round_int`]; the rest of the slice
+/// goes through `O::apply`. Equal to [`round_int`] on every code
+/// (`tests/test_ufunc_tables.py`); it runs on the AVX-512 path too (at the
+/// memory bound there as well). Returns whether a signalling NaN was read.
 ///
 /// # Safety
 ///
@@ -736,20 +688,18 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         // The roundings to an integer: the float32 unit's rounding
         // instruction, fewer steps than the integer form.
         if let Some(mode) = O::RNDSCALE {
-            // SAFETY: the paths are only selected when the CPU has AVX-512
-            // F/BW/VL/DQ, respectively AVX2. The modes are the rounding
-            // fields of `VRNDSCALEPS` / `VROUNDPS` with the precision
+            // SAFETY: both paths are only selected when the CPU has AVX2.
+            // The modes are `VROUNDPS`'s rounding field with the precision
             // exception suppressed (bit 3).
-            match (mldtypes::cast::path(), mode) {
-                (Path::Avx512, 0) => return unsafe { round_bf16_avx512::<O, 0x08>(src, dst) },
-                (Path::Avx512, 1) => return unsafe { round_bf16_avx512::<O, 0x09>(src, dst) },
-                (Path::Avx512, 2) => return unsafe { round_bf16_avx512::<O, 0x0a>(src, dst) },
-                (Path::Avx512, _) => return unsafe { round_bf16_avx512::<O, 0x0b>(src, dst) },
-                (Path::Avx2, 0) => return unsafe { round_bf16_avx2::<O, 0x08>(src, dst) },
-                (Path::Avx2, 1) => return unsafe { round_bf16_avx2::<O, 0x09>(src, dst) },
-                (Path::Avx2, 2) => return unsafe { round_bf16_avx2::<O, 0x0a>(src, dst) },
-                (Path::Avx2, _) => return unsafe { round_bf16_avx2::<O, 0x0b>(src, dst) },
-                _ => {}
+            if matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512) {
+                return unsafe {
+                    match mode {
+                        0 => round_bf16_avx2::<O, 0x08>(src, dst),
+                        1 => round_bf16_avx2::<O, 0x09>(src, dst),
+                        2 => round_bf16_avx2::<O, 0x0a>(src, dst),
+                        _ => round_bf16_avx2::<O, 0x0b>(src, dst),
+                    }
+                };
             }
         }
         match mldtypes::cast::path() {
@@ -861,12 +811,6 @@ fn modf_bf16_run(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-unsafe fn modf_bf16_avx512(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
-    modf_bf16_run(src, frac, int)
-}
-
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn modf_bf16_avx2(src: &[u16], frac: &mut [u16], int: &mut [u16]) -> bool {
     modf_bf16_run(src, frac, int)
@@ -879,10 +823,10 @@ pub(crate) fn modf_bf16_block(src: &[u16], frac: &mut [u16], int: &mut [u16]) ->
     {
         use mldtypes::cast::Path;
         match mldtypes::cast::path() {
-            // SAFETY: the path is only selected when the CPU has these
-            // features (AVX-512 F/BW/VL/DQ, respectively AVX2).
-            Path::Avx512 => return unsafe { modf_bf16_avx512(src, frac, int) },
-            Path::Avx2 => return unsafe { modf_bf16_avx2(src, frac, int) },
+            // SAFETY: both paths are only selected when the CPU has AVX2
+            // (whose code serves AVX-512 too: the loop is at the memory
+            // bound with either).
+            Path::Avx512 | Path::Avx2 => return unsafe { modf_bf16_avx2(src, frac, int) },
             _ => {}
         }
     }

@@ -17,7 +17,7 @@ use super::kernels::{self, Code, ModeParams, Params};
 use super::CastError;
 use crate::dtype::DType;
 use crate::float::core::{self, Step};
-use crate::float::kernels::{Det, StochFast, StochRn, B32, BINARY32_PARAMS, K, KF16};
+use crate::float::kernels::{Det, Kind, StochFast, StochRn, B32, BINARY32_PARAMS, K, KF16};
 use crate::format::{Format, NanEncoding, NonFinite, Overflow, FLOAT16};
 use crate::round::{Random, RandomBits, RoundMode, Rounding};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -570,13 +570,23 @@ impl Job<'_> {
     /// deterministic mode holds the codes (made by [`Job::enc32`], equal to
     /// the scalar core); a stochastic mode's holds for each input's top
     /// bits the codes up and down, between which the kernel decides
-    /// ([`kernels::enc32_sr`]). One per format, mode and saturation.
+    /// ([`kernels::enc32_sr`]). One per format, mode and saturation. On
+    /// AVX-512 the signed formats take no table but the parameters of
+    /// [`hw::det8_avx512`] / [`hw::sr8_avx512`], at any length.
     fn table_for(&self, n: usize) -> Option<Table> {
         let (Source::F32, Target::Code(f, p, 1)) = (self.from, self.to) else {
             return None;
         };
+        // AVX-512's kernels of the signed formats (16 lanes of arithmetic,
+        // the subnormals rounded by the addition in the mode; half the
+        // quantum a normal float32, at most 31 random bits) beat the
+        // table's 8-lane gathers and need no table: any length.
+        let own = self.path == Path::Avx512
+            && f.signed
+            && p.magic32 > 24 << 23
+            && (self.family == Family::Det || self.sr_bits <= 31);
         if !(matches!(self.path, Path::Avx2 | Path::Avx512)
-            && n >= TABLE_MIN
+            && (n >= TABLE_MIN || own)
             && p.fits_f32
             && codec::table_eligible(&f)
             && self.kernel_f32(&f))
@@ -584,30 +594,16 @@ impl Job<'_> {
             return None;
         }
         match self.family {
-            // Signed formats on AVX-512: 16 lanes of arithmetic, the
-            // subnormals rounded by the addition in the mode, beat the
-            // table's 8-lane gathers (half the quantum a normal float32).
             #[cfg(target_arch = "x86_64")]
-            Family::Det if self.path == Path::Avx512 && f.signed && p.magic32 > 24 << 23 => {
-                Some(Table::Det8(self.avx512_params(&f, &p)))
-            }
+            Family::Det if own => Some(Table::Det8(self.avx512_params(&f, &p))),
             Family::Det => Some(Table::Det(codec::encode_table_with(
                 &f,
                 self.mode,
                 self.sat,
                 |x, t| self.enc32::<u8>(&f, &p, x, &[], t),
             ))),
-            // Signed formats on AVX-512: the same decision on 16 lanes,
-            // the codes and the fraction made from the input (the
-            // fraction has room for 31 random bits).
             #[cfg(target_arch = "x86_64")]
-            _ if self.path == Path::Avx512
-                && f.signed
-                && p.magic32 > 24 << 23
-                && self.sr_bits <= 31 =>
-            {
-                Some(Table::Sr8(self.avx512_params(&f, &p)))
-            }
+            _ if own => Some(Table::Sr8(self.avx512_params(&f, &p))),
             // (The AVX2 kernel's fraction has room for 31 random bits.)
             #[cfg(target_arch = "x86_64")]
             _ if self.sr_bits <= 31 => Some(Table::Sr(codec::sr_table_with(
@@ -797,10 +793,23 @@ impl Job<'_> {
         streamed(x, rnd, d, |x, rnd, d| {
             with_round_kind!(
                 f,
-                |Q| with_family!(self.family, |M| on_path!(self.path, |m| unsafe {
-                    // SAFETY: the path was confirmed available.
-                    m::rm_enc32::<Q, M, C>(p, mp, x, rnd, d)
-                })),
+                |Q| with_family!(self.family, |M| {
+                    // AVX-512 leaves the one-byte codes of signed formats
+                    // to its own kernels ([`hw::det8_avx512`],
+                    // [`hw::sr8_avx512`], through `table_for`) and to AVX2's
+                    // code for the steps and formats they leave: no
+                    // AVX-512 instance of the element code for those in the
+                    // shipped library.
+                    let path = match self.path {
+                        Path::Avx512 if Q::SIGNED && size_of::<C>() == 1 => Path::Avx2,
+                        p => p,
+                    };
+                    on_path!(path, |m| unsafe {
+                        // SAFETY: the path was confirmed available (AVX-512
+                        // includes AVX2).
+                        m::rm_enc32::<Q, M, C>(p, mp, x, rnd, d)
+                    })
+                }),
                 unreachable!("checked by kernel_f32")
             )
         })
