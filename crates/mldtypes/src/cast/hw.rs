@@ -31,6 +31,11 @@
 //!   `sr_table_avx2` for the stochastic modes), and float32 → bfloat16
 //!   under a deterministic mode (`f32_to_bf16_det_avx2`).
 //!
+//! - on AVX-512, float32 → one-byte codes of the signed formats under
+//!   every mode in 16 lanes without a table (`det8_avx512`,
+//!   `sr8_avx512`: subnormal targets rounded by an addition with the
+//!   mode's rounding embedded).
+//!
 //! NaN lanes are rare: each step checks its lanes for them at once and
 //! re-encodes the whole step element by element when there are any.
 //! Remainders shorter than a step go through the element conversions.
