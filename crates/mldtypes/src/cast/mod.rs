@@ -595,8 +595,7 @@ pub fn round_bytes(
 /// are as large as the input: a fifth of a float32 → float8 conversion's
 /// memory traffic). Same bits and same errors as [`round_bytes`], the first
 /// offending index included; only on
-/// [`RoundingError::BitsTooLarge`](crate::round::RoundingError::BitsTooLarge)
-/// may `dst` hold part of a result.
+/// [`RoundingError::BitsTooLarge`] may `dst` hold part of a result.
 ///
 /// # Errors
 ///

@@ -13,7 +13,7 @@
 //! vectors: the order, hence the result, is the same on every path (a sum
 //! involving several NaNs may carry any of their payloads).
 //!
-//! With the `ndarray` feature, [`ArrayReduce`] gives the same reductions on
+//! With the `ndarray` feature, `ArrayReduce` gives the same reductions on
 //! `ndarray` arrays of any shape and layout: ndarray's own `sum`/`mean`
 //! add in the element type (a bfloat16 or float16 running sum stalls).
 //!
