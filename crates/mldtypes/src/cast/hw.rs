@@ -717,12 +717,11 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
     }
 }
 
-/// The parameters of [`det8_avx512`]: one format of
-/// `codec::table_eligible` with a sign, under one deterministic mode and
-/// saturation.
+/// The parameters of [`det8_avx512`] and [`sr8_avx512`]: one format of
+/// `codec::table_eligible` with a sign, under one mode and saturation.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Det8 {
+pub(crate) struct Params8 {
     /// `kernels::Params` of the format: the bits a normal target drops
     /// (`23 − m`), the rebias, the float32 magnitude below which targets
     /// are subnormal, the magic addend `2^(emin − m + 23)` (its ulp is the
@@ -743,7 +742,7 @@ pub(crate) struct Det8 {
     pub(crate) over: [u32; 2],
 }
 
-/// [`Det8`] in registers, with the constants both of its kernels use.
+/// [`Params8`] in registers, with the constants both kernels use.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Regs8 {
@@ -763,7 +762,7 @@ struct Regs8 {
 impl Regs8 {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
     #[inline]
-    fn of(k: &Det8) -> Regs8 {
+    fn of(k: &Params8) -> Regs8 {
         let splat = |v: u32| _mm512_set1_epi32(v as i32);
         Regs8 {
             abs: splat(0x7fff_ffff),
@@ -876,7 +875,7 @@ fn steps_then_elements(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 pub(crate) unsafe fn det8_avx512<const MODE: u8>(
-    k: &Det8,
+    k: &Params8,
     src: &[f32],
     dst: &mut [u8],
     element: impl Fn(&[f32], &mut [u8]),
@@ -920,7 +919,7 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
 unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
-    k: &Det8,
+    k: &Params8,
     src: &[f32],
     d: *mut u8,
     mut i: usize,
@@ -1003,7 +1002,7 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
-    k: &Det8,
+    k: &Params8,
     sub_shift: u32,
     mp: &kernels::ModeParams,
     src: &[f32],
@@ -1045,7 +1044,7 @@ pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
 #[inline]
 #[allow(clippy::too_many_arguments)]
 unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
-    k: &Det8,
+    k: &Params8,
     sub_shift: u32,
     mp: &kernels::ModeParams,
     src: &[f32],

@@ -258,11 +258,11 @@ enum Table {
     /// No table: the parameters of AVX-512's deterministic kernel
     /// ([`hw::det8_avx512`]), which runs there instead.
     #[cfg(target_arch = "x86_64")]
-    Det8(hw::Det8),
+    Det8(hw::Params8),
     /// No table: the parameters of AVX-512's stochastic kernel
     /// ([`hw::sr8_avx512`]), which runs there instead.
     #[cfg(target_arch = "x86_64")]
-    Sr8(hw::Det8),
+    Sr8(hw::Params8),
 }
 
 fn source_of(d: DType) -> Option<Source> {
@@ -622,7 +622,7 @@ impl Job<'_> {
     /// the code of −0 and those of a finite overflow of either sign, by the
     /// job's own element conversion (random number 0).
     #[cfg(target_arch = "x86_64")]
-    fn avx512_params(&self, f: &Format, p: &Params) -> hw::Det8 {
+    fn avx512_params(&self, f: &Format, p: &Params) -> hw::Params8 {
         let code = |v: f32| {
             let mut c = [0u8];
             let r: &[u32] = if self.family == Family::Det {
@@ -633,7 +633,7 @@ impl Job<'_> {
             self.enc32::<u8>(f, p, &[v], r, &mut c);
             u32::from(c[0])
         };
-        hw::Det8 {
+        hw::Params8 {
             s: p.s32,
             rebias: p.rebias32,
             sub: p.sub32,
