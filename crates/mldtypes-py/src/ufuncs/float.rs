@@ -1013,26 +1013,14 @@ unsafe extern "C" fn lut_loop(
             }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => {
-                let sm = t.flags.any().then(|| t.flags.summaries());
+                let fl = t.flags.any().then_some(&t.flags);
                 // The vector look-up of `len` packed codes at `src` into the
-                // output from element `start`, with the exact flags (a run
-                // with mixed flags: those of every element, read again from
-                // `src`, which is intact); None on paths without it.
+                // output from element `start`, with the exact flags; None on
+                // paths without it.
                 let packed = |src: *const u16, start: usize, len: usize| {
                     // SAFETY: `src` and the output hold `len` packed codes
                     // from `start`, disjoint; the column is padded.
-                    let f = simd::lut16(src, o.at(start) as *mut u16, len, v, sm)?;
-                    if t.flags.settled(f) {
-                        return Some(f & !MIXED);
-                    }
-                    let all = t.flags.mixed_union() | (f & !MIXED);
-                    // SAFETY: the `len` codes just read.
-                    let g = simd::flags16(src, len, t.flags.dense(), all).unwrap_or_else(|| {
-                        (0..len).fold(0, |g, k| {
-                            g | t.flags.get(src.add(k).read_unaligned() as usize)
-                        })
-                    });
-                    Some(g | (f & !MIXED))
+                    simd::lut16(src, o.at(start) as *mut u16, len, v, fl)
                 };
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
                     packed(a.at(0) as *const u16, 0, n)

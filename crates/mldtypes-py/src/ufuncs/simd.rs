@@ -14,6 +14,7 @@
 //!   its sign).
 
 use super::funcs::{self, Real};
+use super::table::FlagPages;
 
 /// The 256-entry look-up `dst[k] = table[src[k]]` for `k < n`; returns
 /// the union of `flags[src[k]]` (no flags when `flags` is None).
@@ -226,23 +227,25 @@ unsafe fn frexp8_vbmi(
 #[inline]
 pub(crate) fn has_lut16(table: &[u16]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 && table.len() >= 65538 {
-        return true;
+    match mldtypes::cast::path() {
+        mldtypes::cast::Path::Avx512 => return table.len() >= 65538,
+        mldtypes::cast::Path::Avx2 => return table.len() >= 65538,
+        _ => {}
     }
     let _ = table;
     false
 }
 
 /// The 65,536-entry look-up `dst[k] = table[src[k]]` of two-byte codes
-/// for `k < n`, with AVX-512 gathers (16 entries per instruction); returns
-/// the union of `summary[src[k] >> 8]` (the table's per-run flag summary,
-/// see `table::FlagPages::summary`; None: no flags). On other paths,
+/// for `k < n`, with AVX-512 gathers (16 entries per instruction) or AVX2
+/// ones (8); returns the union of the entries' flags (`flags`: the
+/// table's, see `table::FlagPages`; None: no flags). On other paths,
 /// `None` is returned and nothing is done.
 ///
 /// # Safety
 ///
 /// `src` and `dst` address `n` two-byte elements each, disjoint; `table`
-/// holds at least 65,538 entries (the gather reads four bytes at each
+/// holds at least 65,538 entries (the gathers read four bytes at each
 /// entry).
 #[inline]
 pub(crate) unsafe fn lut16(
@@ -250,147 +253,238 @@ pub(crate) unsafe fn lut16(
     dst: *mut u16,
     n: usize,
     table: &[u16],
-    summary: Option<&[u8; 256]>,
+    flags: Option<&FlagPages>,
 ) -> Option<u8> {
     #[cfg(target_arch = "x86_64")]
     if has_lut16(table) {
         // SAFETY: the AVX-512 path is only selected when the CPU has
-        // AVX-512 F/BW/VL/DQ and VBMI.
-        return Some(lut16_avx512(src, dst, n, table, summary));
+        // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
+        return Some(match mldtypes::cast::path() {
+            mldtypes::cast::Path::Avx512 => lut16_avx512(src, dst, n, table, flags),
+            _ => lut16_avx2(src, dst, n, table, flags),
+        });
     }
-    let _ = (src, dst, n, table, summary);
+    let _ = (src, dst, n, table, flags);
     None
+}
+
+/// [`lut16`] on AVX2: 16 codes per step, widened to 32-bit indices, two
+/// gathers of the entries (scale 2: the low half of each gathered word),
+/// packed and stored ([`lut16_blocks`] gives the flags).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lut16_avx2(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    flags: Option<&FlagPages>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let t = table.as_ptr().cast::<i32>();
+    let low = _mm256_set1_epi32(0xffff);
+    lut16_blocks::<16>(src, dst, n, table, flags, |s, d, range| {
+        // SAFETY: 16 codes at `s` and `d`; every code indexes the table,
+        // whose two entries past the last make the four bytes read at each
+        // one readable.
+        unsafe {
+            let v = _mm256_loadu_si256(s.cast());
+            let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+            let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
+            let g0 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, lo), low);
+            let g1 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, hi), low);
+            // Entries below 2^16: the unsigned saturating pack is exact.
+            let r = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(g0, g1));
+            _mm256_storeu_si256(d.cast(), r);
+            if let Some(range) = range {
+                range.add(v);
+            }
+        }
+    })
+}
+
+/// The driver of [`lut16`]'s kernels: blocks of 4,096 codes, `step(s, d,
+/// range)` for each whole step of `W` codes from `s` into `d` (adding them
+/// to `range` when there are flags), the rest one by one; each block's
+/// flags from the range of its positive codes and that of its negative
+/// ones ([`Range16::flags`]). Returns the union of the flags.
+///
+/// # Safety
+///
+/// As [`lut16`]; `step` reads and writes `W` codes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lut16_blocks<const W: usize>(
+    src: *const u16,
+    dst: *mut u16,
+    n: usize,
+    table: &[u16],
+    flags: Option<&FlagPages>,
+    mut step: impl FnMut(*const u16, *mut u16, Option<&mut Range16>),
+) -> u8 {
+    let mut union = 0u8;
+    let mut start = 0;
+    while start < n {
+        let len = (n - start).min(4096);
+        let (s, d) = (src.add(start), dst.add(start));
+        let mut range = Range16::new();
+        let mut k = 0;
+        while k + W <= len {
+            step(s.add(k), d.add(k), flags.is_some().then_some(&mut range));
+            k += W;
+        }
+        for j in k..len {
+            let c = s.add(j).read_unaligned();
+            d.add(j).write_unaligned(table[usize::from(c)]);
+            range.add_one(c);
+        }
+        if let Some(fl) = flags {
+            union |= range.flags(s, len, fl);
+        }
+        start += len;
+    }
+    union
+}
+
+/// The least and the largest positive code (below 2^15) and the least and
+/// the largest negative one seen, lane by lane (16 lanes of 16 bits) and
+/// for the elements added one by one: positive lanes stand at `0xffff` in
+/// the negative minima and at 0 in the negative maxima, and the other way
+/// round.
+#[cfg(target_arch = "x86_64")]
+struct Range16 {
+    pmin: std::arch::x86_64::__m256i,
+    pmax: std::arch::x86_64::__m256i,
+    nmin: std::arch::x86_64::__m256i,
+    nmax: std::arch::x86_64::__m256i,
+    one: [u16; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Range16 {
+    #[target_feature(enable = "avx2")]
+    fn new() -> Self {
+        use std::arch::x86_64::*;
+        let (ones, zero) = (_mm256_set1_epi16(-1), _mm256_setzero_si256());
+        Self {
+            pmin: ones,
+            pmax: zero,
+            nmin: ones,
+            nmax: zero,
+            one: [u16::MAX, 0, u16::MAX, 0],
+        }
+    }
+
+    /// Adds 16 codes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn add(&mut self, c: std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // All ones in the lanes of negative codes.
+        let neg = _mm256_srai_epi16::<15>(c);
+        let pos = _mm256_xor_si256(neg, _mm256_set1_epi16(-1));
+        self.pmin = _mm256_min_epu16(self.pmin, _mm256_or_si256(c, neg));
+        self.pmax = _mm256_max_epu16(self.pmax, _mm256_andnot_si256(neg, c));
+        self.nmin = _mm256_min_epu16(self.nmin, _mm256_or_si256(c, pos));
+        self.nmax = _mm256_max_epu16(self.nmax, _mm256_and_si256(c, neg));
+    }
+
+    /// Adds one code.
+    fn add_one(&mut self, c: u16) {
+        let at = if c < 0x8000 { 0 } else { 2 };
+        self.one[at] = self.one[at].min(c);
+        self.one[at + 1] = self.one[at + 1].max(c);
+    }
+
+    /// The union of the flags of `src[k]` for `k < n`, the codes added:
+    /// where the runs of 256 codes (`FlagPages::summary`) of each range
+    /// raise the same flags for every code, those; otherwise each code's,
+    /// read until the union holds every flag of the ranges' runs.
+    ///
+    /// # Safety
+    ///
+    /// `src` addresses `n` two-byte elements.
+    #[target_feature(enable = "avx2")]
+    unsafe fn flags(&self, src: *const u16, n: usize, fl: &FlagPages) -> u8 {
+        use std::arch::x86_64::*;
+        let lanes = |v: __m256i| {
+            let mut a = [0u16; 16];
+            // SAFETY: 32 bytes into `a`.
+            unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+            a
+        };
+        let [p0, p1, n0, n1] = self.one;
+        let pmin = lanes(self.pmin).into_iter().fold(p0, u16::min);
+        let pmax = lanes(self.pmax).into_iter().fold(p1, u16::max);
+        let nmin = lanes(self.nmin).into_iter().fold(n0, u16::min);
+        let nmax = lanes(self.nmax).into_iter().fold(n1, u16::max);
+        let (sm, unions) = (fl.summaries(), fl.run_unions());
+        // Every flag a code of the ranges can raise, and whether every
+        // code of the ranges raises exactly that.
+        let (mut bound, mut alike) = (0u8, true);
+        // Positive codes are below 2^15, negative ones at or above it.
+        for (lo, hi, present) in [(pmin, pmax, pmin < 0x8000), (nmin, nmax, nmax >= 0x8000)] {
+            if present {
+                let runs = usize::from(lo >> 8)..=usize::from(hi >> 8);
+                let u = unions[runs.clone()].iter().fold(0, |u, &f| u | f);
+                alike &= sm[runs].iter().all(|&v| v == u);
+                bound |= u;
+            }
+        }
+        if alike {
+            return bound;
+        }
+        // Code by code, until the union reaches the bound.
+        let dense = fl.dense();
+        let mut f = 0u8;
+        let mut k = 0;
+        while k < n && f != bound {
+            let end = (k + 256).min(n);
+            for j in k..end {
+                f |= dense[usize::from(src.add(j).read_unaligned())];
+            }
+            k = end;
+        }
+        f
+    }
 }
 
 /// [`lut16`] on AVX-512: 32 codes per step, widened to 32-bit indices,
 /// two gathers of the entries (scale 2: the low half of each gathered
-/// word), narrowed and stored; the summary of each code's high byte by the
-/// two-table byte permutation.
+/// word), narrowed and stored ([`lut16_blocks`] gives the flags).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn lut16_avx512(
     src: *const u16,
     dst: *mut u16,
     n: usize,
     table: &[u16],
-    summary: Option<&[u8; 256]>,
+    flags: Option<&FlagPages>,
 ) -> u8 {
     use std::arch::x86_64::*;
-    let zero = [0u8; 256];
-    let sm = summary.unwrap_or(&zero);
-    let load = |k: usize| _mm512_loadu_si512(sm.as_ptr().add(64 * k).cast());
-    let (s0, s1, s2, s3) = (load(0), load(1), load(2), load(3));
     let base = table.as_ptr().cast::<u8>();
-    let high = _mm512_set1_epi16(0xff00u16 as i16);
-    let mut acc = _mm512_setzero_si512();
-    let mut k = 0;
-    while k + 32 <= n {
-        // The line 16 steps ahead: the gathers' latency otherwise leaves
-        // too few of the input's lines in flight for one thread.
-        _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(k + 512).cast());
-        let v = _mm512_loadu_si512(src.add(k).cast());
-        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
-        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
-        let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
-        let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
-        let r = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
-            _mm512_cvtepi32_epi16(g_hi),
-        );
-        _mm512_storeu_si512(dst.add(k).cast(), r);
-        if summary.is_some() {
-            // Each code's high byte (the odd bytes) looked up in the
-            // 256-byte summary; the even bytes' results dropped.
-            let a = _mm512_permutex2var_epi8(s0, v, s1);
-            let b = _mm512_permutex2var_epi8(s2, v, s3);
-            let f = _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), a, b);
-            acc = _mm512_or_si512(acc, _mm512_and_si512(f, high));
+    lut16_blocks::<32>(src, dst, n, table, flags, |s, d, range| {
+        // SAFETY: 32 codes at `s` and `d`; as in `lut16_avx2`.
+        unsafe {
+            // The line 16 steps ahead: the gathers' latency otherwise
+            // leaves too few of the input's lines in flight for one thread.
+            _mm_prefetch::<_MM_HINT_T0>(s.wrapping_add(512).cast());
+            let v = _mm512_loadu_si512(s.cast());
+            let (v0, v1) = (_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
+            let g_lo = _mm512_i32gather_epi32::<2>(_mm512_cvtepu16_epi32(v0), base.cast());
+            let g_hi = _mm512_i32gather_epi32::<2>(_mm512_cvtepu16_epi32(v1), base.cast());
+            let r = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
+                _mm512_cvtepi32_epi16(g_hi),
+            );
+            _mm512_storeu_si512(d.cast(), r);
+            if let Some(range) = range {
+                range.add(v0);
+                range.add(v1);
+            }
         }
-        k += 32;
-    }
-    let mut flags = 0u8;
-    if k < n {
-        let rest = lut16_rest(src.add(k), dst.add(k), n - k, table, sm);
-        flags |= if summary.is_some() { rest } else { 0 };
-    }
-    let mut bytes = [0u8; 64];
-    _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc);
-    bytes.iter().fold(flags, |a, &b| a | b)
-}
-
-/// The elements of [`lut16`] after the last full step, one by one.
-#[inline]
-unsafe fn lut16_rest(
-    src: *const u16,
-    dst: *mut u16,
-    n: usize,
-    table: &[u16],
-    sm: &[u8; 256],
-) -> u8 {
-    let mut f = 0u8;
-    for k in 0..n {
-        let c = src.add(k).read_unaligned();
-        dst.add(k).write_unaligned(table[c as usize]);
-        f |= sm[(c >> 8) as usize];
-    }
-    f
-}
-
-/// The union of `flags[src[k]]` for `k < n` (one byte of flags per code),
-/// with AVX-512 gathers, stopping early once it holds every bit of `all`;
-/// `None` (nothing done) on other paths.
-///
-/// # Safety
-///
-/// `src` addresses `n` two-byte elements.
-#[inline]
-pub(crate) unsafe fn flags16(
-    src: *const u16,
-    n: usize,
-    flags: &[u8; 1 << 16],
-    all: u8,
-) -> Option<u8> {
-    #[cfg(target_arch = "x86_64")]
-    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
-        // SAFETY: the AVX-512 path is only selected when the CPU has
-        // AVX-512 F/BW/VL/DQ and VBMI.
-        return Some(flags16_avx512(src, n, flags, all));
-    }
-    let _ = (src, n, flags, all);
-    None
-}
-
-/// [`flags16`] on AVX-512: each code's byte read from the aligned 32-bit
-/// word holding it (index `code / 4`, so nothing past the table is read)
-/// and shifted down by `8 (code mod 4)`; the union checked every 4,096
-/// codes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn flags16_avx512(src: *const u16, n: usize, flags: &[u8; 1 << 16], all: u8) -> u8 {
-    use std::arch::x86_64::*;
-    let base = flags.as_ptr();
-    let three = _mm512_set1_epi32(3);
-    let mut acc = _mm512_setzero_si512();
-    let mut k = 0;
-    let byte = |idx: __m512i| {
-        let w = _mm512_i32gather_epi32::<4>(_mm512_srli_epi32::<2>(idx), base.cast());
-        _mm512_srlv_epi32(w, _mm512_slli_epi32::<3>(_mm512_and_si512(idx, three)))
-    };
-    while k + 32 <= n {
-        let v = _mm512_loadu_si512(src.add(k).cast());
-        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
-        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
-        acc = _mm512_or_si512(acc, _mm512_or_si512(byte(lo), byte(hi)));
-        k += 32;
-        if k % 4096 == 0 && (_mm512_reduce_or_epi32(acc) as u8) & all == all {
-            return _mm512_reduce_or_epi32(acc) as u8;
-        }
-    }
-    let mut f = _mm512_reduce_or_epi32(acc) as u8;
-    for j in k..n {
-        f |= flags[src.add(j).read_unaligned() as usize];
-    }
-    f
+    })
 }
 
 /// A bfloat16 one-operand function with a vector kernel.

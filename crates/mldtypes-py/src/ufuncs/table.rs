@@ -45,6 +45,8 @@ pub(crate) struct FlagPages {
     /// The union of the flags of the [`MIXED`] runs' entries: once a
     /// union of flags holds these, no per-entry look-up can add to it.
     mixed_union: u8,
+    /// Per run of 256 entries: the union of their flags.
+    run_union: [u8; 256],
     /// The flags of every entry, one byte each, built on first use by
     /// [`FlagPages::dense`] (the pair tables' loops: one look-up per element
     /// independent of the result's).
@@ -87,9 +89,11 @@ impl FlagPages {
             .fold(0, |u, (_, &p)| {
                 pages[p as usize].iter().fold(u, |u, &f| u | f)
             });
+        let run_union = page_of.map(|p| pages[p as usize].iter().fold(0, |u, &f| u | f));
         FlagPages {
             any: pages.len() > 1,
             mixed_union,
+            run_union,
             page_of,
             summary,
             pages: pages.into_boxed_slice(),
@@ -144,10 +148,10 @@ impl FlagPages {
         f & MIXED == 0 || f & self.mixed_union == self.mixed_union
     }
 
-    /// The union of the flags of the entries of the mixed runs.
+    /// Per run of 256 entries (`i >> 8`): the union of their flags.
     #[inline(always)]
-    pub(crate) fn mixed_union(&self) -> u8 {
-        self.mixed_union
+    pub(crate) fn run_unions(&self) -> &[u8; 256] {
+        &self.run_union
     }
 
     /// Whether any entry raises a flag.
