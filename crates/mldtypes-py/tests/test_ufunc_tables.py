@@ -370,6 +370,28 @@ def test_one_byte_strided_input(name, step, kernel_path):
         assert got_flags == want_flags, ufunc
 
 
+@pytest.mark.parametrize(("name", "quiet", "loud", "flag", "ufunc"), [
+    ("float8_e5m2", [1.0, 2.0, -3.0], 100.0, "overflow", "exp"),
+    ("float8_e4m3fn", [1.0, 2.0, 3.0], -1.0, "invalid value", "log"),
+    ("float8_e4m3fn", [1.0, 2.0, 3.0], 0.0, "divide by zero", "log"),
+])
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 1000])
+def test_flags_of_long_one_byte_arrays(name, quiet, loud, flag, ufunc, n, kernel_path):
+    """One-byte inputs of lengths around the vector look-ups' steps (32 and 64 codes): no
+    flag from codes that raise none (the zero-padded lanes of a last partial step included:
+    code 0 is +0, whose log divides by zero), and the flag of one element wherever it lies."""
+    u = getattr(np, ufunc)
+    x = np.resize(np.array(quiet, np.float32), n).astype(getattr(mldtypes, name))
+    want = u(x.astype(np.float32)).astype(x.dtype).view(np.uint8)
+    got, seen = _results_and_flags(u, x)
+    np.testing.assert_array_equal(got, want)
+    assert seen == []
+    for at in sorted({0, n // 2, 31 % n, 32 % n, n - 1}):
+        y = x.copy()
+        y[at] = loud
+        assert raised(u, y) == [flag], at
+
+
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn",
                                   "float8_e8m0fnu"])
 @pytest.mark.parametrize("n", [255, 256, 300, 1000, 4097])

@@ -32,12 +32,121 @@ pub(crate) unsafe fn lut8(
     flags: Option<&[u8; 256]>,
 ) -> u8 {
     #[cfg(target_arch = "x86_64")]
-    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+    match mldtypes::cast::path() {
         // SAFETY: the AVX-512 path is only selected when the CPU has
-        // AVX-512 F/BW/VL/DQ and VBMI.
-        return lut8_vbmi(src, dst, n, table, flags);
+        // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
+        mldtypes::cast::Path::Avx512 => return lut8_vbmi(src, dst, n, table, flags),
+        mldtypes::cast::Path::Avx2 => return lut8_avx2(src, dst, n, table, flags, |_, _, _| {}),
+        _ => {}
     }
     lut8_scalar(src, dst, n, table, flags)
+}
+
+/// A 256-byte table for [`Lut256Avx2::look`]: its sixteen rows of 16
+/// bytes, each in both 128-bit lanes, row `j` XORed with row `j + 1`
+/// within each half of the table (rows 0–7, 8–15).
+#[cfg(target_arch = "x86_64")]
+struct Lut256Avx2([std::arch::x86_64::__m256i; 16]);
+
+#[cfg(target_arch = "x86_64")]
+impl Lut256Avx2 {
+    #[target_feature(enable = "avx2")]
+    fn new(t: &[u8; 256]) -> Self {
+        use std::arch::x86_64::*;
+        Self(std::array::from_fn(|j| {
+            let mut row = [0u8; 16];
+            for (k, r) in row.iter_mut().enumerate() {
+                let next = if j % 8 == 7 { 0 } else { t[16 * (j + 1) + k] };
+                *r = t[16 * j + k] ^ next;
+            }
+            // SAFETY: 16 bytes from `row`.
+            _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(row.as_ptr().cast()) })
+        }))
+    }
+
+    /// The table's bytes at the 32 indices `idx` by 16 byte shuffles:
+    /// for an index below 128 in row `h`, `idx + 0x70 − 16 j` (no
+    /// overflow) has its top bit clear exactly for `j ≥ h`, where the
+    /// shuffle gives row `j`'s difference at the index's low four bits
+    /// (zero elsewhere), and the differences from row `h` to row 7 XOR
+    /// to row `h`; the indices from 128 the same way with the top bit
+    /// flipped (the other half's shuffles give zero for both).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn look(&self, idx: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+        use std::arch::x86_64::*;
+        let upper = _mm256_xor_si256(idx, _mm256_set1_epi8(i8::MIN));
+        let mut r = _mm256_setzero_si256();
+        for j in 0..8 {
+            let add = _mm256_set1_epi8(0x70 - 16 * j as i8);
+            let a = _mm256_shuffle_epi8(self.0[j], _mm256_adds_epu8(idx, add));
+            let b = _mm256_shuffle_epi8(self.0[8 + j], _mm256_adds_epu8(upper, add));
+            r = _mm256_xor_si256(r, _mm256_xor_si256(a, b));
+        }
+        r
+    }
+}
+
+/// [`lut8`] on AVX2: 32 codes per step by [`Lut256Avx2::look`] (the
+/// flags looked up the same way); `more(codes, k, n)` runs after each
+/// group of codes from element `k` (`n` of them: 32, or the last few
+/// gathered into a zero-padded step) for the look-ups of a second output.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lut8_avx2(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    table: &[u8; 256],
+    flags: Option<&[u8; 256]>,
+    mut more: impl FnMut(std::arch::x86_64::__m256i, usize, usize),
+) -> u8 {
+    use std::arch::x86_64::*;
+    let t = Lut256Avx2::new(table);
+    let fl = flags.map(|f| Lut256Avx2::new(f));
+    let mut acc = _mm256_setzero_si256();
+    let mut k = 0;
+    let mut step = |idx: __m256i, k: usize, len: usize| {
+        let r = t.look(idx);
+        if len == 32 {
+            // SAFETY: codes `k .. k + 32`.
+            unsafe { _mm256_storeu_si256(dst.add(k).cast(), r) };
+        } else {
+            let mut out = [0u8; 32];
+            // SAFETY: 32 bytes into `out`, then `len` of them to `dst`.
+            unsafe {
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), r);
+                std::ptr::copy_nonoverlapping(out.as_ptr(), dst.add(k), len);
+            }
+        }
+        if let Some(f) = &fl {
+            let mut g = f.look(idx);
+            if len < 32 {
+                // Lanes past `len` hold code 0 of a zero-padded step.
+                let lanes = _mm256_setr_epi8(
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                    22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+                );
+                let live = _mm256_cmpgt_epi8(_mm256_set1_epi8(len as i8), lanes);
+                g = _mm256_and_si256(g, live);
+            }
+            acc = _mm256_or_si256(acc, g);
+        }
+        more(idx, k, len);
+    };
+    while k + 32 <= n {
+        step(_mm256_loadu_si256(src.add(k).cast()), k, 32);
+        k += 32;
+    }
+    if k < n {
+        let mut buf = [0u8; 32];
+        std::ptr::copy_nonoverlapping(src.add(k), buf.as_mut_ptr(), n - k);
+        step(_mm256_loadu_si256(buf.as_ptr().cast()), k, n - k);
+    }
+    let mut bytes = [0u8; 32];
+    _mm256_storeu_si256(bytes.as_mut_ptr().cast(), acc);
+    bytes.iter().fold(0, |a, &b| a | b)
 }
 
 /// [`lut8`] one element at a time (each element read before it is
@@ -176,10 +285,12 @@ pub(crate) unsafe fn frexp8(
     flags: Option<&[u8; 256]>,
 ) -> u8 {
     #[cfg(target_arch = "x86_64")]
-    if mldtypes::cast::path() == mldtypes::cast::Path::Avx512 {
+    match mldtypes::cast::path() {
         // SAFETY: the AVX-512 path is only selected when the CPU has
-        // AVX-512 F/BW/VL/DQ and VBMI.
-        return frexp8_vbmi(src, mant, exp, n, table, exps, flags);
+        // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
+        mldtypes::cast::Path::Avx512 => return frexp8_vbmi(src, mant, exp, n, table, exps, flags),
+        mldtypes::cast::Path::Avx2 => return frexp8_avx2(src, mant, exp, n, table, exps, flags),
+        _ => {}
     }
     let mut f = 0u8;
     for k in 0..n {
@@ -218,6 +329,42 @@ unsafe fn frexp8_vbmi(
             let m = (lanes >> (16 * q)) as u16;
             if m != 0 {
                 _mm512_mask_storeu_epi32(exp.add(k + 16 * q).cast(), m, quarter(q));
+            }
+        }
+    })
+}
+
+/// [`frexp8`] on AVX2: the exponents looked up as [`lut8_avx2`] looks up
+/// the codes, then sign-extended 8 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn frexp8_avx2(
+    src: *const u8,
+    mant: *mut u8,
+    exp: *mut std::ffi::c_int,
+    n: usize,
+    table: &[u8; 256],
+    exps: &[i8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let e = Lut256Avx2::new(&exps.map(|e| e as u8));
+    lut8_avx2(src, mant, n, table, flags, |idx, k, len| {
+        let v = e.look(idx);
+        if len == 32 {
+            let (lo, hi) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+            let eights = [lo, _mm_srli_si128::<8>(lo), hi, _mm_srli_si128::<8>(hi)];
+            for (q, b) in eights.into_iter().enumerate() {
+                // SAFETY: exponents `k .. k + 32`.
+                unsafe { _mm256_storeu_si256(exp.add(k + 8 * q).cast(), _mm256_cvtepi8_epi32(b)) };
+            }
+        } else {
+            let mut bytes = [0i8; 32];
+            // SAFETY: 32 bytes into `bytes`.
+            unsafe { _mm256_storeu_si256(bytes.as_mut_ptr().cast(), v) };
+            for (j, &b) in bytes.iter().enumerate().take(len) {
+                // SAFETY: exponent `k + j`, `j < len`.
+                unsafe { *exp.add(k + j) = b.into() };
             }
         }
     })
