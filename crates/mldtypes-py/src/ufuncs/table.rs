@@ -48,8 +48,9 @@ pub(crate) struct FlagPages {
     /// Per run of 256 entries: the union of their flags.
     run_union: [u8; 256],
     /// The flags of every entry, one byte each, built on first use by
-    /// [`FlagPages::dense`] (the pair tables' loops: one look-up per element
-    /// independent of the result's).
+    /// [`FlagPages::dense`] (the pair tables' loops and the two-byte
+    /// look-ups' blocks of mixed runs: one look-up per element independent
+    /// of the result's).
     dense: OnceLock<Box<[u8]>>,
 }
 
