@@ -14,7 +14,7 @@
 //!   its sign).
 
 use super::funcs::{self, Real};
-use super::table::FlagPages;
+use super::table::{FlagPages, MIXED};
 
 /// The 256-entry look-up `dst[k] = table[src[k]]` for `k < n`; returns
 /// the union of `flags[src[k]]` (no flags when `flags` is None).
@@ -450,7 +450,7 @@ unsafe fn lut16_avx2(
     })
 }
 
-/// The driver of [`lut16`]'s kernels: blocks of 4,096 codes, `step(s, d,
+/// The driver of [`lut16_avx2`]: blocks of 4,096 codes, `step(s, d,
 /// range)` for each whole step of `W` codes from `s` into `d` (adding them
 /// to `range` when there are flags), the rest one by one; each block's
 /// flags from the range of its positive codes and that of its negative
@@ -599,9 +599,14 @@ impl Range16 {
 
 /// [`lut16`] on AVX-512: 32 codes per step, widened to 32-bit indices,
 /// two gathers of the entries (scale 2: the low half of each gathered
-/// word), narrowed and stored ([`lut16_blocks`] gives the flags).
+/// word), narrowed and stored. The flags: the union of each code's run
+/// summary (`FlagPages::summary`, by the two-table byte permutation of
+/// the code's high byte), exact unless a run of mixed flags was met; then
+/// the codes' own flags ([`flags16_avx512`]) until their union holds every
+/// flag of the runs met (their union found by a second pass of the same
+/// permutation).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn lut16_avx512(
     src: *const u16,
     dst: *mut u16,
@@ -610,28 +615,100 @@ unsafe fn lut16_avx512(
     flags: Option<&FlagPages>,
 ) -> u8 {
     use std::arch::x86_64::*;
+    let zero = [0u8; 256];
+    let (sm, unions) = flags.map_or((&zero, &zero), |f| (f.summaries(), f.run_unions()));
+    let (s0, s1, s2, s3) = quarters(sm);
+    let (u0, u1, u2, u3) = quarters(unions);
     let base = table.as_ptr().cast::<u8>();
-    lut16_blocks::<32>(src, dst, n, table, flags, |s, d, range| {
-        // SAFETY: 32 codes at `s` and `d`; as in `lut16_avx2`.
-        unsafe {
-            // The line 16 steps ahead: the gathers' latency otherwise
-            // leaves too few of the input's lines in flight for one thread.
-            _mm_prefetch::<_MM_HINT_T0>(s.wrapping_add(512).cast());
-            let v = _mm512_loadu_si512(s.cast());
-            let (v0, v1) = (_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v));
-            let g_lo = _mm512_i32gather_epi32::<2>(_mm512_cvtepu16_epi32(v0), base.cast());
-            let g_hi = _mm512_i32gather_epi32::<2>(_mm512_cvtepu16_epi32(v1), base.cast());
-            let r = _mm512_inserti64x4::<1>(
-                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
-                _mm512_cvtepi32_epi16(g_hi),
-            );
-            _mm512_storeu_si512(d.cast(), r);
-            if let Some(range) = range {
-                range.add(v0);
-                range.add(v1);
-            }
+    let high = _mm512_set1_epi16(0xff00u16 as i16);
+    // The table's bytes at each code's high byte (the odd bytes; the even
+    // bytes' results dropped).
+    let by_run = |v: __m512i, a, b, c, d| _mm512_and_si512(look256(v, a, b, c, d), high);
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 32 <= n {
+        // The line 16 steps ahead: the gathers' latency otherwise leaves
+        // too few of the input's lines in flight for one thread.
+        _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(k + 512).cast());
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+        let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
+        let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
+        let r = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
+            _mm512_cvtepi32_epi16(g_hi),
+        );
+        _mm512_storeu_si512(dst.add(k).cast(), r);
+        if flags.is_some() {
+            acc = _mm512_or_si512(acc, by_run(v, s0, s1, s2, s3));
         }
-    })
+        k += 32;
+    }
+    let fold = |v: __m512i| {
+        let mut bytes = [0u8; 64];
+        _mm512_storeu_si512(bytes.as_mut_ptr().cast(), v);
+        bytes.iter().fold(0, |a, &b| a | b)
+    };
+    let mut f = fold(acc);
+    for j in k..n {
+        let c = src.add(j).read_unaligned();
+        dst.add(j).write_unaligned(table[usize::from(c)]);
+        f |= sm[usize::from(c >> 8)];
+    }
+    let Some(fl) = flags.filter(|_| f & MIXED != 0) else {
+        return f;
+    };
+    // The union of the flags of the runs met, then the codes' own flags.
+    let mut runs = _mm512_setzero_si512();
+    let mut k = 0;
+    while k + 32 <= n {
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        runs = _mm512_or_si512(runs, by_run(v, u0, u1, u2, u3));
+        k += 32;
+    }
+    let bound = (k..n).fold(fold(runs), |b, j| {
+        b | unions[usize::from(src.add(j).read_unaligned() >> 8)]
+    });
+    flags16_avx512(src, n, fl.dense(), bound)
+}
+
+/// The union of `flags[src[k]]` for `k < n` (one byte of flags per code),
+/// stopping early once it holds every bit of `all`: each code's byte read
+/// from the aligned 32-bit word holding it (index `code / 4`, so nothing
+/// past the table is read) and shifted down by `8 (code mod 4)`; the union
+/// checked every 4,096 codes.
+///
+/// # Safety
+///
+/// `src` addresses `n` two-byte elements; the CPU has AVX-512 F/BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn flags16_avx512(src: *const u16, n: usize, flags: &[u8; 1 << 16], all: u8) -> u8 {
+    use std::arch::x86_64::*;
+    let base = flags.as_ptr();
+    let three = _mm512_set1_epi32(3);
+    let mut acc = _mm512_setzero_si512();
+    let mut k = 0;
+    let byte = |idx: __m512i| {
+        let w = _mm512_i32gather_epi32::<4>(_mm512_srli_epi32::<2>(idx), base.cast());
+        _mm512_srlv_epi32(w, _mm512_slli_epi32::<3>(_mm512_and_si512(idx, three)))
+    };
+    while k + 32 <= n {
+        let v = _mm512_loadu_si512(src.add(k).cast());
+        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+        acc = _mm512_or_si512(acc, _mm512_or_si512(byte(lo), byte(hi)));
+        k += 32;
+        if k % 4096 == 0 && (_mm512_reduce_or_epi32(acc) as u8) & all == all {
+            return _mm512_reduce_or_epi32(acc) as u8;
+        }
+    }
+    let mut f = _mm512_reduce_or_epi32(acc) as u8;
+    for j in k..n {
+        f |= flags[src.add(j).read_unaligned() as usize];
+    }
+    f
 }
 
 /// A bfloat16 one-operand function with a vector kernel.
