@@ -1,4 +1,4 @@
-//! Standard output without panics: every command writes through [`print`],
+//! Standard output without panics: every command writes through [`print()`],
 //! which reports a failed write (a full disk, `> /dev/full`, a closed
 //! descriptor) as [`CliError::Write`] instead of panicking as `println!` does.
 //! A reader that goes away (`| head`) ends the process quietly through the

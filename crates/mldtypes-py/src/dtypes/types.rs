@@ -4,7 +4,7 @@
 //! the float formats' library types, which the ufunc loops use; the float
 //! dtypes themselves are data: [`crate::dtypes::float`]).
 //!
-//! [`with_fixed!`] maps a registry entry of the integer and complex
+//! `with_fixed!` maps a registry entry of the integer and complex
 //! families to its Rust type.
 
 use std::ffi::CStr;

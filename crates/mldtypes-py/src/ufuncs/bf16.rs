@@ -936,7 +936,7 @@ pub(super) unsafe fn byte_chunks(
     });
 }
 
-/// Replaces every NaN by `+NaN` (see [`Unary::NONNEGATIVE`]).
+/// Replaces every NaN by `+NaN` (see `Unary::NONNEGATIVE`).
 #[inline(always)]
 fn positive_nans(xs: &mut [f32]) {
     for v in xs {
@@ -1163,7 +1163,7 @@ fn bf16_chain<O: Binary>(code: u16, ys: &[u16]) -> u16 {
     }
 }
 
-/// `divmod`: `(floor_divide, remainder)` from one [`divmod_f32`].
+/// `divmod`: `(floor_divide, remainder)` from one `divmod_f32`.
 pub(super) unsafe extern "C" fn divmod<T: Float>(
     args: *mut *mut c_char,
     dims: *mut npy_intp,

@@ -616,7 +616,7 @@ macro_rules! on_path {
 
 /// The error statistics of plain conversion results `ys` against the
 /// originals `xs` (equal lengths), added to `acc` (element `i` in lane
-/// `i % 8`; see [`ErrLanes::cast`]), on the kernels of [`cast::path`].
+/// `i % 8`; see `ErrLanes::cast`), on the kernels of [`cast::path`].
 #[cfg_attr(not(feature = "safetensors"), allow(dead_code))]
 pub(crate) fn cast_stats(xs: &[f32], ys: &[f32], thr: f64, tie: bool, acc: &mut ErrLanes) {
     cast_stats_on(cast::path(), xs, ys, thr, tie, acc)
