@@ -374,10 +374,8 @@ unsafe fn frexp8_avx2(
 #[inline]
 pub(crate) fn has_lut16(table: &[u16]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    match mldtypes::cast::path() {
-        mldtypes::cast::Path::Avx512 => return table.len() >= 65538,
-        mldtypes::cast::Path::Avx2 => return table.len() >= 65538,
-        _ => {}
+    if let mldtypes::cast::Path::Avx512 | mldtypes::cast::Path::Avx2 = mldtypes::cast::path() {
+        return table.len() >= 65538;
     }
     let _ = table;
     false
@@ -415,9 +413,11 @@ pub(crate) unsafe fn lut16(
     None
 }
 
-/// [`lut16`] on AVX2: 16 codes per step, widened to 32-bit indices, two
-/// gathers of the entries (scale 2: the low half of each gathered word),
-/// packed and stored ([`lut16_blocks`] gives the flags).
+/// [`lut16`] on AVX2, in blocks of 4,096 codes: 16 codes per step,
+/// widened to 32-bit indices, two gathers of the entries (scale 2: the low
+/// half of each gathered word), packed and stored; each block's flags from
+/// the range of its positive codes and that of its negative ones
+/// ([`Range16::flags`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn lut16_avx2(
@@ -430,46 +430,6 @@ unsafe fn lut16_avx2(
     use std::arch::x86_64::*;
     let t = table.as_ptr().cast::<i32>();
     let low = _mm256_set1_epi32(0xffff);
-    lut16_blocks::<16>(src, dst, n, table, flags, |s, d, range| {
-        // SAFETY: 16 codes at `s` and `d`; every code indexes the table,
-        // whose two entries past the last make the four bytes read at each
-        // one readable.
-        unsafe {
-            let v = _mm256_loadu_si256(s.cast());
-            let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
-            let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
-            let g0 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, lo), low);
-            let g1 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, hi), low);
-            // Entries below 2^16: the unsigned saturating pack is exact.
-            let r = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(g0, g1));
-            _mm256_storeu_si256(d.cast(), r);
-            if let Some(range) = range {
-                range.add(v);
-            }
-        }
-    })
-}
-
-/// The driver of [`lut16_avx2`]: blocks of 4,096 codes, `step(s, d,
-/// range)` for each whole step of `W` codes from `s` into `d` (adding them
-/// to `range` when there are flags), the rest one by one; each block's
-/// flags from the range of its positive codes and that of its negative
-/// ones ([`Range16::flags`]). Returns the union of the flags.
-///
-/// # Safety
-///
-/// As [`lut16`]; `step` reads and writes `W` codes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn lut16_blocks<const W: usize>(
-    src: *const u16,
-    dst: *mut u16,
-    n: usize,
-    table: &[u16],
-    flags: Option<&FlagPages>,
-    mut step: impl FnMut(*const u16, *mut u16, Option<&mut Range16>),
-) -> u8 {
     let mut union = 0u8;
     let mut start = 0;
     while start < n {
@@ -477,9 +437,22 @@ unsafe fn lut16_blocks<const W: usize>(
         let (s, d) = (src.add(start), dst.add(start));
         let mut range = Range16::new();
         let mut k = 0;
-        while k + W <= len {
-            step(s.add(k), d.add(k), flags.is_some().then_some(&mut range));
-            k += W;
+        while k + 16 <= len {
+            // SAFETY: codes `k .. k + 16` of the block; every code indexes
+            // the table, whose two entries past the last make the four
+            // bytes read at each one readable.
+            let v = _mm256_loadu_si256(s.add(k).cast());
+            let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+            let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
+            let g0 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, lo), low);
+            let g1 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, hi), low);
+            // Entries below 2^16: the unsigned saturating pack is exact.
+            let r = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(g0, g1));
+            _mm256_storeu_si256(d.add(k).cast(), r);
+            if flags.is_some() {
+                range.add(v);
+            }
+            k += 16;
         }
         for j in k..len {
             let c = s.add(j).read_unaligned();
