@@ -85,7 +85,7 @@ def kernel_path(request):
 def test_every_unary_ufunc_every_input(name, kernel_path):
     if kernel_path != PATHS[0] and not FULL:
         ufuncs = (BF16_KERNELS + ["exp", "arcsin", "cbrt"] if name == "bfloat16"
-                  else ["exp", "sign", "isnan", "frexp"])
+                  else ["exp", "sign", "isnan", "negative", "absolute", "frexp"])
     else:
         ufuncs = UNARY
     for ufunc in ufuncs:
@@ -390,6 +390,62 @@ def test_flags_of_long_one_byte_arrays(name, quiet, loud, flag, ufunc, n, kernel
         y = x.copy()
         y[at] = loud
         assert raised(u, y) == [flag], at
+
+
+BIT_FUNCTIONS = ["negative", "positive", "absolute", "fabs", "conjugate", "isfinite", "isinf",
+                 "isnan", "signbit", "logical_not", "sign"]
+# How the AVX2 path computes each bit function of a one-byte format (`_ufunc_check`'s "shape"):
+# "masked" is `(code & a) ^ x` ("+N": with N codes blended in), "bits" a 256-bit map of booleans.
+SHAPES = {
+    "float8_e4m3fn": ["masked", "masked", "masked", "masked", "masked", "bits", "masked", "bits",
+                      "bits", "bits", "masked+4"],
+    "float8_e4m3fnuz": ["masked+2", "masked", "masked+1", "masked+1", "masked", "bits", "masked",
+                        "bits", "bits", "bits", "masked+2"],
+    "float8_e5m2": ["masked", "masked", "masked", "masked", "masked", "bits", "bits", "bits",
+                    "bits", "bits", "table"],
+    "float4_e2m1fn": ["masked", "masked", "masked", "masked", "masked", "masked", "masked",
+                      "masked", "bits", "bits", "table"],
+    "float8_e8m0fnu": ["masked", "masked", "masked", "masked", "masked", "bits", "masked", "bits",
+                       "masked", "masked", "masked+2"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_one_byte_bit_functions_skip_the_look_up(name):
+    """The bit functions of the one-byte formats are tables the AVX2 path computes from the codes
+    (a 256-entry look-up costs it 16 byte shuffles per 32 codes); which form each takes."""
+    dt = np.dtype(getattr(mldtypes, name))
+    got = [mldtypes._core._ufunc_check(u, dt)["shape"] for u in BIT_FUNCTIONS]
+    assert got == SHAPES[name]
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 63, 64, 65, 1000])
+def test_one_byte_bit_functions_of_any_length(name, n, kernel_path):
+    """Each bit function over lengths around the AVX2 steps (32 codes, two per iteration), into
+    fresh outputs, over its own input and from strided inputs, equals the portable path's
+    look-up of the same codes."""
+    dt = np.dtype(getattr(mldtypes, name))
+    codes = ((np.arange(n, dtype=np.int64) * 37 + 11) % 256).astype(np.uint8)
+    x = codes.view(dt)
+    for u in BIT_FUNCTIONS:
+        f = getattr(np, u)
+        mldtypes._core._set_kernel_path("portable")
+        try:
+            with np.errstate(all="ignore"):
+                want = f(x)
+        finally:
+            mldtypes._core._set_kernel_path(None if kernel_path == PATHS[0] else kernel_path)
+        as_bytes = (lambda a: a.view(np.uint8)) if want.dtype == dt else (lambda a: a)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(as_bytes(f(x)), as_bytes(want), err_msg=u)
+            if want.dtype == dt:
+                y = x.copy()
+                f(y, out=y)
+                np.testing.assert_array_equal(as_bytes(y), as_bytes(want), err_msg=u)
+            z = np.zeros(3 * n, dt)
+            z[::3] = x
+            np.testing.assert_array_equal(as_bytes(f(z[::3])), as_bytes(want), err_msg=u)
 
 
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn",

@@ -322,8 +322,10 @@ unsafe fn call(
 /// stored code, or every pair of one-byte codes): one element per call,
 /// results and flags; then every input in one call, contiguous and every
 /// second element, results and the union of the flags. Returns a dict
-/// `{"inputs", "mismatches", "first"}` (`first`: the first mismatch, or
-/// None).
+/// `{"inputs", "mismatches", "first", "shape"}` (`first`: the first
+/// mismatch, or None; `shape`: how the AVX2 path computes a one-byte
+/// table, `"masked"` (bit operations, with the number of exception codes
+/// as `"masked+N"`), `"bits"` (a 256-bit map of booleans) or `"table"`).
 ///
 /// Raises ValueError if the ufunc has no table-driven loop for the dtype.
 #[pyfunction]
@@ -357,6 +359,7 @@ pub(crate) fn _ufunc_check<'py>(
         r.set_item("inputs", inputs)?;
         r.set_item("mismatches", mismatches)?;
         r.set_item("first", first)?;
+        r.set_item("shape", l.get().shape8.name())?;
         Ok(r)
     })
 }

@@ -589,10 +589,15 @@ fn build_value1<O: Unary>(d: &FloatDesc) -> Table {
 
 /// A table from its columns and per-entry flags.
 fn table(first: Column, second: Option<Column>, flags: &[u8]) -> Table {
+    let shape8 = match &first {
+        Column::U8(v) => simd::Shape8::of(v),
+        _ => simd::Shape8::Table,
+    };
     Table {
         first,
         second,
         flags: FlagPages::new(flags),
+        shape8,
     }
 }
 
@@ -993,7 +998,7 @@ unsafe extern "C" fn lut_loop(
                 let fl = t.flags.any().then(|| t.flags.page(0));
                 // SAFETY: `a` and `o` hold `n` packed bytes each, the same
                 // bytes or disjoint ones.
-                simd::lut8(a.at(0), o.at(0), n, tab, fl)
+                simd::lut8(a.at(0), o.at(0), n, tab, &t.shape8, fl)
             }
             (1, Column::U8(v)) if o.contiguous(1) && !spans_overlap(a, 1, o, 1, n) => {
                 // A strided input into a packed output: gathered in chunks
@@ -1007,7 +1012,7 @@ unsafe extern "C" fn lut_loop(
                     gather_u8(a, start, chunk);
                     // SAFETY: `chunk` and the output's `len` packed bytes
                     // from `start` are disjoint (a stack buffer).
-                    f |= simd::lut8(chunk.as_ptr(), o.at(start), len, tab, fl);
+                    f |= simd::lut8(chunk.as_ptr(), o.at(start), len, tab, &t.shape8, fl);
                 });
                 f
             }

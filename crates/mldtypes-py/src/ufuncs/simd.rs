@@ -4,7 +4,10 @@
 //!
 //! - [`lut8`]: a 256-entry table look-up of one-byte codes, 64 at a time
 //!   with AVX-512 VBMI's two-table byte permutation (`vpermi2b`); the flags
-//!   of each code come from the flag table by the same permutation.
+//!   of each code come from the flag table by the same permutation. On
+//!   AVX2 a table of one of the [`Shape8`]s (the bit functions: `negative`,
+//!   `absolute`, `isnan`, …) is computed from the codes rather than looked
+//!   up.
 //! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
 //!   float32 functions whose instructions vectorise (rounding, square, the
 //!   square root) computed on the codes in registers: widened by a shift,
@@ -29,17 +32,214 @@ pub(crate) unsafe fn lut8(
     dst: *mut u8,
     n: usize,
     table: &[u8; 256],
+    shape: &Shape8,
     flags: Option<&[u8; 256]>,
 ) -> u8 {
     #[cfg(target_arch = "x86_64")]
-    match mldtypes::cast::path() {
+    match (mldtypes::cast::path(), shape, flags) {
         // SAFETY: the AVX-512 path is only selected when the CPU has
         // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
-        mldtypes::cast::Path::Avx512 => return lut8_vbmi(src, dst, n, table, flags),
-        mldtypes::cast::Path::Avx2 => return lut8_avx2(src, dst, n, table, flags, |_, _, _| {}),
+        (mldtypes::cast::Path::Avx512, ..) => return lut8_vbmi(src, dst, n, table, flags),
+        (mldtypes::cast::Path::Avx2, Shape8::Masked(m), None) => {
+            return masked8_avx2(src, dst, n, m);
+        }
+        (mldtypes::cast::Path::Avx2, Shape8::Bits(map), None) => {
+            return bits8_avx2(src, dst, n, map);
+        }
+        (mldtypes::cast::Path::Avx2, ..) => {
+            return lut8_avx2(src, dst, n, table, flags, |_, _, _| {});
+        }
         _ => {}
     }
+    let _ = shape;
     lut8_scalar(src, dst, n, table, flags)
+}
+
+/// Most codes a [`Masked8`] table may list as exceptions.
+const EXCEPTIONS: usize = 4;
+
+/// A 256-entry table computed from the code's bits: `(c & and) ^ xor`,
+/// except at the `count` codes of `except` (code, result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Masked8 {
+    and: u8,
+    xor: u8,
+    count: usize,
+    except: [(u8, u8); EXCEPTIONS],
+}
+
+/// What a one-byte table is, for the AVX2 loops of [`lut8`]: 256 entries
+/// cost that path 16 byte shuffles per 32 codes, where the bit functions
+/// (sign flips, masks, predicates) need a few instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape8 {
+    /// Each result bit a constant, the code's bit or its complement, except
+    /// at a few codes (`negative` of a format with `−0`: `c ^ 0x80`;
+    /// `absolute`: `c & 0x7f`; in formats whose `0x80` is NaN, with that
+    /// code and zero as exceptions).
+    Masked(Masked8),
+    /// Booleans (every entry 0 or 1): bit `c % 8` of byte `c / 8` of the
+    /// map is entry `c`.
+    Bits([u8; 32]),
+    /// Any other table, or one of a wider format.
+    Table,
+}
+
+impl Shape8 {
+    /// The shape's name as `_ufunc_check` reports it: `"masked"`,
+    /// `"masked+N"` (N exceptions), `"bits"` or `"table"`.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Shape8::Masked(m) if m.count == 0 => "masked".into(),
+            Shape8::Masked(m) => format!("masked+{}", m.count),
+            Shape8::Bits(_) => "bits".into(),
+            Shape8::Table => "table".into(),
+        }
+    }
+
+    /// The shape of `table`: a [`Shape8::Masked`] without exceptions
+    /// first, then booleans, then a masked form with at most
+    /// [`EXCEPTIONS`] exceptions; [`Shape8::Table`] for anything else, and
+    /// for a table that is not of 256 entries.
+    pub(crate) fn of(table: &[u8]) -> Shape8 {
+        let Ok(t) = <&[u8; 256]>::try_from(table) else {
+            return Shape8::Table;
+        };
+        // Per result bit, the agreements with the four forms `(c_i & a) ^ x`
+        // for (a, x) = (0, 0), (0, 1), (1, 0), (1, 1).
+        let mut votes = [[0u16; 4]; 8];
+        for (c, &r) in t.iter().enumerate() {
+            for (i, v) in votes.iter_mut().enumerate() {
+                let (cb, rb) = ((c >> i) & 1, (usize::from(r) >> i) & 1);
+                v[rb] += 1;
+                v[2 + (cb ^ rb)] += 1;
+            }
+        }
+        let (mut and, mut xor) = (0u8, 0u8);
+        for (i, v) in votes.iter().enumerate() {
+            let best = (0..4)
+                .max_by_key(|&f| (v[f], std::cmp::Reverse(f)))
+                .unwrap_or(0);
+            and |= u8::from(best >= 2) << i;
+            xor |= u8::from(best % 2 == 1) << i;
+        }
+        let mut m = Masked8 {
+            and,
+            xor,
+            count: 0,
+            except: [(0, 0); EXCEPTIONS],
+        };
+        let mut exceptions = 0;
+        for (c, &r) in t.iter().enumerate() {
+            if (c as u8 & and) ^ xor != r {
+                if exceptions < EXCEPTIONS {
+                    m.except[exceptions] = (c as u8, r);
+                }
+                exceptions += 1;
+            }
+        }
+        m.count = exceptions.min(EXCEPTIONS);
+        if exceptions == 0 {
+            Shape8::Masked(m)
+        } else if t.iter().all(|&r| r <= 1) {
+            let mut map = [0u8; 32];
+            for (c, &r) in t.iter().enumerate() {
+                map[c / 8] |= r << (c % 8);
+            }
+            Shape8::Bits(map)
+        } else if exceptions <= EXCEPTIONS {
+            Shape8::Masked(m)
+        } else {
+            Shape8::Table
+        }
+    }
+}
+
+/// The loop of the AVX2 kernels of [`lut8`] without flags: `f` maps 32
+/// codes to 32 results; the last few codes go through a zero-padded step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn each32_avx2(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    f: impl Fn(std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i,
+) {
+    use std::arch::x86_64::*;
+    let mut k = 0;
+    while k + 64 <= n {
+        let (a, b) = (
+            _mm256_loadu_si256(src.add(k).cast()),
+            _mm256_loadu_si256(src.add(k + 32).cast()),
+        );
+        _mm256_storeu_si256(dst.add(k).cast(), f(a));
+        _mm256_storeu_si256(dst.add(k + 32).cast(), f(b));
+        k += 64;
+    }
+    while k < n {
+        let len = (n - k).min(32);
+        let mut buf = [0u8; 32];
+        std::ptr::copy_nonoverlapping(src.add(k), buf.as_mut_ptr(), len);
+        let r = f(_mm256_loadu_si256(buf.as_ptr().cast()));
+        _mm256_storeu_si256(buf.as_mut_ptr().cast(), r);
+        std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(k), len);
+        k += len;
+    }
+}
+
+/// [`lut8`] of a [`Shape8::Masked`] table on AVX2: an AND and an XOR per
+/// 32 codes, and a compare and a blend per exception.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn masked8_avx2(src: *const u8, dst: *mut u8, n: usize, m: &Masked8) -> u8 {
+    use std::arch::x86_64::*;
+    let (and, xor) = (_mm256_set1_epi8(m.and as i8), _mm256_set1_epi8(m.xor as i8));
+    let except: [(__m256i, __m256i); EXCEPTIONS] = std::array::from_fn(|j| {
+        let (c, r) = m.except[j];
+        (_mm256_set1_epi8(c as i8), _mm256_set1_epi8(r as i8))
+    });
+    let except = &except[..m.count];
+    each32_avx2(src, dst, n, |c| {
+        let mut r = _mm256_xor_si256(_mm256_and_si256(c, and), xor);
+        for (code, result) in except {
+            r = _mm256_blendv_epi8(r, *result, _mm256_cmpeq_epi8(c, *code));
+        }
+        r
+    });
+    0
+}
+
+/// [`lut8`] of a [`Shape8::Bits`] table on AVX2: the map's byte `c / 8`
+/// by two byte shuffles (bits 3–6 of the code) and a blend on its top
+/// bit, the bit `c % 8` by a third shuffle.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bits8_avx2(src: *const u8, dst: *mut u8, n: usize, map: &[u8; 32]) -> u8 {
+    use std::arch::x86_64::*;
+    let half =
+        |h: usize| _mm256_broadcastsi128_si256(_mm_loadu_si128(map[16 * h..].as_ptr().cast()));
+    let (lo, hi) = (half(0), half(1));
+    let bit = _mm256_setr_epi8(
+        1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128,
+        1, 2, 4, 8, 16, 32, 64, -128,
+    );
+    let (fifteen, seven, one) = (
+        _mm256_set1_epi8(15),
+        _mm256_set1_epi8(7),
+        _mm256_set1_epi8(1),
+    );
+    each32_avx2(src, dst, n, |c| {
+        let byte_of = _mm256_and_si256(_mm256_srli_epi16::<3>(c), fifteen);
+        let byte = _mm256_blendv_epi8(
+            _mm256_shuffle_epi8(lo, byte_of),
+            _mm256_shuffle_epi8(hi, byte_of),
+            c,
+        );
+        let b = _mm256_shuffle_epi8(bit, _mm256_and_si256(c, seven));
+        _mm256_min_epu8(_mm256_and_si256(byte, b), one)
+    });
+    0
 }
 
 /// A 256-byte table for [`Lut256Avx2::look`]: its sixteen rows of 16

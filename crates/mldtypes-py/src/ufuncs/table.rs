@@ -24,6 +24,7 @@
 use std::sync::OnceLock;
 
 use super::desc::FloatDesc;
+use super::simd::Shape8;
 use super::FpFlags;
 
 /// A [`FlagPages::summary`] whose run raises different flags for
@@ -219,6 +220,8 @@ pub(crate) struct Table {
     pub(crate) second: Option<Column>,
     /// The flags of each input.
     pub(crate) flags: FlagPages,
+    /// What the first output is, for the AVX2 loops of one-byte codes.
+    pub(crate) shape8: Shape8,
 }
 
 impl Table {
@@ -228,6 +231,7 @@ impl Table {
             first: Column::U8(Box::new([])),
             second: None,
             flags: FlagPages::new(&[]),
+            shape8: Shape8::Table,
         }
     }
 
