@@ -9,8 +9,9 @@
 //!   `absolute`, `isnan`, …) is computed from the codes rather than looked
 //!   up.
 //! - bfloat16 kernels ([`Bf16Op`]): the bit-pattern functions and the
-//!   float32 functions whose instructions vectorise (rounding, square, the
-//!   square root) computed on the codes in registers: widened by a shift,
+//!   float32 functions of one instruction (rounding, `square`,
+//!   `reciprocal`, `deg2rad`, `rad2deg`) computed on the codes in
+//!   registers: widened by a shift,
 //!   the float32 instruction (which raises the flags the scalar path raises
 //!   for the same lane), rounded to nearest even in integer arithmetic (as
 //!   the library's float32 → bfloat16 conversion: NaN becomes `0x7fc0` with
@@ -896,8 +897,27 @@ pub(crate) trait Bf16Op {
     /// [`bf16_block`] then runs on the AVX2 and AVX-512 paths
     /// ([`round_bf16_avx2`]).
     const RNDSCALE: Option<i32> = None;
+    /// For the functions that are one float32 instruction: which, run by
+    /// [`float_bf16_avx2`] on the AVX2 and AVX-512 paths.
+    const F32: Option<F32Op> = None;
+    /// For [`Bf16Op::F32`]: whether a NaN result is `+NaN` (see
+    /// `funcs::Unary::NONNEGATIVE`).
+    const NONNEGATIVE: bool = false;
     /// The result of one code (a code, or 0/1).
     fn apply(c: u16) -> u16;
+}
+
+/// A float32 function of one IEEE operation, as [`float_bf16_avx2`]
+/// computes it in vectors (the instruction the scalar `apply` runs, lane
+/// by lane).
+#[derive(Clone, Copy)]
+pub(crate) enum F32Op {
+    /// `x · x`.
+    Square,
+    /// `1 / x`.
+    Reciprocal,
+    /// `x · k`.
+    Scale(f32),
 }
 
 /// bfloat16's `T(1)` and `T(-1)`.
@@ -963,13 +983,15 @@ bit_ops! {
 }
 
 macro_rules! float_ops {
-    ($($(#[$doc:meta])* $name:ident [$nonneg:expr] = |$x:ident| $e:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident [$nonneg:expr, $op:expr] = |$x:ident| $e:expr;)*) => {$(
         $(#[$doc])*
         pub(crate) struct $name;
         impl Bf16Op for $name {
             // The scalar path raises invalid for a signalling NaN input
             // whatever the instruction does (Eigen reads it as float32).
             const READS_VALUE: bool = true;
+            const F32: Option<F32Op> = Some($op);
+            const NONNEGATIVE: bool = $nonneg;
             #[inline(always)]
             fn apply(c: u16) -> u16 {
                 let $x = f32::from_bits((c as u32) << 16);
@@ -977,6 +999,82 @@ macro_rules! float_ops {
             }
         }
     )*};
+}
+
+/// [`float_bf16_avx2`] with AVX-512 (32 codes per step),
+/// NaN results found by a mask compare and blended under the mask.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW (checked by `cast::dispatch`);
+/// `O::F32` is `Some`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn float_bf16_avx512<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    use std::arch::x86_64::*;
+    let op = O::F32.unwrap_or(F32Op::Square);
+    let n = src.len().min(dst.len() / 2);
+    let body = n - n % 32;
+    let zero = _mm512_setzero_si512();
+    let (bias, one_bit) = (_mm512_set1_epi32(0x7fff), _mm512_set1_epi32(1));
+    let (one, k) = (
+        _mm512_set1_ps(1.0),
+        _mm512_set1_ps(if let F32Op::Scale(k) = op { k } else { 1.0 }),
+    );
+    let out = dst.as_mut_ptr() as *mut u16;
+    let mut snan: __mmask32 = 0;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= n for both slices; unaligned loads and store.
+        let c = unsafe { _mm512_loadu_si512(src.as_ptr().add(i) as *const _) };
+        let value = |w: __m512i| {
+            let x = _mm512_castsi512_ps(w);
+            match op {
+                F32Op::Square => _mm512_mul_ps(x, x),
+                F32Op::Reciprocal => _mm512_div_ps(one, x),
+                F32Op::Scale(_) => _mm512_mul_ps(x, k),
+            }
+        };
+        let (lo, hi) = (
+            value(_mm512_unpacklo_epi16(zero, c)),
+            value(_mm512_unpackhi_epi16(zero, c)),
+        );
+        let nearest = |r: __m512| {
+            let u = _mm512_castps_si512(r);
+            let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(u), one_bit);
+            _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb))
+        };
+        let mut r = _mm512_packus_epi32(nearest(lo), nearest(hi));
+        let (nlo, nhi) = (
+            _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, lo),
+            _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(hi, hi),
+        );
+        if nlo | nhi != 0 {
+            let quiet = |v: __m512| {
+                let sign = if O::NONNEGATIVE {
+                    zero
+                } else {
+                    let u = _mm512_castps_si512(v);
+                    _mm512_and_si512(_mm512_srli_epi32::<16>(u), _mm512_set1_epi32(0x8000))
+                };
+                _mm512_or_si512(sign, _mm512_set1_epi32(0x7fc0))
+            };
+            let q = _mm512_packus_epi32(quiet(lo), quiet(hi));
+            let m = _mm512_movepi16_mask(_mm512_packs_epi32(
+                _mm512_movm_epi32(nlo),
+                _mm512_movm_epi32(nhi),
+            ));
+            r = _mm512_mask_blend_epi16(m, r, q);
+            let mag = _mm512_and_si512(c, _mm512_set1_epi16(0x7fff));
+            snan |= _mm512_cmpgt_epi16_mask(mag, _mm512_set1_epi16(INF as i16))
+                & _mm512_cmple_epi16_mask(mag, _mm512_set1_epi16(0x7fbf));
+        }
+        unsafe { _mm512_storeu_si512(out.add(i) as *mut _, r) };
+        i += 32;
+    }
+    // SAFETY: `out` holds `n` codes.
+    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
+    snan != 0 || tail
 }
 
 /// The rounding to an integer of a bfloat16 code in 16-bit integer
@@ -1052,8 +1150,109 @@ int_rounding_ops! {
 
 float_ops! {
     /// `square`: NaN results `+NaN` (see `Unary::NONNEGATIVE`).
-    Square [true] = |x| x * x;
-    Sqrt [false] = |x| Real::sqrt(x);
+    Square [true, F32Op::Square] = |x| x * x;
+    /// `reciprocal`: `1 / x` in float32 (`funcs::Reciprocal`).
+    Reciprocal [false, F32Op::Reciprocal] = |x| 1.0 / x;
+    /// `deg2rad`: `x · (π / 180)` in float32 (`funcs::Deg2rad`).
+    Deg2rad [false, F32Op::Scale(<f32 as Real>::RADIANS_PER_DEGREE)] =
+        |x| x * <f32 as Real>::RADIANS_PER_DEGREE;
+    /// `rad2deg`: `x · (180 / π)` in float32 (`funcs::Rad2deg`).
+    Rad2deg [false, F32Op::Scale(<f32 as Real>::DEGREES_PER_RADIAN)] =
+        |x| x * <f32 as Real>::DEGREES_PER_RADIAN;
+}
+
+/// bfloat16 codes through the float32 instruction of `O::F32`, 16 codes
+/// per step as [`round_bf16_avx2`] widens them (each 128-bit lane's codes
+/// interleaved with zeros into the high halves of 32-bit lanes), the
+/// results rounded to nearest even in 32-bit integer lanes as [`round`]
+/// (an add of `0x7fff` and the kept part's lowest bit, a shift) and packed
+/// back in order; a step whose results hold a NaN (found by a quiet
+/// unordered compare, which raises nothing for the quiet NaNs arithmetic
+/// gives) takes [`round`]'s NaN, `0x7fc0` with the result's sign or `+NaN`
+/// for a never-negative function, and records a signalling NaN input. The
+/// instruction raises, lane by lane, the flags the scalar path's raises;
+/// the rest of the slice goes through `O::apply`. Equal to the scalar
+/// path on every code, results and flags (`tests/test_ufunc_tables.py`).
+/// Returns whether a signalling NaN was read.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`); `O::F32` is
+/// `Some`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn float_bf16_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+    use std::arch::x86_64::*;
+    let op = O::F32.unwrap_or(F32Op::Square);
+    let n = src.len().min(dst.len() / 2);
+    let body = n - n % 16;
+    let zero = _mm256_setzero_si256();
+    let (magnitude, bias, one_bit) = (
+        _mm256_set1_epi16(0x7fff),
+        _mm256_set1_epi32(0x7fff),
+        _mm256_set1_epi32(1),
+    );
+    let (one, k) = (
+        _mm256_set1_ps(1.0),
+        _mm256_set1_ps(if let F32Op::Scale(k) = op { k } else { 1.0 }),
+    );
+    let out = dst.as_mut_ptr() as *mut u16;
+    let mut snan = zero;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 16 <= n for both slices; unaligned loads and store.
+        let c = unsafe { _mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i) };
+        let value = |w: __m256i| {
+            let x = _mm256_castsi256_ps(w);
+            match op {
+                F32Op::Square => _mm256_mul_ps(x, x),
+                F32Op::Reciprocal => _mm256_div_ps(one, x),
+                F32Op::Scale(_) => _mm256_mul_ps(x, k),
+            }
+        };
+        let (lo, hi) = (
+            value(_mm256_unpacklo_epi16(zero, c)),
+            value(_mm256_unpackhi_epi16(zero, c)),
+        );
+        let nan = _mm256_castps_si256(_mm256_or_ps(
+            _mm256_cmp_ps::<_CMP_UNORD_Q>(lo, lo),
+            _mm256_cmp_ps::<_CMP_UNORD_Q>(hi, hi),
+        ));
+        let nearest = |r: __m256| {
+            let u = _mm256_castps_si256(r);
+            let lsb = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one_bit);
+            _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_add_epi32(u, bias), lsb))
+        };
+        let mut r = _mm256_packus_epi32(nearest(lo), nearest(hi));
+        if _mm256_testz_si256(nan, nan) == 0 {
+            // The NaN results as `round` gives them: the sign kept (or
+            // cleared), the payload dropped.
+            let pick = |v: __m256| {
+                let u = _mm256_castps_si256(v);
+                let is = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+                let sign = if O::NONNEGATIVE {
+                    zero
+                } else {
+                    _mm256_and_si256(_mm256_srli_epi32::<16>(u), _mm256_set1_epi32(0x8000))
+                };
+                let q = _mm256_or_si256(sign, _mm256_set1_epi32(0x7fc0));
+                (_mm256_and_si256(is, q), is)
+            };
+            let ((qlo, mlo), (qhi, mhi)) = (pick(lo), pick(hi));
+            let mask = _mm256_packs_epi32(mlo, mhi);
+            r = _mm256_blendv_epi8(r, _mm256_packus_epi32(qlo, qhi), mask);
+            let mag = _mm256_and_si256(c, magnitude);
+            let nan_in = _mm256_cmpgt_epi16(mag, _mm256_set1_epi16(INF as i16));
+            let signalling =
+                _mm256_andnot_si256(_mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7fbf)), nan_in);
+            snan = _mm256_or_si256(snan, signalling);
+        }
+        unsafe { _mm256_storeu_si256(out.add(i) as *mut __m256i, r) };
+        i += 16;
+    }
+    // SAFETY: `out` holds `n` codes.
+    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
+    _mm256_testz_si256(snan, snan) == 0 || tail
 }
 
 /// `dst[k] = O(src[k])` on packed codes (one output byte per element for
@@ -1074,9 +1273,12 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         }
     }
     if O::READS_VALUE {
-        snan = src
-            .iter()
-            .fold(false, |acc, &c| acc | funcs::bf16_snan_code(c as u32));
+        // In 16-bit lanes (a fold of booleans vectorises poorly on AVX2):
+        // the magnitudes `0x7f81 ..= 0x7fbf` are the signalling NaNs.
+        let any = src.iter().fold(0u16, |acc, &c| {
+            acc | u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f)
+        });
+        snan = any != 0;
     }
     snan
 }
@@ -1191,6 +1393,15 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
                         _ => round_bf16_avx2::<O, 0x0b>(src, dst),
                     }
                 };
+            }
+        }
+        if O::F32.is_some() {
+            match mldtypes::cast::path() {
+                // SAFETY: the paths are only selected when the CPU has
+                // AVX-512 F/BW/VL/DQ, respectively AVX2.
+                Path::Avx512 => return unsafe { float_bf16_avx512::<O>(src, dst) },
+                Path::Avx2 => return unsafe { float_bf16_avx2::<O>(src, dst) },
+                _ => {}
             }
         }
         match mldtypes::cast::path() {
