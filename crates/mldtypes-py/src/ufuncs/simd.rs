@@ -1273,14 +1273,20 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         }
     }
     if O::READS_VALUE {
-        // In 16-bit lanes (a fold of booleans vectorises poorly on AVX2):
-        // the magnitudes `0x7f81 ..= 0x7fbf` are the signalling NaNs.
-        let any = src.iter().fold(0u16, |acc, &c| {
-            acc | u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f)
-        });
-        snan = any != 0;
+        snan = any_snan(src);
     }
     snan
+}
+
+/// Whether any of the codes is a signalling NaN (`funcs::bf16_snan_code`:
+/// the magnitudes `0x7f81 ..= 0x7fbf`), in 16-bit lanes (a fold of
+/// booleans vectorises poorly on AVX2).
+#[inline(always)]
+fn any_snan(src: &[u16]) -> bool {
+    let any = src.iter().fold(0u16, |acc, &c| {
+        acc | u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f)
+    });
+    any != 0
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1545,6 +1551,13 @@ pub(crate) trait Bf16Op2 {
     fn apply(x: u16, y: u16) -> u16;
 }
 
+/// `a` where `m`, else `b`, by masks (no branch).
+#[inline(always)]
+fn pick(m: bool, a: u16, b: u16) -> u16 {
+    let m = 0u16.wrapping_sub(u16::from(m));
+    (a & m) | (b & !m)
+}
+
 /// Whether a bfloat16 code is NaN.
 #[inline(always)]
 fn nan(c: u16) -> bool {
@@ -1565,33 +1578,25 @@ macro_rules! bit_ops2 {
 }
 
 bit_ops2! {
-    /// `heaviside(x, h0)`: NaN `x` unchanged, `h0` for zeros, else 0 or 1.
+    /// `heaviside(x, h0)`: NaN `x` unchanged, `h0` for zeros, else 0 or 1
+    /// (selections by masks, which vectorise on AVX2 as well).
     Heaviside [false, true] = |x, h| {
-        if nan(x) {
-            x
-        } else if x & 0x7fff == 0 {
-            h
-        } else if x & 0x8000 != 0 {
-            0
-        } else {
-            ONE
-        }
+        let mag = x & 0x7fff;
+        let unit = pick(x & 0x8000 != 0, 0, ONE);
+        pick(mag > INF, x, pick(mag == 0, h, unit))
     };
     /// `copysign(a, b)`.
     CopySign [false, false] = |x, y| (x & 0x7fff) | (y & 0x8000);
-    /// `nextafter(from, to)` on codes (see `funcs::next_after`).
+    /// `nextafter(from, to)` on codes (see `funcs::next_after`): NaN for a
+    /// NaN operand, `to` when equal, the smallest subnormal toward `to`
+    /// from a zero, else one code toward `to` (selections by masks).
     NextAfter [false, true] = |x, y| {
-        if nan(x) | nan(y) {
-            0x7fc0
-        } else if x == y {
-            y
-        } else if x & 0x7fff == 0 {
-            if y & 0x7fff == 0 { y } else { 1 | (y & 0x8000) }
-        } else if (x & 0x7fff > y & 0x7fff) | ((x ^ y) & 0x8000 != 0) {
-            x.wrapping_sub(1)
-        } else {
-            x + 1
-        }
+        let (mx, my) = (x & 0x7fff, y & 0x7fff);
+        let down = (mx > my) | ((x ^ y) & 0x8000 != 0);
+        let step = x.wrapping_add(1).wrapping_sub(u16::from(down) << 1);
+        let from_zero = pick(my == 0, y, 1 | (y & 0x8000));
+        let r = pick(x == y, y, pick(mx == 0, from_zero, step));
+        pick(nan(x) | nan(y), 0x7fc0, r)
     };
     /// `logical_and` of the truth values (zeros false, NaN true).
     And [true, true] = |x, y| ((x & 0x7fff != 0) & (y & 0x7fff != 0)) as u16;
@@ -1617,10 +1622,8 @@ fn bf16_run2<O: Bf16Op2>(a: &[u16], b: &[u16], dst: &mut [u8]) -> bool {
             unsafe { p.add(k).write_unaligned(O::apply(x, y)) };
         }
     }
-    O::READS_VALUE
-        && a.iter().zip(b).fold(false, |acc, (&x, &y)| {
-            acc | funcs::bf16_snan_code(x as u32) | funcs::bf16_snan_code(y as u32)
-        })
+    let n = a.len().min(b.len());
+    O::READS_VALUE && (any_snan(&a[..n]) || any_snan(&b[..n]))
 }
 
 #[cfg(target_arch = "x86_64")]
