@@ -23,7 +23,9 @@ Sections:
   traffic through NumPy's integer ``add`` on the codes).
 - ``unary``: every one-operand ufunc ml_dtypes registers, on ``--types`` (contiguous and every
   second element), against ml_dtypes and against NumPy's float32 loop on the same values; the
-  bound is NumPy's ``invert`` of the codes as unsigned integers (same bytes read and written).
+  bound is NumPy's ``invert`` of the codes as unsigned integers (same bytes read and written),
+  timed alone and again right after each ml_dtypes call (the cache state ours runs in; the
+  summary's "bound allows" column: the most any loop writing one code per element could show).
 - ``binary``: every two-operand ufunc ml_dtypes registers (and ``float_power``, which ml_dtypes
   0.6.0 runs through float64), likewise; the bound is NumPy's integer ``add`` of the codes.
 - ``reduce``: ``np.sum``, ``np.prod``, ``np.max``, ``np.min``, ``np.argmax``, ``np.argmin``,
@@ -243,17 +245,11 @@ def section_arith(t, x32, repeat):
                   *best_of([lambda: op(ra[::2], rb[::2]), lambda: op(oa[::2], ob[::2])], repeat))
 
 
-# Functions of the codes' bits (no arithmetic): memory-bound rows, which also get the bound
-# measured in their own cache state.
-CODE_LEVEL = {"negative", "positive", "absolute", "fabs", "conjugate", "isfinite", "isinf",
-              "isnan", "signbit", "logical_not", "copysign", "logical_and", "logical_or",
-              "logical_xor"}
-
-
 def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None, bound=None):
-    """One row per ufunc: ml_dtypes, mldtypes, float32 on the same values. For the functions
-    of CODE_LEVEL, `bound` (NumPy's integer loop over the same codes) is also timed right after
-    ml_dtypes' call, the state in which ours runs, in a row of its own."""
+    """One row per ufunc: ml_dtypes, mldtypes, float32 on the same values; with `bound`
+    (NumPy's integer loop over the same codes: the same bytes read, one code written per
+    element), a second row times it right after ml_dtypes' call, the cache state in which ours
+    runs: the most any loop writing one code per element could show there."""
     for uname in ufuncs:
         u = getattr(np, uname)
         if u.nin == 1:
@@ -263,7 +259,7 @@ def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None, bound=Non
         else:
             args = [tuple(ra), tuple(oa), tuple(fa)]
         fns = [lambda a=a: u(*a) for a in args]
-        if bound is None or uname not in CODE_LEVEL:
+        if bound is None:
             t.add(f"{name} {uname}{suffix}", *best_of(fns, repeat))
             continue
         ref, ours, f32, ref2, b = best_of(fns + [fns[0], bound], repeat)
@@ -402,7 +398,9 @@ def section_matmul(t, sizes, types, repeat):
 
 def summary(rows, types):
     """A compact Markdown table of the unary and binary sections: one row per ufunc, the ratio
-    to ml_dtypes (contiguous, every second element) and to NumPy float32 for each format."""
+    to ml_dtypes (contiguous), the most the memory bound allows there (ml_dtypes' time over
+    the bound row timed after its call), the ratio on every second element and to NumPy
+    float32, for each format."""
     ratio = {}
     for label, t_ref, t_ours, t_f32 in rows:
         ratio[label] = (t_ref / t_ours if t_ref and t_ours else None,
@@ -411,17 +409,20 @@ def summary(rows, types):
     def cell(r):
         return "–" if r is None else f"{r:.1f}×"
 
-    head = " | ".join(f"{t} vs ml_dtypes | {t} strided | {t} vs float32" for t in types)
-    out = [f"| ufunc | {head} |", "|---|" + "---:|" * (3 * len(types))]
+    head = " | ".join(f"{t} vs ml_dtypes | {t} bound allows | {t} strided | {t} vs float32"
+                      for t in types)
+    out = [f"| ufunc | {head} |", "|---|" + "---:|" * (4 * len(types))]
     for uname in UNARY + BINARY:
         cells = []
         for t in types:
             c = ratio.get(f"{t} {uname}")
+            b = ratio.get(f"{t} {uname}: bound after ml_dtypes' call")
             st = ratio.get(f"{t} {uname}, strided (every 2nd)")
             if c is None:
-                cells += ["–"] * 3
+                cells += ["–"] * 4
                 continue
-            cells += [cell(c[0]), cell(st[0] if st else None), cell(c[1])]
+            cells += [cell(c[0]), cell(b[0] if b else None), cell(st[0] if st else None),
+                      cell(c[1])]
         if any(x != "–" for x in cells):
             out.append(f"| {uname} | " + " | ".join(cells) + " |")
     return "\n".join(out)
