@@ -517,6 +517,38 @@ def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
         np.frexp(y)
 
 
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2fnuz", "float4_e2m1fn",
+                                  "float8_e8m0fnu"])
+@pytest.mark.parametrize("n", [1, 31, 33, 64, 300, 4097])
+def test_modf_of_long_one_byte_arrays(name, n, kernel_path):
+    """One-byte modf (two vector look-ups of the codes) over lengths around the vector steps,
+    into fresh outputs, into given ones, with either output written over the input and from
+    strided inputs, equals modf one element at a time."""
+    dt = np.dtype(getattr(mldtypes, name))
+    codes = ((np.arange(n, dtype=np.int64) * 37 + 11) % 256).astype(np.uint8)
+    x = codes.view(dt)
+    with np.errstate(all="ignore"):
+        one = [np.modf(x[k:k + 1]) for k in range(n)]
+        want_f = np.concatenate([f for f, _ in one]).view(np.uint8)
+        want_i = np.concatenate([i for _, i in one]).view(np.uint8)
+        f, i = np.modf(x)
+        np.testing.assert_array_equal(f.view(np.uint8), want_f)
+        np.testing.assert_array_equal(i.view(np.uint8), want_i)
+        y, other = x.copy(), np.zeros(n, dt)
+        np.modf(y, out=(y, other))
+        np.testing.assert_array_equal(y.view(np.uint8), want_f)
+        np.testing.assert_array_equal(other.view(np.uint8), want_i)
+        y, other = x.copy(), np.zeros(n, dt)
+        np.modf(y, out=(other, y))
+        np.testing.assert_array_equal(other.view(np.uint8), want_f)
+        np.testing.assert_array_equal(y.view(np.uint8), want_i)
+        z = np.zeros(2 * n, dt)
+        z[::2] = x
+        fs, is_ = np.modf(z[::2])
+        np.testing.assert_array_equal(fs.view(np.uint8), want_f)
+        np.testing.assert_array_equal(is_.view(np.uint8), want_i)
+
+
 @pytest.mark.parametrize("n", [511, 512, 1000, 5000])
 def test_bfloat16_modf_of_long_arrays(n, kernel_path):
     """bfloat16 modf in blocks of 512: integer and exact float32 steps, a block holding an

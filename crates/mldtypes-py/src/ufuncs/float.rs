@@ -1421,6 +1421,30 @@ unsafe extern "C" fn lut2_loop(
                 });
                 f
             }
+            (Column::U8(p), Column::U8(q))
+                if a.contiguous(1)
+                    && o1.contiguous(1)
+                    && o2.contiguous(1)
+                    && !overlaps(a, o1, n)
+                    && !overlaps(a, o2, n)
+                    && !spans_overlap(o1, 1, o2, 1, n) =>
+            {
+                // One-byte codes: two vector look-ups ([`simd::lut8`]),
+                // the output that replaces the input (if one does) last.
+                let tp: &[u8; 256] = p[..256].try_into().expect("256 entries");
+                let tq: &[u8; 256] = q[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                let (x, y1, y2) = (a.at(0), o1.at(0), o2.at(0));
+                // SAFETY: packed operands of `n` bytes; the input and each
+                // output are the same bytes or disjoint.
+                if y1 == x {
+                    simd::lut8(x, y2, n, tq, &simd::Shape8::Table, fl)
+                        | simd::lut8(x, y1, n, tp, &t.shape8, None)
+                } else {
+                    simd::lut8(x, y1, n, tp, &t.shape8, fl)
+                        | simd::lut8(x, y2, n, tq, &simd::Shape8::Table, None)
+                }
+            }
             (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
             (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
             _ => unreachable!("a two-output table of this format"),
