@@ -471,6 +471,14 @@ def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
         np.frexp(y, out=(y, e2))
         np.testing.assert_array_equal(y.view(np.uint8), want_m)
         np.testing.assert_array_equal(e2, e)
+        for shift in range(16):  # exponents at every offset from a 64-byte line boundary
+            whole = np.full(n + 32, 7, np.intc)
+            lead = (-whole.ctypes.data // 4) % 16 + shift
+            m3, e3 = np.zeros(n, dt), whole[lead:lead + n]
+            np.frexp(x, out=(m3, e3))
+            np.testing.assert_array_equal(m3.view(np.uint8), want_m)
+            np.testing.assert_array_equal(e3, e)
+            assert (whole[:lead] == 7).all() and (whole[lead + n:] == 7).all()
         for step in (2, 3, -1):  # strided inputs, gathered in chunks
             z = np.zeros(n * abs(step), dt)
             z[::abs(step)] = x
