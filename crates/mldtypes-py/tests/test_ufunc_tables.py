@@ -511,6 +511,14 @@ def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
         np.testing.assert_array_equal(m.view(np.uint16),
                                       np.concatenate([a for a, _ in one]).view(np.uint16))
         np.testing.assert_array_equal(e, np.concatenate([b for _, b in one]))
+        for shift in range(16):  # exponents at every offset from a 64-byte line boundary
+            whole = np.full(n + 32, 7, np.intc)
+            lead = (-whole.ctypes.data // 4) % 16 + shift
+            m3, e3 = np.zeros(n, bf16), whole[lead:lead + n]
+            np.frexp(y, out=(m3, e3))
+            np.testing.assert_array_equal(m3.view(np.uint16), m.view(np.uint16))
+            np.testing.assert_array_equal(e3, e)
+            assert (whole[:lead] == 7).all() and (whole[lead + n:] == 7).all()
         for step in (2, -1):  # strided inputs, gathered
             z = np.zeros(n * 2, bf16)
             z[::2] = y

@@ -1588,6 +1588,7 @@ unsafe extern "C" fn frexp_loop(
                     if simd::frexp_bf16_block(xs, ms, es) {
                         // A subnormal, infinity or NaN: the block through
                         // the table (bfloat16 has no kept exponents).
+                        simd::fence_streams();
                         for ((&c, mo), eo) in xs.iter().zip(ms.iter_mut()).zip(es.iter_mut()) {
                             *mo = m[c as usize];
                             *eo = exps[c as usize].into();
@@ -1595,6 +1596,7 @@ unsafe extern "C" fn frexp_loop(
                         }
                     }
                 });
+                simd::fence_streams();
                 f
             }
             Column::U16(m) => frexp_lut::<u16>(a, mant, exp, n, m, exps, &t.flags),
