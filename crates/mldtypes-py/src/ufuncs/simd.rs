@@ -917,11 +917,6 @@ pub(crate) trait Bf16Op {
     /// Whether reading a signalling NaN raises invalid (Eigen reads the
     /// value as float32 for this function).
     const READS_VALUE: bool = false;
-    /// For the roundings to an integer: the rounding mode of `VROUNDPS`
-    /// (0 to nearest even, 1 down, 2 up, 3 toward zero), which
-    /// [`bf16_block`] then runs on the AVX2 and AVX-512 paths
-    /// ([`round_bf16_avx2`]).
-    const RNDSCALE: Option<i32> = None;
     /// For the functions that are one float32 instruction: which, run by
     /// [`float_bf16_avx2`] on the AVX2 and AVX-512 paths.
     const F32: Option<F32Op> = None;
@@ -943,6 +938,10 @@ pub(crate) enum F32Op {
     Reciprocal,
     /// `x · k`.
     Scale(f32),
+    /// `VROUNDPS` in the mode given (0 to nearest even, 1 down, 2 up,
+    /// 3 toward zero), the precision exception suppressed: exact, as an
+    /// integer rounded from a bfloat16 is one.
+    Round(i32),
 }
 
 /// bfloat16's `T(1)` and `T(-1)`.
@@ -1074,7 +1073,7 @@ macro_rules! int_rounding_ops {
         impl Bf16Op for $name {
             // A signalling NaN raises invalid, as the float32 route does.
             const READS_VALUE: bool = true;
-            const RNDSCALE: Option<i32> = Some($imm);
+            const F32: Option<F32Op> = Some(F32Op::Round($imm));
             #[inline(always)]
             fn apply(c: u16) -> u16 {
                 round_int(c, $small, $up)
@@ -1111,12 +1110,12 @@ float_ops! {
 }
 
 /// bfloat16 codes through the float32 instruction of `O::F32` (on the
-/// AVX2 and AVX-512 paths), 16 codes per step as [`round_bf16_avx2`]
-/// widens them (each 128-bit lane's codes interleaved with zeros into the
-/// high halves of 32-bit lanes), the results rounded to nearest even in
-/// 32-bit integer lanes as [`round`]
-/// (an add of `0x7fff` and the kept part's lowest bit, a shift) and packed
-/// back in order; a step whose results hold a NaN (found by a quiet
+/// AVX2 and AVX-512 paths), 16 codes per step: each 128-bit lane's codes
+/// interleaved with zeros into the high halves of 32-bit lanes (their
+/// float32 values), the instruction, the results rounded to nearest even
+/// in 32-bit integer lanes as [`round`] (an add of `0x7fff` and the kept
+/// part's lowest bit, a shift; a rounded integer needs only the shift)
+/// and packed back in order; a step whose results hold a NaN (found by a quiet
 /// unordered compare, which raises nothing for the quiet NaNs arithmetic
 /// gives) takes [`round`]'s NaN, `0x7fc0` with the result's sign or `+NaN`
 /// for a never-negative function, and records a signalling NaN input. The
@@ -1158,6 +1157,10 @@ unsafe fn float_bf16_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
                 F32Op::Square => _mm256_mul_ps(x, x),
                 F32Op::Reciprocal => _mm256_div_ps(one, x),
                 F32Op::Scale(_) => _mm256_mul_ps(x, k),
+                F32Op::Round(0) => _mm256_round_ps::<0x08>(x),
+                F32Op::Round(1) => _mm256_round_ps::<0x09>(x),
+                F32Op::Round(2) => _mm256_round_ps::<0x0a>(x),
+                F32Op::Round(_) => _mm256_round_ps::<0x0b>(x),
             }
         };
         let (lo, hi) = (
@@ -1170,6 +1173,10 @@ unsafe fn float_bf16_avx2<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         ));
         let nearest = |r: __m256| {
             let u = _mm256_castps_si256(r);
+            if let F32Op::Round(_) = op {
+                // Already a bfloat16 value.
+                return _mm256_srli_epi32::<16>(u);
+            }
             let lsb = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one_bit);
             _mm256_srli_epi32::<16>(_mm256_add_epi32(_mm256_add_epi32(u, bias), lsb))
         };
@@ -1268,92 +1275,16 @@ unsafe fn apply_tail<O: Bf16Op>(src: &[u16], out: *mut u16) -> bool {
     snan
 }
 
-/// bfloat16 codes rounded to integers by `VROUNDPS` in the mode `MODE`
-/// (see [`Bf16Op::RNDSCALE`]), 16 codes per step: each 128-bit lane's
-/// codes are widened into the high halves of 32-bit lanes (the codes'
-/// float32 values) by interleaving with zeros, rounded (the precision
-/// exception suppressed; a signalling NaN raises invalid, as the float32
-/// route does), and the results' high halves packed back in the same
-/// order (exact: an integer rounded from a bfloat16 is a bfloat16). NaN
-/// gives `0x7fc0` with its sign, as [`round_int`]; the rest of the slice
-/// goes through `O::apply`. Equal to [`round_int`] on every code
-/// (`tests/test_ufunc_tables.py`); it runs on the AVX-512 path too (at the
-/// memory bound there as well). Returns whether a signalling NaN was read.
-///
-/// # Safety
-///
-/// The CPU must support AVX2 (checked by `cast::dispatch`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn round_bf16_avx2<O: Bf16Op, const MODE: i32>(src: &[u16], dst: &mut [u8]) -> bool {
-    use std::arch::x86_64::*;
-    let n = src.len().min(dst.len() / 2);
-    let body = n - n % 16;
-    let zero = _mm256_setzero_si256();
-    let (magnitude, inf, quiet) = (
-        _mm256_set1_epi16(0x7fff),
-        _mm256_set1_epi16(INF as i16),
-        _mm256_set1_epi16(0x7fc0),
-    );
-    let out = dst.as_mut_ptr() as *mut u16;
-    let mut snan = zero;
-    let mut i = 0;
-    while i < body {
-        // SAFETY: i + 16 <= n for both slices; unaligned loads and store.
-        let c = unsafe { _mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i) };
-        let round = |w: __m256i| {
-            let r = _mm256_round_ps::<MODE>(_mm256_castsi256_ps(w));
-            _mm256_srli_epi32::<16>(_mm256_castps_si256(r))
-        };
-        let (lo, hi) = (
-            round(_mm256_unpacklo_epi16(zero, c)),
-            round(_mm256_unpackhi_epi16(zero, c)),
-        );
-        let mut r = _mm256_packus_epi32(lo, hi);
-        // Magnitudes are below 2^15: the signed comparisons are exact.
-        let mag = _mm256_and_si256(c, magnitude);
-        let nan = _mm256_cmpgt_epi16(mag, inf);
-        if _mm256_testz_si256(nan, nan) == 0 {
-            let signalling =
-                _mm256_andnot_si256(_mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7fbf)), nan);
-            snan = _mm256_or_si256(snan, signalling);
-            let q = _mm256_or_si256(_mm256_andnot_si256(magnitude, c), quiet);
-            r = _mm256_blendv_epi8(r, q, nan);
-        }
-        unsafe { _mm256_storeu_si256(out.add(i) as *mut __m256i, r) };
-        i += 16;
-    }
-    // SAFETY: `out` holds `n` codes.
-    let tail = unsafe { apply_tail::<O>(&src[body..n], out.add(body)) };
-    _mm256_testz_si256(snan, snan) == 0 || tail
-}
-
 /// [`bf16_run`] on the best instruction set.
 #[inline]
 pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use mldtypes::cast::Path;
-        // The roundings to an integer: the float32 unit's rounding
-        // instruction, fewer steps than the integer form.
-        if let Some(mode) = O::RNDSCALE {
-            // SAFETY: both paths are only selected when the CPU has AVX2.
-            // The modes are `VROUNDPS`'s rounding field with the precision
-            // exception suppressed (bit 3).
-            if matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512) {
-                return unsafe {
-                    match mode {
-                        0 => round_bf16_avx2::<O, 0x08>(src, dst),
-                        1 => round_bf16_avx2::<O, 0x09>(src, dst),
-                        2 => round_bf16_avx2::<O, 0x0a>(src, dst),
-                        _ => round_bf16_avx2::<O, 0x0b>(src, dst),
-                    }
-                };
-            }
-        }
-        // The float32 functions of one instruction: 256-bit vectors on
-        // both paths (at the memory bound there; the division's 512-bit
-        // form gains a few per cent on `reciprocal`).
+        // The float32 functions of one instruction (the roundings to an
+        // integer among them: fewer steps than their integer form):
+        // 256-bit vectors on both paths (at the memory bound there; the
+        // division's 512-bit form gains a few per cent on `reciprocal`).
         if O::F32.is_some() && matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512) {
             // SAFETY: both paths are only selected when the CPU has AVX2.
             return unsafe { float_bf16_avx2::<O>(src, dst) };
