@@ -41,11 +41,14 @@ pub(crate) unsafe fn lut8(
         // SAFETY: the AVX-512 path is only selected when the CPU has
         // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
         (mldtypes::cast::Path::Avx512, ..) => return lut8_vbmi(src, dst, n, table, flags),
+        // Tables computed from the codes raise no flags.
         (mldtypes::cast::Path::Avx2, Shape8::Masked(m), None) => {
-            return masked8_avx2(src, dst, n, m);
+            masked8_avx2(src, dst, n, m);
+            return 0;
         }
         (mldtypes::cast::Path::Avx2, Shape8::Bits(map), None) => {
-            return bits8_avx2(src, dst, n, map);
+            bits8_avx2(src, dst, n, map);
+            return 0;
         }
         (mldtypes::cast::Path::Avx2, ..) => {
             return lut8_avx2(src, dst, n, table, flags, |_, _, _| {});
@@ -193,7 +196,7 @@ unsafe fn each32_avx2(
 /// 32 codes, and a compare and a blend per exception.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn masked8_avx2(src: *const u8, dst: *mut u8, n: usize, m: &Masked8) -> u8 {
+unsafe fn masked8_avx2(src: *const u8, dst: *mut u8, n: usize, m: &Masked8) {
     use std::arch::x86_64::*;
     let (and, xor) = (_mm256_set1_epi8(m.and as i8), _mm256_set1_epi8(m.xor as i8));
     let except: [(__m256i, __m256i); EXCEPTIONS] = std::array::from_fn(|j| {
@@ -208,7 +211,6 @@ unsafe fn masked8_avx2(src: *const u8, dst: *mut u8, n: usize, m: &Masked8) -> u
         }
         r
     });
-    0
 }
 
 /// [`lut8`] of a [`Shape8::Bits`] table on AVX2: the map's byte `c / 8`
@@ -216,7 +218,7 @@ unsafe fn masked8_avx2(src: *const u8, dst: *mut u8, n: usize, m: &Masked8) -> u
 /// bit, the bit `c % 8` by a third shuffle.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn bits8_avx2(src: *const u8, dst: *mut u8, n: usize, map: &[u8; 32]) -> u8 {
+unsafe fn bits8_avx2(src: *const u8, dst: *mut u8, n: usize, map: &[u8; 32]) {
     use std::arch::x86_64::*;
     let half =
         |h: usize| _mm256_broadcastsi128_si256(_mm_loadu_si128(map[16 * h..].as_ptr().cast()));
@@ -240,7 +242,6 @@ unsafe fn bits8_avx2(src: *const u8, dst: *mut u8, n: usize, map: &[u8; 32]) -> 
         let b = _mm256_shuffle_epi8(bit, _mm256_and_si256(c, seven));
         _mm256_min_epu8(_mm256_and_si256(byte, b), one)
     });
-    0
 }
 
 /// A 256-byte table for [`Lut256Avx2::look`]: its sixteen rows of 16
@@ -491,10 +492,11 @@ pub(crate) unsafe fn frexp8(
         // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
         mldtypes::cast::Path::Avx512 => {
             // The elements before the first exponent on a 64-byte line
-            // boundary, then the rest with streaming exponent stores.
+            // boundary one at a time, then the rest with streaming
+            // exponent stores.
             let head = ((64 - exp as usize % 64) % 64 / 4).min(n);
-            let f = frexp8_vbmi::<false>(src, mant, exp, head, table, exps, flags);
-            return f | frexp8_vbmi::<true>(
+            let f = frexp8_scalar(src, mant, exp, head, table, exps, flags);
+            return f | frexp8_vbmi(
                 src.add(head),
                 mant.add(head),
                 exp.add(head),
@@ -507,6 +509,24 @@ pub(crate) unsafe fn frexp8(
         mldtypes::cast::Path::Avx2 => return frexp8_avx2(src, mant, exp, n, table, exps, flags),
         _ => {}
     }
+    frexp8_scalar(src, mant, exp, n, table, exps, flags)
+}
+
+/// [`frexp8`] one element at a time.
+///
+/// # Safety
+///
+/// As [`frexp8`].
+#[inline]
+unsafe fn frexp8_scalar(
+    src: *const u8,
+    mant: *mut u8,
+    exp: *mut std::ffi::c_int,
+    n: usize,
+    table: &[u8; 256],
+    exps: &[i8; 256],
+    flags: Option<&[u8; 256]>,
+) -> u8 {
     let mut f = 0u8;
     for k in 0..n {
         let c = *src.add(k) as usize;
@@ -518,13 +538,13 @@ pub(crate) unsafe fn frexp8(
 }
 
 /// [`frexp8`] with AVX-512 VBMI: the exponents looked up as [`lut8_vbmi`]
-/// looks up the codes, then sign-extended 16 at a time; with `STREAM`
-/// (`exp` on a 64-byte boundary) the whole steps' exponents, four bytes
-/// per code and most of the traffic, are written by non-temporal stores,
-/// which skip reading the lines they replace.
+/// looks up the codes, then sign-extended 16 at a time; the whole steps'
+/// exponents, four bytes per code and most of the traffic, are written by
+/// non-temporal stores, which skip reading the lines they replace (`exp`
+/// is on a 64-byte boundary).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn frexp8_vbmi<const STREAM: bool>(
+unsafe fn frexp8_vbmi(
     src: *const u8,
     mant: *mut u8,
     exp: *mut std::ffi::c_int,
@@ -545,17 +565,15 @@ unsafe fn frexp8_vbmi<const STREAM: bool>(
         };
         for q in 0..4 {
             let m = (lanes >> (16 * q)) as u16;
-            if STREAM && lanes == u64::MAX {
+            if lanes == u64::MAX {
                 _mm512_stream_si512(exp.add(k + 16 * q).cast(), quarter(q));
             } else if m != 0 {
                 _mm512_mask_storeu_epi32(exp.add(k + 16 * q).cast(), m, quarter(q));
             }
         }
     });
-    if STREAM {
-        // The streaming stores ordered before the caller's later ones.
-        _mm_sfence();
-    }
+    // The streaming stores ordered before the caller's later ones.
+    _mm_sfence();
     f
 }
 
