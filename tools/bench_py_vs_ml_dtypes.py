@@ -26,6 +26,8 @@ Sections:
   bound is NumPy's ``invert`` of the codes as unsigned integers (same bytes read and written),
   timed alone and again right after each ml_dtypes call (the cache state ours runs in; the
   summary's "bound allows" column: the most any loop writing one code per element could show).
+  ``frexp`` and ``modf`` write more: their bound writes the same bytes in two passes over the
+  codes (``invert`` and the codes widened to C ``int``; ``invert`` twice).
 - ``binary``: every two-operand ufunc ml_dtypes registers (and ``float_power``, which ml_dtypes
   0.6.0 runs through float64), likewise; the bound is NumPy's integer ``add`` of the codes.
 - ``reduce``: ``np.sum``, ``np.prod``, ``np.max``, ``np.min``, ``np.argmax``, ``np.argmin``,
@@ -248,8 +250,9 @@ def section_arith(t, x32, repeat):
 def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None, bound=None):
     """One row per ufunc: ml_dtypes, mldtypes, float32 on the same values; with `bound`
     (NumPy's integer loop over the same codes: the same bytes read, one code written per
-    element), a second row times it right after ml_dtypes' call, the cache state in which ours
-    runs: the most any loop writing one code per element could show there."""
+    element; a dict: per ufunc name, the entry "" for the others), a second row times it right
+    after ml_dtypes' call, the cache state in which ours runs: the most any loop writing those
+    bytes could show there."""
     for uname in ufuncs:
         u = getattr(np, uname)
         if u.nin == 1:
@@ -262,7 +265,8 @@ def ufunc_rows(t, name, ufuncs, ra, oa, fa, repeat, suffix, ints=None, bound=Non
         if bound is None:
             t.add(f"{name} {uname}{suffix}", *best_of(fns, repeat))
             continue
-        ref, ours, f32, ref2, b = best_of(fns + [fns[0], bound], repeat)
+        bf = bound.get(uname, bound[""]) if isinstance(bound, dict) else bound
+        ref, ours, f32, ref2, b = best_of(fns + [fns[0], bf], repeat)
         t.add(f"{name} {uname}{suffix}", min(ref, ref2), ours, f32)
         t.add(f"{name} {uname}{suffix}: bound after ml_dtypes' call", min(ref, ref2), b, None)
 
@@ -276,11 +280,20 @@ def section_unary(t, x32, types, repeat):
         bits = 8 * oa.itemsize
         t.add(f"{name}: bound (NumPy uint{bits} invert of the codes)",
               *best_of([lambda: np.invert(ua), lambda: np.invert(ua)], repeat))
-        ufunc_rows(t, name, UNARY, ra, oa, fa, repeat, "", bound=lambda: np.invert(ua))
+        ufunc_rows(t, name, UNARY, ra, oa, fa, repeat, "", bound=bounds(ua))
         t.add(f"{name}: bound, strided (NumPy uint{bits} invert of the codes)",
               *best_of([lambda: np.invert(ua[::2]), lambda: np.invert(ua[::2])], repeat))
         ufunc_rows(t, name, UNARY, ra[::2], oa[::2], fa[::2], repeat, ", strided (every 2nd)",
-                   bound=lambda: np.invert(ua[::2]))
+                   bound=bounds(ua[::2]))
+
+
+def bounds(codes):
+    """The bound of each one-operand ufunc on `codes` (unsigned integers): NumPy's `invert`,
+    which reads and writes one code per element; for `frexp` (a code and a C `int` written)
+    `invert` and the codes widened to `intc`, for `modf` (two codes) `invert` twice."""
+    return {"": lambda: np.invert(codes),
+            "frexp": lambda: (np.invert(codes), codes.astype(np.intc)),
+            "modf": lambda: (np.invert(codes), np.invert(codes))}
 
 
 def section_binary(t, x32, types, repeat):

@@ -861,6 +861,16 @@ pub(crate) fn _set_kernel_path(name: Option<&str>) -> PyResult<()> {
     })
 }
 
+/// `_set_streaming_stores(on)`: forces the store form of bfloat16
+/// `frexp`'s exponents on the AVX-512 path (True: streaming stores, the
+/// choice on Intel CPUs; False: plain stores, the choice on AMD ones), or
+/// back to the CPU's choice for `None`, for tests and benchmarks of both.
+#[pyfunction]
+#[pyo3(signature = (on=None))]
+pub(crate) fn _set_streaming_stores(on: Option<bool>) {
+    crate::ufuncs::set_streaming_stores(on)
+}
+
 /// Adds `matmul` and the private kernel-path switch to the module `m`.
 ///
 /// # Errors
@@ -869,5 +879,6 @@ pub(crate) fn _set_kernel_path(name: Option<&str>) -> PyResult<()> {
 pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(_set_kernel_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_streaming_stores, m)?)?;
     Ok(())
 }

@@ -490,12 +490,22 @@ def test_frexp_of_long_one_byte_arrays(name, n, kernel_path):
                 np.testing.assert_array_equal(es, e[order])
 
 
+@pytest.fixture(params=[None, True, False], ids=["cpu", "streaming", "plain"])
+def streaming(request):
+    """The store form of bfloat16 frexp's exponents on the AVX-512 path: the CPU's choice, or
+    either form forced (`_set_streaming_stores`)."""
+    mldtypes._core._set_streaming_stores(request.param)
+    yield request.param
+    mldtypes._core._set_streaming_stores(None)
+
+
 @pytest.mark.parametrize("n", [511, 512, 1000, 5000])
-def test_bfloat16_frexp_of_long_arrays(n, kernel_path):
+def test_bfloat16_frexp_of_long_arrays(n, kernel_path, streaming):
     """bfloat16 frexp in blocks of 512: normal numbers and zeros in integer arithmetic, a block
     holding a subnormal, an infinity or a NaN through the table, strided inputs gathered; equal
     to frexp one element at a time, flags included (a signalling NaN raises invalid, nothing
-    else raises)."""
+    else raises); with the exponents' streaming and plain stores on every path."""
+    check("frexp", "bfloat16")  # every code, one per call and all at once, strided
     bf16 = np.dtype(mldtypes.bfloat16)
     rng = np.random.default_rng(n)
     codes = rng.integers(0, 1 << 16, n).astype(np.uint16)

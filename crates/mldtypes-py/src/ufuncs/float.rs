@@ -236,13 +236,16 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         bf16_kernel(sign, bf16_simd_loop::<simd::Sign>),
         bf16_kernel(conjugate, bf16_simd_loop::<simd::Identity>),
     ];
-    let spacing = tab(
-        d,
-        "spacing",
-        lut_loop,
-        build_spacing,
-        Scalar::One(check::spacing),
-        Code,
+    let spacing = bf16_kernel(
+        tab(
+            d,
+            "spacing",
+            lut_loop,
+            build_spacing,
+            Scalar::One(check::spacing),
+            Code,
+        ),
+        bf16_simd_loop::<simd::Spacing>,
     );
     macro_rules! value2 {
         ($($name:literal => $o:ty),* $(,)?) => {

@@ -47,6 +47,8 @@ pub(crate) mod int;
 mod simd;
 mod table;
 
+pub(crate) use simd::set_streaming_stores;
+
 /// Elements per block in the blocked loops: 4096 float32 (16 KiB) per
 /// operand live on the stack and stay in the L1/L2 caches, and amortise the
 /// per-call cost of the conversion kernels.
