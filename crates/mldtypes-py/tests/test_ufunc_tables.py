@@ -110,11 +110,11 @@ def test_bf16_pair_kernels(kernel_path):
         check(ufunc, "bfloat16")
 
 
-BF16_LIBM = ["floor_divide", "remainder", "mod", "divmod", "logaddexp", "logaddexp2", "power",
-             "float_power", "hypot", "arctan2"]
+BF16_LIBM = ["floor_divide", "remainder", "mod", "divmod", "fmod", "logaddexp", "logaddexp2",
+             "power", "float_power", "hypot", "arctan2"]
 # `mod` and `float_power` run the loops of `remainder` and `power`; on the other paths the
 # default run takes the loops whose vector code is arithmetic (trunc, floor, division, sqrt).
-BF16_LIBM_OTHER_PATHS = ["divmod", "power", "hypot"]
+BF16_LIBM_OTHER_PATHS = ["divmod", "fmod", "power", "hypot"]
 
 
 @pytest.mark.parametrize("ufunc", BF16_LIBM)
@@ -135,6 +135,9 @@ def test_bf16_libm_loops(ufunc, kernel_path):
     ("floor_divide", (1.0, 0.0), None),
     ("remainder", (float("inf"), 1.0), "invalid"),
     ("remainder", (3e38, 1e-30), "over"),
+    ("fmod", (float("inf"), 1.0), "invalid"),
+    ("fmod", (1.0, 0.0), "invalid"),
+    ("fmod", (3e38, 1e-30), None),
     ("divmod", (1.0, float("nan")), "invalid"),
     ("logaddexp", (float("nan"), 1.0), "invalid"),
     ("logaddexp2", (float("nan"), 1.0), "invalid"),

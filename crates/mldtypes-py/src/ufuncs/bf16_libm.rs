@@ -1,7 +1,7 @@
 //! bfloat16's two-operand value functions that ml_dtypes evaluates with the
 //! C library, one element at a time (`power`, `float_power`, `arctan2`,
 //! `hypot`, `logaddexp`, `logaddexp2`, `floor_divide`, `remainder`, `mod`,
-//! `divmod`), and `ldexp`: loops over chunks of [`CHUNK`] elements with the same results
+//! `divmod`, `fmod`), and `ldexp`: loops over chunks of [`CHUNK`] elements with the same results
 //! and the same floating-point flags as the element-by-element loop of
 //! `bf16.rs` (which keeps NumPy's reductions, `accumulate` and overlapping
 //! operands, and the functions without a chunked loop here).
@@ -17,6 +17,11 @@
 //!   between `2^-101` and `2^28` in magnitude, where `fmod` is the exact
 //!   float64 computation [`funcs::fmod_x87`] takes and no step can raise a
 //!   flag NumPy reports; the other inputs take the definition itself;
+//! - `fmod`: an exact float32 computation, branch-free over the chunk, for
+//!   finite operands with a normal divisor and `|x| < 2^15 |y|` by
+//!   exponents (`trunc(x / y)` is then the true quotient's integer part and
+//!   every step is exact: no flag); the others (zero or subnormal divisors,
+//!   infinities, NaNs, larger quotients) take [`funcs::fmod_x87`] itself;
 //! - `logaddexp`, `logaddexp2`: the larger and smaller operand chosen
 //!   without branches (`x > y` is unpredictable on data), then one loop of
 //!   `hi + log1pf(expf(lo - hi))` (the same calls, on the same float32
@@ -199,6 +204,7 @@ unsafe fn run<O: Binary, const N: usize, const TWO: bool>(
             Libm::Power => power_chunk(x, y, r, s),
             Libm::Hypot => hypot_chunk(x, y, r, s),
             Libm::Arctan2 => arctan2_chunk(x, y, r, s),
+            Libm::Fmod => fmod_chunk(x, y, r, s),
             Libm::None => unreachable!("a loop without a chunked kernel"),
         }
         let c = &mut codes[..len];
@@ -348,6 +354,65 @@ fn divmod_chunk<const WHAT: u8>(
             0 => (q[i], m[i]) = funcs::divmod(u, v),
             1 => q[i] = nan_rule::<bfloat16, funcs::FloorDivide>(u, v, funcs::FloorDivide::f(u, v)),
             _ => m[i] = nan_rule::<bfloat16, funcs::Remainder>(u, v, funcs::Remainder::f(u, v)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// fmod.
+// ---------------------------------------------------------------------------
+
+/// `m` = `fmod(x, y)` of bfloat16 operands (as float32) for the inputs
+/// computed here: finite `x`, normal `y`, `|x| < 2^15 |y|` by exponents;
+/// `slow[i]` = 1 for the other inputs (their `m` is meaningless). Returns
+/// whether there is one.
+///
+/// In float32, exactly: the quotient `|x / y|` is below `2^15`, so its
+/// rounding moves it by at most `2^-10`, while a quotient of two bfloat16
+/// values that is not an integer lies at least `1/256` from one (`y`'s
+/// significand has 8 bits): `n = trunc(x / y)` is the true quotient's
+/// integer part; `n·y` (at most 15 and 8 significant bits) is exact, and so is
+/// `x − n·y`, the remainder, a zero one taking `x`'s sign. These are
+/// the results of `funcs::fmod_x87`, and the operations raise no flag but
+/// inexact, as `fmodf` raises none for such operands.
+#[inline(always)]
+fn fmod_fast_impl(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) -> bool {
+    let mut any = 0u16;
+    for ((mo, so), (&a, &b)) in m.iter_mut().zip(slow.iter_mut()).zip(x.iter().zip(y)) {
+        let (ax, ay) = (a.to_bits() & 0x7fff_ffff, b.to_bits() & 0x7fff_ffff);
+        let fast = (ax < 0x7f80_0000)
+            & (0x0080_0000..0x7f80_0000).contains(&ay)
+            & ((ax >> 23) < (ay >> 23) + 15);
+        let (a, b) = if fast { (a, b) } else { (1.0, 1.0) };
+        let n = (a / b).trunc();
+        let r = a - n * b;
+        *mo = if r == 0.0 { 0f32.copysign(a) } else { r };
+        *so = (!fast) as u16;
+        any |= (!fast) as u16;
+    }
+    any != 0
+}
+
+on_best_path!(
+    /// [`fmod_fast_impl`] on the best instruction set.
+    fn fmod_fast = fmod_fast_impl(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) -> bool
+);
+
+/// `fmod` of a chunk into `m` (`slow` is scratch): [`fmod_fast`], its
+/// flags discarded (it raises none that `fmodf` raises for those inputs),
+/// then the definition element by element for the other inputs.
+#[inline(always)]
+fn fmod_chunk(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) {
+    let flags = FpFlags::save();
+    let any = fmod_fast(x, y, m, slow);
+    flags.restore_if_changed();
+    if !any {
+        return;
+    }
+    for i in 0..x.len() {
+        if slow[i] != 0 {
+            let (u, v) = (x[i], y[i]);
+            m[i] = nan_rule::<bfloat16, funcs::Fmod>(u, v, funcs::Fmod::f(u, v));
         }
     }
 }

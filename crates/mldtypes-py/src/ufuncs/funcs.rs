@@ -333,6 +333,8 @@ pub(crate) enum Libm {
     Hypot,
     /// `arctan2`: C `atan2f`.
     Arctan2,
+    /// `fmod`: [`fmod_x87`].
+    Fmod,
 }
 
 /// The float32 operation of a [`Binary`] that has an explicit vector
@@ -511,7 +513,7 @@ binary_fns! {
         std::hint::black_box(q);
         m
     };
-    Fmod = |x, y| fmod_x87(x, y);
+    Fmod [LIBM: Libm = Libm::Fmod] = |x, y| fmod_x87(x, y);
     Arctan2 [LIBM: Libm = Libm::Arctan2] = |x, y| x.c_atan2(y);
     Hypot [NONNEGATIVE: bool = true] [LIBM: Libm = Libm::Hypot] = |x, y| x.c_hypot(y);
 }

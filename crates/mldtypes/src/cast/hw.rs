@@ -29,7 +29,8 @@
 //!   leaves slower than `astype` there: float32 → one-byte codes through
 //!   tables of the top bits, with gathers (`table_enc32_avx2`, and
 //!   `sr_table_avx2` for the stochastic modes), and float32 → bfloat16
-//!   under a deterministic mode (`f32_to_bf16_det_avx2`).
+//!   under a deterministic mode (`f32_to_bf16_det_avx2`, and
+//!   `f32_to_bf16_det_avx512` on AVX-512).
 //!
 //! - on AVX-512, float32 → one-byte codes of the signed formats under
 //!   every mode in 16 lanes without a table (`det8_avx512`,
@@ -267,6 +268,53 @@ pub(crate) unsafe fn f32_to_bf16_det_avx2(
     })
 }
 
+/// [`f32_to_bf16_det_avx2`] on AVX-512: 16 lanes per register, the
+/// increment chosen by a sign mask, the codes narrowed by `VPMOVDW` (as
+/// [`f32_to_bf16_avx512`], `astype`'s kernel, narrows them) and the rare
+/// lanes found by one unsigned compare into a mask.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+pub(crate) unsafe fn f32_to_bf16_det_avx512(
+    s: u32,
+    inc: [u32; 2],
+    parity: u32,
+    src: &[f32],
+    dst: &mut [u16],
+    element: impl Fn(f32) -> u16,
+) {
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    let (top, par) = (splat(0x8000_0000), splat(parity));
+    let (pos, neg) = (splat(inc[0]), splat(inc[1]));
+    let (inf, zero) = (splat(0x7f80_0000), _mm512_setzero_si512());
+    let shift = _mm_cvtsi32_si128(s as i32);
+    by_steps(src, dst, element, |sp, d| {
+        let mut rare = 0u16;
+        for k in 0..4 {
+            // SAFETY: `by_steps` passes pointers to 64 lanes of both
+            // slices; unaligned loads and stores.
+            let u = unsafe { _mm512_loadu_si512(sp.add(16 * k) as *const __m512i) };
+            let a = _mm512_andnot_si512(top, u);
+            let lsb = _mm512_and_si512(_mm512_srl_epi32(a, shift), par);
+            let i = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(u, zero), pos, neg);
+            let t = _mm512_add_epi32(a, _mm512_add_epi32(i, lsb));
+            // `t | (u & top)`: the sign put back.
+            let code = _mm512_srl_epi32(_mm512_ternarylogic_epi32::<0xf8>(t, u, top), shift);
+            // Codes below 2^16: the truncating narrowing is exact.
+            unsafe {
+                _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, _mm512_cvtepi32_epi16(code))
+            };
+            // Rare: t at or above the infinity's bits (unsigned: a NaN's
+            // may pass 2^31).
+            rare |= _mm512_cmpge_epu32_mask(t, inf);
+        }
+        rare != 0
+    })
+}
+
 /// float32 → bfloat16 (or any two-byte IEEE format with float32's
 /// exponent, `Params::flat32`, whose codes keep `s` bits fewer) under a
 /// stochastic mode with at most 31 random bits: every finite input drops
@@ -283,11 +331,11 @@ pub(crate) unsafe fn f32_to_bf16_det_avx2(
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
+pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool, W: Word>(
     s: u32,
     mp: &kernels::ModeParams,
     src: &[f32],
-    rnd: &[u32],
+    rnd: &[W],
     dst: &mut [u16],
     element: impl Fn(f32, u32) -> u16,
 ) {
@@ -332,12 +380,9 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
             let at = i + 16 * k;
             // SAFETY: at + 16 <= len for the three slices; unaligned loads
             // and store.
-            let (s, r) = (
-                src.as_ptr().add(at) as *const __m256i,
-                rnd.as_ptr().add(at) as *const __m256i,
-            );
-            let (c0, r0) = round(_mm256_loadu_si256(s), _mm256_loadu_si256(r));
-            let (c1, r1) = round(_mm256_loadu_si256(s.add(1)), _mm256_loadu_si256(r.add(1)));
+            let (s, r) = (src.as_ptr().add(at) as *const __m256i, rnd.as_ptr().add(at));
+            let (c0, r0) = round(_mm256_loadu_si256(s), W::load8(r));
+            let (c1, r1) = round(_mm256_loadu_si256(s.add(1)), W::load8(r.add(8)));
             // Codes below 2^16: the unsigned saturating pack is exact (see
             // `f32_to_bf16_avx2`).
             let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c0, c1));
@@ -346,13 +391,13 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
         }
         if _mm256_testz_si256(rare, rare) == 0 {
             for j in i..i + 32 {
-                dst[j] = element(src[j], rnd[j]);
+                dst[j] = element(src[j], rnd[j].into());
             }
         }
         i += 32;
     }
     for j in body..len {
-        dst[j] = element(src[j], rnd[j]);
+        dst[j] = element(src[j], rnd[j].into());
     }
 }
 
@@ -364,11 +409,11 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool>(
 /// The CPU must support AVX-512 F/BW/VL (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool>(
+pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool, W: Word>(
     s: u32,
     mp: &kernels::ModeParams,
     src: &[f32],
-    rnd: &[u32],
+    rnd: &[W],
     dst: &mut [u16],
     element: impl Fn(f32, u32) -> u16,
 ) {
@@ -407,23 +452,20 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool>(
         // SAFETY: i + 32 <= len for the three slices; unaligned loads and
         // stores.
         let (s, r) = (src.as_ptr().add(i), rnd.as_ptr().add(i));
-        let (c0, r0) = round(_mm512_loadu_si512(s.cast()), _mm512_loadu_si512(r.cast()));
-        let (c1, r1) = round(
-            _mm512_loadu_si512(s.add(16).cast()),
-            _mm512_loadu_si512(r.add(16).cast()),
-        );
+        let (c0, r0) = round(_mm512_loadu_si512(s.cast()), W::load16(r));
+        let (c1, r1) = round(_mm512_loadu_si512(s.add(16).cast()), W::load16(r.add(16)));
         let d = dst.as_mut_ptr().add(i) as *mut __m256i;
         _mm256_storeu_si256(d, c0);
         _mm256_storeu_si256(d.add(1), c1);
         if r0 | r1 != 0 {
             for j in i..i + 32 {
-                dst[j] = element(src[j], rnd[j]);
+                dst[j] = element(src[j], rnd[j].into());
             }
         }
         i += 32;
     }
     for j in body..len {
-        dst[j] = element(src[j], rnd[j]);
+        dst[j] = element(src[j], rnd[j].into());
     }
 }
 

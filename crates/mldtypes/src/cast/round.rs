@@ -357,6 +357,19 @@ impl Job<'_> {
         }
     }
 
+    /// Whether explicit 16-bit numbers checked as they are converted
+    /// (`lazy`) include one of `sr_bits` bits or more; if so, the job is
+    /// marked bad.
+    #[cfg(target_arch = "x86_64")]
+    fn lazy_u16_too_large(&self, r: &[u16]) -> bool {
+        let bad =
+            self.lazy && self.sr_bits < 16 && r.iter().fold(0, |m, &v| m | v) >> self.sr_bits != 0;
+        if bad {
+            self.bad.store(true, Ordering::Relaxed);
+        }
+        bad
+    }
+
     /// Converts elements `start ..` (at most [`CHUNK`] of them unless the
     /// rounding is deterministic and the buffers aligned) of the byte
     /// slices.
@@ -381,14 +394,29 @@ impl Job<'_> {
         {
             // 16-bit numbers go to the table's kernel as they are.
             let r = &b[start..start + n];
-            if self.lazy
-                && self.sr_bits < 16
-                && r.iter().fold(0, |m, &v| m | v) >> self.sr_bits != 0
-            {
-                self.bad.store(true, Ordering::Relaxed);
+            if self.lazy_u16_too_large(r) {
                 return;
             }
             return with_src::<f32, _>(src, |x| self.by_sr_table(t, x, r, dst));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let (
+            Source::F32,
+            Target::Code(f, p, 2),
+            Random::Bits {
+                bits: RandomBits::U16(b),
+                ..
+            },
+        ) = (self.from, self.to, self.random)
+        {
+            if self.flat_written_out(&f, &p) {
+                // As above, for bfloat16's stochastic kernels.
+                let r = &b[start..start + n];
+                if self.lazy_u16_too_large(r) {
+                    return;
+                }
+                return with_src::<f32, _>(src, |x| self.bf16_sr(&p, x, r, dst));
+            }
         }
         let rnd = self.numbers(start, n, buf);
         if self.lazy && self.too_large(rnd) {
@@ -421,9 +449,9 @@ impl Job<'_> {
                 if self.family == Family::Det && self.flat_written_out(&f, &p) =>
             {
                 with_dst::<u16>(dst, |d| {
-                    // bfloat16 under a deterministic mode on AVX2: the
-                    // increment's form written out (LLVM's code of the element
-                    // conversion is slower there than `astype`'s).
+                    // bfloat16 under a deterministic mode on AVX2 and
+                    // AVX-512: the increment's form written out (LLVM's code
+                    // of the element conversion is slower than `astype`'s).
                     let [pos, neg, parity] = self.mp32.increments(p.s32);
                     let mp = &self.mp32;
                     #[inline(never)]
@@ -434,52 +462,60 @@ impl Job<'_> {
                     let element = |v: f32| flat(&p, mp, v);
                     streamed::<_, u32, _>(x, &[], d, |x, _, d| unsafe {
                         // SAFETY: the path was confirmed available.
-                        hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
+                        if self.path == Path::Avx512 {
+                            hw::f32_to_bf16_det_avx512(p.s32, [pos, neg], parity, x, d, element)
+                        } else {
+                            hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
+                        }
                     })
                 })
             }
             #[cfg(target_arch = "x86_64")]
-            Target::Code(f, p, 2) if self.flat_written_out(&f, &p) => with_dst::<u16>(dst, |d| {
-                // bfloat16 under a stochastic mode on AVX2 / AVX-512: every
-                // element rounds at the same bit, so the fraction form needs
-                // no table.
-                let mp = &self.mp32;
-                #[inline(never)]
-                fn flat<M: kernels::Mode>(p: &Params, mp: &ModeParams, v: f32, r: u32) -> u16 {
-                    kernels::enc32_m_flat::<K<0, 0, true, true>, M>(p, mp, v.to_bits(), r) as u16
-                }
-                let (rn, fast) = (
-                    |v, r| flat::<StochRn>(&p, mp, v, r),
-                    |v, r| flat::<StochFast>(&p, mp, v, r),
-                );
-                streamed(x, rnd, d, |x, r, d| unsafe {
-                    // SAFETY: the path was confirmed available.
-                    match (self.path, self.family) {
-                        (Path::Avx512, Family::Rn) => {
-                            hw::f32_to_bf16_sr_avx512::<false>(p.s32, mp, x, r, d, rn)
-                        }
-                        (Path::Avx512, _) => {
-                            hw::f32_to_bf16_sr_avx512::<true>(p.s32, mp, x, r, d, fast)
-                        }
-                        (_, Family::Rn) => hw::f32_to_bf16_sr_avx2::<false>(p.s32, mp, x, r, d, rn),
-                        _ => hw::f32_to_bf16_sr_avx2::<true>(p.s32, mp, x, r, d, fast),
-                    }
-                })
-            }),
+            Target::Code(f, p, 2) if self.flat_written_out(&f, &p) => self.bf16_sr(&p, x, rnd, dst),
             Target::Code(f, p, 1) => self.enc32::<u8>(&f, &p, x, rnd, dst),
             Target::Code(f, p, _) => with_dst::<u16>(dst, |d| self.enc32(&f, &p, x, rnd, d)),
         }
     }
 
+    /// float32 → bfloat16 (a format of [`Self::flat_written_out`]) under a
+    /// stochastic mode on AVX2 / AVX-512, the random numbers 16 or 32 bits
+    /// wide: every element rounds at the same bit, so the fraction form
+    /// needs no table.
+    #[cfg(target_arch = "x86_64")]
+    fn bf16_sr<W: hw::Word>(&self, p: &Params, x: &[f32], rnd: &[W], dst: &mut [u8]) {
+        with_dst::<u16>(dst, |d| {
+            let mp = &self.mp32;
+            #[inline(never)]
+            fn flat<M: kernels::Mode>(p: &Params, mp: &ModeParams, v: f32, r: u32) -> u16 {
+                kernels::enc32_m_flat::<K<0, 0, true, true>, M>(p, mp, v.to_bits(), r) as u16
+            }
+            let (rn, fast) = (
+                |v, r| flat::<StochRn>(p, mp, v, r),
+                |v, r| flat::<StochFast>(p, mp, v, r),
+            );
+            streamed(x, rnd, d, |x, r, d| unsafe {
+                // SAFETY: the path was confirmed available.
+                match (self.path, self.family) {
+                    (Path::Avx512, Family::Rn) => {
+                        hw::f32_to_bf16_sr_avx512::<false, W>(p.s32, mp, x, r, d, rn)
+                    }
+                    (Path::Avx512, _) => {
+                        hw::f32_to_bf16_sr_avx512::<true, W>(p.s32, mp, x, r, d, fast)
+                    }
+                    (_, Family::Rn) => hw::f32_to_bf16_sr_avx2::<false, W>(p.s32, mp, x, r, d, rn),
+                    _ => hw::f32_to_bf16_sr_avx2::<true, W>(p.s32, mp, x, r, d, fast),
+                }
+            })
+        })
+    }
+
     /// Whether float32 → `f` takes a bfloat16 kernel written out
-    /// ([`Params::flat32`], IEEE infinities and NaN, signed): on AVX2 under
-    /// a deterministic mode, on AVX2 and AVX-512 under a stochastic one of
-    /// at most 31 random bits.
+    /// ([`Params::flat32`], IEEE infinities and NaN, signed) on AVX2 and
+    /// AVX-512: under a deterministic mode, or a stochastic one of at most
+    /// 31 random bits.
     fn flat_written_out(&self, f: &Format, p: &Params) -> bool {
-        let path = match self.family {
-            Family::Det => self.path == Path::Avx2,
-            _ => matches!(self.path, Path::Avx2 | Path::Avx512) && self.sr_bits <= 31,
-        };
+        let path = matches!(self.path, Path::Avx2 | Path::Avx512)
+            && (self.family == Family::Det || self.sr_bits <= 31);
         path && p.flat32
             && (f.non_finite, f.nan_encoding, f.signed, f.has_zero)
                 == (NonFinite::Ieee, NanEncoding::Ieee, true, true)
