@@ -1577,23 +1577,7 @@ pub(crate) fn streaming_stores() -> bool {
     match STREAMING.load(std::sync::atomic::Ordering::Relaxed) {
         1 => true,
         2 => false,
-        _ => {
-            static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-            *INTEL.get_or_init(is_intel)
-        }
-    }
-}
-
-/// Whether CPUID leaf 0 gives the vendor string "GenuineIntel".
-fn is_intel() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let r = std::arch::x86_64::__cpuid(0);
-        (r.ebx, r.edx, r.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+        _ => mldtypes::cast::cpu_is_intel(),
     }
 }
 

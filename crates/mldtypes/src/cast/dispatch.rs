@@ -179,3 +179,72 @@ pub fn set_path(path: Option<Path>) -> Result<(), CastError> {
     }
     Ok(())
 }
+
+/// Whether the CPU's vendor string (CPUID leaf 0) is "GenuineIntel"; false
+/// off x86-64. Kernels whose fastest form differs between Intel's and AMD's
+/// cores (gathers, non-temporal stores) choose by it.
+///
+/// # Examples
+///
+/// ```
+/// let intel = mldtypes::cast::cpu_is_intel();
+/// assert_eq!(intel, mldtypes::cast::cpu_is_intel());
+/// ```
+pub fn cpu_is_intel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *INTEL.get_or_init(|| {
+            let r = std::arch::x86_64::__cpuid(0);
+            (r.ebx, r.edx, r.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// 0: by the CPU; 1: tables; 2: arithmetic (see [`set_gather_tables`]).
+static GATHER_TABLES: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the AVX2 rounding kernels from float32 into one-byte signed
+/// formats look the codes up in tables with gathers (the default on Intel,
+/// whose gathers are fast) or compute them with integer arithmetic (the
+/// default elsewhere: AMD's Zen 4 gathers eight lanes several times
+/// slower). Both give the scalar path's bits; see [`set_gather_tables`].
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast;
+/// assert_eq!(cast::gather_tables(), cast::cpu_is_intel());
+/// ```
+pub fn gather_tables() -> bool {
+    match GATHER_TABLES.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => cpu_is_intel(),
+    }
+}
+
+/// Forces the form [`gather_tables`] reports for every later conversion
+/// (process-wide): `Some(true)` the tables, `Some(false)` the arithmetic,
+/// `None` the CPU's default. For tests and benchmarks of both forms.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast;
+/// cast::set_gather_tables(Some(false));
+/// assert!(!cast::gather_tables());
+/// cast::set_gather_tables(None);
+/// ```
+pub fn set_gather_tables(tables: Option<bool>) {
+    let v = match tables {
+        None => 0,
+        Some(true) => 1,
+        Some(false) => 2,
+    };
+    GATHER_TABLES.store(v, Ordering::Relaxed);
+}

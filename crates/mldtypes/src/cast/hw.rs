@@ -78,6 +78,47 @@ fn by_steps<S: Copy, D>(
     }
 }
 
+/// Stores the low bytes of the 16 lanes of `v` at `d` (16 bytes): the
+/// narrowing in a register (`VPMOVDB`), then a plain store. LLVM would fold
+/// the two into `VPMOVDB` to memory, which AMD's Zen 4 runs several times
+/// slower than this pair; the empty `asm!` hides the register from that
+/// fold and emits nothing.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F; `d` addresses 16 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+#[inline]
+pub(crate) unsafe fn store_narrow8(d: *mut u8, v: __m512i) {
+    let mut b = _mm512_cvtepi32_epi8(v);
+    // SAFETY: an empty template: the register passes through unchanged.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(xmm_reg) b, options(pure, nomem, nostack, preserves_flags))
+    };
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm_storeu_si128(d as *mut __m128i, b) };
+}
+
+/// [`store_narrow8`] for the low halves of the 16 lanes (`VPMOVDW`), 32
+/// bytes at `d`.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F; `d` addresses 32 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+#[inline]
+pub(crate) unsafe fn store_narrow16(d: *mut u16, v: __m512i) {
+    let mut h = _mm512_cvtepi32_epi16(v);
+    // SAFETY: as in `store_narrow8`.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(ymm_reg) h, options(pure, nomem, nostack, preserves_flags))
+    };
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm256_storeu_si256(d as *mut __m256i, h) };
+}
+
 /// The element conversions, on the types the kernels store.
 fn enc_bf16(x: f32) -> u16 {
     kernels::enc_bf16::<false>(x.to_bits()) as u16
@@ -304,9 +345,7 @@ pub(crate) unsafe fn f32_to_bf16_det_avx512(
             // `t | (u & top)`: the sign put back.
             let code = _mm512_srl_epi32(_mm512_ternarylogic_epi32::<0xf8>(t, u, top), shift);
             // Codes below 2^16: the truncating narrowing is exact.
-            unsafe {
-                _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, _mm512_cvtepi32_epi16(code))
-            };
+            unsafe { store_narrow16(d.add(16 * k), code) };
             // Rare: t at or above the infinity's bits (unsigned: a NaN's
             // may pass 2^31).
             rare |= _mm512_cmpge_epu32_mask(t, inf);
@@ -443,7 +482,7 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool, W: Word>(
         let code = _mm512_srl_epi32(u, right);
         let code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(f, not_t), code, one);
         let t = _mm512_add_epi32(_mm512_andnot_si512(top, u), dropped);
-        (_mm512_cvtepi32_epi16(code), _mm512_cmpge_epu32_mask(t, inf))
+        (code, _mm512_cmpge_epu32_mask(t, inf))
     };
     let len = src.len().min(dst.len()).min(rnd.len());
     let body = len - len % 32;
@@ -454,9 +493,9 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool, W: Word>(
         let (s, r) = (src.as_ptr().add(i), rnd.as_ptr().add(i));
         let (c0, r0) = round(_mm512_loadu_si512(s.cast()), W::load16(r));
         let (c1, r1) = round(_mm512_loadu_si512(s.add(16).cast()), W::load16(r.add(16)));
-        let d = dst.as_mut_ptr().add(i) as *mut __m256i;
-        _mm256_storeu_si256(d, c0);
-        _mm256_storeu_si256(d.add(1), c1);
+        let d = dst.as_mut_ptr().add(i);
+        store_narrow16(d, c0);
+        store_narrow16(d.add(16), c1);
         if r0 | r1 != 0 {
             for j in i..i + 32 {
                 dst[j] = element(src[j], rnd[j].into());
@@ -540,7 +579,7 @@ pub(crate) unsafe fn f32_to_bf16_avx512(src: &[f32], dst: &mut [u16]) {
             let u = unsafe { _mm512_loadu_si512(s.add(16 * k) as *const __m512i) };
             let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(u), one);
             let r = _mm512_srli_epi32::<16>(_mm512_add_epi32(_mm512_add_epi32(u, half), lsb));
-            unsafe { _mm256_storeu_si256(d.add(16 * k) as *mut __m256i, _mm512_cvtepi32_epi16(r)) };
+            unsafe { store_narrow16(d.add(16 * k), r) };
             let x = _mm512_castsi512_ps(u);
             nan |= (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x) as u64) << (16 * k);
         }
@@ -861,7 +900,7 @@ impl Regs8 {
         let over = _mm512_mask_blend_epi32(neg, self.over[0], self.over[1]);
         let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epu32_mask(mag, self.max), code, over);
         // SAFETY: the caller's guarantee.
-        unsafe { _mm_storeu_si128(d as *mut __m128i, _mm512_cvtepi32_epi8(code)) };
+        unsafe { store_narrow8(d, code) };
     }
 }
 
@@ -1147,6 +1186,314 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
         i += 16;
     }
     body
+}
+
+/// The shared part of [`det8_avx2`] and [`sr8_avx2`] for eight float32
+/// lanes `u`: `(neg, down, f, rare)`, where `neg` is all ones on negative
+/// lanes, `down` the magnitude's code toward zero, `f` the dropped part
+/// of the magnitude as a 32-bit fraction of one quantum and `rare` all
+/// ones on the lanes the kernels leave to the element conversion:
+/// infinities and NaN, and unless `DET`, nonzero values more than 32 bits
+/// below the quantum (float32 subnormals among them), whose fraction
+/// does not fit. The deterministic modes need only know whether such a
+/// fraction is zero: with `DET`, at most 32 bits are dropped, which keeps
+/// the code 0 and a fraction below half that is zero only for zero.
+///
+/// One form serves normal and subnormal targets, integer only: with `e`
+/// the biased float32 exponent and `e_min` that of the format's smallest
+/// normal, the significand (its implicit bit set from `e = 1` on) drops
+/// `s + max(e_min − e, 0)` bits (variable shifts), and the code toward zero
+/// is what it keeps plus `max(e − e_min, 0)` binades of `2^m` codes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn split8_avx2<const DET: bool>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i, __m256i, __m256i) {
+    let zero = _mm256_setzero_si256();
+    let a = _mm256_and_si256(u, c.abs);
+    let e = _mm256_srli_epi32::<23>(a);
+    let below = _mm256_max_epi32(_mm256_sub_epi32(c.e_min, e), zero);
+    let (below, implicit) = if DET {
+        (
+            _mm256_min_epi32(below, c.s_room),
+            _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
+        )
+    } else {
+        (below, c.normal)
+    };
+    let dropped = _mm256_add_epi32(c.s, below);
+    let sig = _mm256_or_si256(_mm256_and_si256(a, c.man), implicit);
+    let binades = _mm256_sll_epi32(_mm256_max_epi32(_mm256_sub_epi32(e, c.e_min), zero), c.m);
+    // A shift of 32 or more gives 0.
+    let down = _mm256_add_epi32(_mm256_srlv_epi32(sig, dropped), binades);
+    let f = _mm256_sllv_epi32(sig, _mm256_sub_epi32(c.c32, dropped));
+    let special = _mm256_cmpgt_epi32(a, c.finite);
+    let rare = if DET {
+        special
+    } else {
+        let beyond = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(a, zero),
+            _mm256_cmpgt_epi32(dropped, c.c32),
+        );
+        _mm256_or_si256(special, beyond)
+    };
+    (_mm256_srai_epi32::<31>(u), down, f, rare)
+}
+
+/// [`Params8`] in AVX2 registers.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Regs8Avx2 {
+    abs: __m256i,
+    man: __m256i,
+    normal: __m256i,
+    finite: __m256i,
+    e_min: __m256i,
+    s: __m256i,
+    s_room: __m256i,
+    c32: __m256i,
+    ones: __m256i,
+    max: __m256i,
+    sign: __m256i,
+    over: [__m256i; 2],
+    m: __m128i,
+    zero_sign: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Regs8Avx2 {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn of(k: &Params8) -> Regs8Avx2 {
+        let splat = |v: u32| _mm256_set1_epi32(v as i32);
+        Regs8Avx2 {
+            abs: splat(0x7fff_ffff),
+            man: splat(0x7f_ffff),
+            normal: splat(0x80_0000),
+            finite: splat(0x7f7f_ffff),
+            e_min: splat(k.sub >> 23),
+            s: splat(k.s),
+            s_room: splat(32 - k.s),
+            c32: splat(32),
+            ones: splat(u32::MAX),
+            max: splat(k.max_code),
+            sign: splat(k.sign),
+            over: k.over.map(splat),
+            m: _mm_cvtsi32_si128(23 - k.s as i32),
+            zero_sign: k.zero_sign,
+        }
+    }
+
+    /// The codes of the magnitudes `mag` signed by `neg` (all ones on
+    /// negative lanes): the overflow code of the sign above the largest
+    /// magnitude, else the sign set (not on a zero unless `zero_sign`).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn code(&self, mag: __m256i, neg: __m256i) -> __m256i {
+        let signed = if self.zero_sign {
+            neg
+        } else {
+            _mm256_andnot_si256(_mm256_cmpeq_epi32(mag, _mm256_setzero_si256()), neg)
+        };
+        let code = _mm256_or_si256(mag, _mm256_and_si256(signed, self.sign));
+        let over = _mm256_blendv_epi8(self.over[0], self.over[1], neg);
+        _mm256_blendv_epi8(code, over, _mm256_cmpgt_epi32(mag, self.max))
+    }
+}
+
+/// Four vectors of codes below 256 (32-bit lanes) stored as 32 bytes in
+/// lane order at `d`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `d` addresses 32 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
+    // The packs interleave the 128-bit halves: dwords [c0 lo, c1 lo, c2 lo,
+    // c3 lo | c0 hi, c1 hi, c2 hi, c3 hi], which the permute puts in order.
+    let b = _mm256_packus_epi16(
+        _mm256_packus_epi32(c[0], c[1]),
+        _mm256_packus_epi32(c[2], c[3]),
+    );
+    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
+}
+
+/// float32 → one-byte codes of a signed format under a deterministic mode
+/// (`MODE` as in [`det8_avx512`]) in 32-lane AVX2 steps of integer
+/// arithmetic ([`split8_avx2`]), `enc32_det`'s bits (checked against the
+/// scalar path in `tests/round_paths.rs`): the code toward zero plus one
+/// where the mode rounds the fraction up (`nearest_even`: above half, or
+/// half on an odd code; `nearest_away`: half or more; `toward_negative` /
+/// `toward_positive`: any on a negative / positive lane); a magnitude above
+/// the largest gives the overflow code of its sign. Steps holding a lane
+/// of [`split8_avx2`]'s `rare`, and the rest of the slice, go through
+/// `element`. Where gathers are slow (AMD) this replaces the table of
+/// [`table_enc32_avx2`].
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn det8_avx2<const MODE: u8>(
+    k: &Params8,
+    src: &[f32],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &mut [u8]),
+) {
+    let c = Regs8Avx2::of(k);
+    let n = src.len().min(dst.len());
+    let body = n - n % 32;
+    let mut i = 0;
+    while i < body {
+        let mut codes = [_mm256_setzero_si256(); 4];
+        let mut rare = _mm256_setzero_si256();
+        for (j, code) in codes.iter_mut().enumerate() {
+            // SAFETY: i + 32 <= n; unaligned loads.
+            let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
+            let r;
+            (*code, r) = det8_vec_avx2::<MODE>(&c, u);
+            rare = _mm256_or_si256(rare, r);
+        }
+        if _mm256_testz_si256(rare, rare) != 0 {
+            // SAFETY: i + 32 <= n.
+            unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
+        } else {
+            element(&src[i..i + 32], &mut dst[i..i + 32]);
+        }
+        i += 32;
+    }
+    if body < n {
+        element(&src[body..n], &mut dst[body..n]);
+    }
+}
+
+/// The codes of eight lanes of [`det8_avx2`], and its rare lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn det8_vec_avx2<const MODE: u8>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i) {
+    let (one, zero, top) = (
+        _mm256_set1_epi32(1),
+        _mm256_setzero_si256(),
+        _mm256_set1_epi32(i32::MIN),
+    );
+    let (neg, down, f, rare) = split8_avx2::<true>(c, u);
+    // All ones where the magnitude rounds up.
+    let up = match MODE {
+        // f + lsb above 2^31 (unsigned: the sign flipped, signed).
+        0 => {
+            let t = _mm256_add_epi32(f, _mm256_and_si256(down, one));
+            _mm256_cmpgt_epi32(_mm256_xor_si256(t, top), zero)
+        }
+        1 => _mm256_srai_epi32::<31>(f),
+        2 => zero,
+        3 => _mm256_andnot_si256(_mm256_cmpeq_epi32(f, zero), neg),
+        _ => _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(f, zero), neg), c.ones),
+    };
+    (c.code(_mm256_sub_epi32(down, up), neg), rare)
+}
+
+/// float32 → one-byte codes of a signed format under a stochastic mode in
+/// 32-lane AVX2 steps of integer arithmetic, [`sr8_avx512`]'s decision on
+/// [`split8_avx2`]'s code toward zero and fraction, `enc32_sr`'s bits
+/// (checked against the scalar path in `tests/round_paths.rs`); rare steps
+/// and the rest go through `element`. Where gathers are slow (AMD) this
+/// replaces the table of [`sr_table_avx2`].
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sr8_avx2<const FAST: bool, W: Word>(
+    k: &Params8,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &[W], &mut [u8]),
+) {
+    let c = Regs8Avx2::of(k);
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let [nbits, _, odd, half] = mp.stochastic32();
+    let sr = SrAvx2 {
+        not_a: splat(!if FAST {
+            half << (31 - nbits)
+        } else {
+            (1u32 << (31 - nbits)) - 1
+        }),
+        odd: splat(odd),
+        cut: _mm_cvtsi32_si128(32 - nbits as i32),
+    };
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let body = n - n % 32;
+    let mut i = 0;
+    while i < body {
+        let mut codes = [_mm256_setzero_si256(); 4];
+        let mut rare = _mm256_setzero_si256();
+        for (j, code) in codes.iter_mut().enumerate() {
+            // SAFETY: i + 32 <= n for the three slices; unaligned loads.
+            let (u, rv) = unsafe {
+                (
+                    _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i),
+                    W::load8(rnd.as_ptr().add(i + 8 * j)),
+                )
+            };
+            let r;
+            (*code, r) = sr8_vec_avx2::<FAST>(&c, &sr, u, rv);
+            rare = _mm256_or_si256(rare, r);
+        }
+        if _mm256_testz_si256(rare, rare) != 0 {
+            // SAFETY: i + 32 <= n.
+            unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
+        } else {
+            element(&src[i..i + 32], &rnd[i..i + 32], &mut dst[i..i + 32]);
+        }
+        i += 32;
+    }
+    if body < n {
+        element(&src[body..n], &rnd[body..n], &mut dst[body..n]);
+    }
+}
+
+/// The stochastic modes' parameters of [`sr8_avx2`] in registers: `!A`
+/// and the odd flag as in [`sr_table_avx2`], and the shift between a
+/// random number and the fraction.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct SrAvx2 {
+    not_a: __m256i,
+    odd: __m256i,
+    cut: __m128i,
+}
+
+/// The codes of eight lanes of [`sr8_avx2`] from their random numbers
+/// `rv`, and its rare lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sr8_vec_avx2<const FAST: bool>(
+    c: &Regs8Avx2,
+    sr: &SrAvx2,
+    u: __m256i,
+    rv: __m256i,
+) -> (__m256i, __m256i) {
+    let (one, top) = (_mm256_set1_epi32(1), _mm256_set1_epi32(i32::MIN));
+    let (neg, down, f, rare) = split8_avx2::<false>(c, u);
+    let not_a = if FAST {
+        sr.not_a
+    } else {
+        let parity = _mm256_and_si256(_mm256_srl_epi32(f, sr.cut), one);
+        _mm256_sub_epi32(sr.not_a, _mm256_xor_si256(parity, sr.odd))
+    };
+    let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(rv, sr.cut));
+    // f > not_t, unsigned: both with the sign flipped, signed.
+    let up = _mm256_cmpgt_epi32(_mm256_xor_si256(f, top), _mm256_xor_si256(not_t, top));
+    (c.code(_mm256_sub_epi32(down, up), neg), rare)
 }
 
 /// One element of [`sr_table_avx2`] by `kernels::enc32_sr` (out of line:

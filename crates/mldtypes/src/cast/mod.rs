@@ -78,7 +78,9 @@ pub mod reduce;
 pub mod slice;
 
 pub use codec::{CodeWord, Codec, Strategy};
-pub use dispatch::{available_paths, path, set_path, Path};
+pub use dispatch::{
+    available_paths, cpu_is_intel, gather_tables, path, set_gather_tables, set_path, Path,
+};
 
 use crate::dtype::DType;
 pub use crate::format::Overflow;

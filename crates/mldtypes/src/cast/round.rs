@@ -539,15 +539,23 @@ impl Job<'_> {
                     unreachable!("one-byte codes")
                 };
                 let element = |x: &[f32], d: &mut [u8]| self.enc32::<u8>(&f, &p, x, &[], d);
+                let avx512 = self.path == Path::Avx512;
                 streamed::<_, u32, _>(x, &[], dst, |x, _, d| unsafe {
                     // SAFETY: `table_for` gives these parameters on the
-                    // AVX-512 path only.
-                    match self.mode {
-                        RoundMode::NearestEven => hw::det8_avx512::<0>(&k, x, d, element),
-                        RoundMode::NearestAway => hw::det8_avx512::<1>(&k, x, d, element),
-                        RoundMode::TowardZero => hw::det8_avx512::<2>(&k, x, d, element),
-                        RoundMode::TowardNegative => hw::det8_avx512::<3>(&k, x, d, element),
-                        _ => hw::det8_avx512::<4>(&k, x, d, element),
+                    // AVX-512 and AVX2 paths only.
+                    match (avx512, self.mode) {
+                        (true, RoundMode::NearestEven) => hw::det8_avx512::<0>(&k, x, d, element),
+                        (true, RoundMode::NearestAway) => hw::det8_avx512::<1>(&k, x, d, element),
+                        (true, RoundMode::TowardZero) => hw::det8_avx512::<2>(&k, x, d, element),
+                        (true, RoundMode::TowardNegative) => {
+                            hw::det8_avx512::<3>(&k, x, d, element)
+                        }
+                        (true, _) => hw::det8_avx512::<4>(&k, x, d, element),
+                        (_, RoundMode::NearestEven) => hw::det8_avx2::<0>(&k, x, d, element),
+                        (_, RoundMode::NearestAway) => hw::det8_avx2::<1>(&k, x, d, element),
+                        (_, RoundMode::TowardZero) => hw::det8_avx2::<2>(&k, x, d, element),
+                        (_, RoundMode::TowardNegative) => hw::det8_avx2::<3>(&k, x, d, element),
+                        _ => hw::det8_avx2::<4>(&k, x, d, element),
                     }
                 })
             }
@@ -577,19 +585,27 @@ impl Job<'_> {
                 };
                 let element = |x: &[f32], r: &[W], d: &mut [u8]| {
                     let mut wide = [0u32; 16];
-                    for (w, &v) in wide.iter_mut().zip(r) {
-                        *w = v.into();
+                    for ((x, r), d) in x.chunks(16).zip(r.chunks(16)).zip(d.chunks_mut(16)) {
+                        for (w, &v) in wide.iter_mut().zip(r) {
+                            *w = v.into();
+                        }
+                        self.enc32::<u8>(&f, &p, x, &wide[..r.len()], d)
                     }
-                    self.enc32::<u8>(&f, &p, x, &wide[..r.len()], d)
                 };
                 let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
+                let avx512 = self.path == Path::Avx512;
                 // SAFETY: `table_for` gives these parameters on the AVX-512
-                // path only.
+                // and AVX2 paths only.
                 streamed(x, rnd, dst, |x, r, d| unsafe {
-                    if rn {
-                        hw::sr8_avx512::<false, W>(&k, sub_shift, mp, x, r, d, element)
-                    } else {
-                        hw::sr8_avx512::<true, W>(&k, sub_shift, mp, x, r, d, element)
+                    match (avx512, rn) {
+                        (true, true) => {
+                            hw::sr8_avx512::<false, W>(&k, sub_shift, mp, x, r, d, element)
+                        }
+                        (true, false) => {
+                            hw::sr8_avx512::<true, W>(&k, sub_shift, mp, x, r, d, element)
+                        }
+                        (false, true) => hw::sr8_avx2::<false, W>(&k, mp, x, r, d, element),
+                        (false, false) => hw::sr8_avx2::<true, W>(&k, mp, x, r, d, element),
                     }
                 })
             }
@@ -616,8 +632,10 @@ impl Job<'_> {
         // AVX-512's kernels of the signed formats (16 lanes of arithmetic,
         // the subnormals rounded by the addition in the mode; half the
         // quantum a normal float32, at most 31 random bits) beat the
-        // table's 8-lane gathers and need no table: any length.
-        let own = self.path == Path::Avx512
+        // table's 8-lane gathers and need no table: any length. So do
+        // AVX2's integer kernels where gathers are slow (AMD).
+        let own = (self.path == Path::Avx512
+            || (self.path == Path::Avx2 && !super::dispatch::gather_tables()))
             && f.signed
             && p.magic32 > 24 << 23
             && (self.family == Family::Det || self.sr_bits <= 31);
