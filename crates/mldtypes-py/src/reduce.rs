@@ -871,17 +871,6 @@ pub(crate) fn _set_streaming_stores(on: Option<bool>) {
     crate::ufuncs::set_streaming_stores(on)
 }
 
-/// `_set_gather_tables(tables)`: forces the form of `mldtypes.cast`'s
-/// AVX2 kernels from float32 into one-byte signed formats (True: tables
-/// looked up by gathers, the choice on Intel CPUs; False: integer
-/// arithmetic, the choice on others), or back to the CPU's choice for
-/// `None` (`mldtypes::cast::set_gather_tables`), for benchmarks of both.
-#[pyfunction]
-#[pyo3(signature = (tables=None))]
-pub(crate) fn _set_gather_tables(tables: Option<bool>) {
-    cast::set_gather_tables(tables)
-}
-
 /// Adds `matmul` and the private kernel-path switch to the module `m`.
 ///
 /// # Errors
@@ -891,6 +880,5 @@ pub(crate) fn add_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(_set_kernel_path, m)?)?;
     m.add_function(wrap_pyfunction!(_set_streaming_stores, m)?)?;
-    m.add_function(wrap_pyfunction!(_set_gather_tables, m)?)?;
     Ok(())
 }

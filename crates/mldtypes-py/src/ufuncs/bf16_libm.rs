@@ -398,23 +398,41 @@ on_best_path!(
     fn fmod_fast = fmod_fast_impl(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) -> bool
 );
 
-/// `fmod` of a chunk into `m` (`slow` is scratch): [`fmod_fast`], its
-/// flags discarded (it raises none that `fmodf` raises for those inputs),
-/// then the definition element by element for the other inputs.
+/// A chunk's vector pass over the inputs it covers: `(x, y, r, slow)`,
+/// `slow[i]` = 1 for the others; returns whether there is one.
+type FastPass = fn(&[f32], &[f32], &mut [f32], &mut [u16]) -> bool;
+
+/// `r` = `fast`'s results for the inputs it covers (its flags discarded:
+/// it raises none that the C library raises for those inputs), then
+/// `each(x, y)` element by element for the others (`slow` is scratch, as
+/// `fast` fills it): the chunks of `fmod` and `hypot`.
 #[inline(always)]
-fn fmod_chunk(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) {
+fn fast_then_each(
+    fast: FastPass,
+    each: impl Fn(f32, f32) -> f32,
+    x: &[f32],
+    y: &[f32],
+    r: &mut [f32],
+    slow: &mut [u16],
+) {
     let flags = FpFlags::save();
-    let any = fmod_fast(x, y, m, slow);
+    let any = fast(x, y, r, slow);
     flags.restore_if_changed();
-    if !any {
-        return;
-    }
-    for i in 0..x.len() {
-        if slow[i] != 0 {
-            let (u, v) = (x[i], y[i]);
-            m[i] = nan_rule::<bfloat16, funcs::Fmod>(u, v, funcs::Fmod::f(u, v));
+    if any {
+        for i in 0..x.len() {
+            if slow[i] != 0 {
+                r[i] = each(x[i], y[i]);
+            }
         }
     }
+}
+
+/// `fmod` of a chunk into `m` (`slow` is scratch): [`fmod_fast`], then
+/// the definition for the other inputs.
+#[inline(always)]
+fn fmod_chunk(x: &[f32], y: &[f32], m: &mut [f32], slow: &mut [u16]) {
+    let each = |u, v| nan_rule::<bfloat16, funcs::Fmod>(u, v, funcs::Fmod::f(u, v));
+    fast_then_each(fmod_fast, each, x, y, m, slow)
 }
 
 // ---------------------------------------------------------------------------
@@ -604,16 +622,7 @@ on_best_path!(
 /// `hypot` of a chunk into `r` (`s` is scratch).
 #[inline(always)]
 fn hypot_chunk(x: &[f32], y: &[f32], r: &mut [f32], s: &mut [u16]) {
-    let flags = FpFlags::save();
-    let any = hypot_fast(x, y, r, s);
-    flags.restore_if_changed();
-    if any {
-        for i in 0..x.len() {
-            if s[i] != 0 {
-                r[i] = libm::hypotf(x[i], y[i]);
-            }
-        }
-    }
+    fast_then_each(hypot_fast, |u, v| libm::hypotf(u, v), x, y, r, s)
 }
 
 // ---------------------------------------------------------------------------

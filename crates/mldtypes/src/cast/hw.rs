@@ -29,8 +29,7 @@
 //!   leaves slower than `astype` there: float32 → one-byte codes through
 //!   tables of the top bits, with gathers (`table_enc32_avx2`, and
 //!   `sr_table_avx2` for the stochastic modes), and float32 → bfloat16
-//!   under a deterministic mode (`f32_to_bf16_det_avx2`, and
-//!   `f32_to_bf16_det_avx512` on AVX-512).
+//!   under a deterministic mode (`f32_to_bf16_det_avx2`, on AVX-512 too).
 //!
 //! - on AVX-512, float32 → one-byte codes of the signed formats under
 //!   every mode in 16 lanes without a table (`det8_avx512`,
@@ -309,56 +308,11 @@ pub(crate) unsafe fn f32_to_bf16_det_avx2(
     })
 }
 
-/// [`f32_to_bf16_det_avx2`] on AVX-512: 16 lanes per register, the
-/// increment chosen by a sign mask, the codes narrowed by `VPMOVDW` (as
-/// [`f32_to_bf16_avx512`], `astype`'s kernel, narrows them) and the rare
-/// lanes found by one unsigned compare into a mask.
-///
-/// # Safety
-///
-/// The CPU must support AVX-512 F/BW (checked by `cast::dispatch`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn f32_to_bf16_det_avx512(
-    s: u32,
-    inc: [u32; 2],
-    parity: u32,
-    src: &[f32],
-    dst: &mut [u16],
-    element: impl Fn(f32) -> u16,
-) {
-    let splat = |v: u32| _mm512_set1_epi32(v as i32);
-    let (top, par) = (splat(0x8000_0000), splat(parity));
-    let (pos, neg) = (splat(inc[0]), splat(inc[1]));
-    let (inf, zero) = (splat(0x7f80_0000), _mm512_setzero_si512());
-    let shift = _mm_cvtsi32_si128(s as i32);
-    by_steps(src, dst, element, |sp, d| {
-        let mut rare = 0u16;
-        for k in 0..4 {
-            // SAFETY: `by_steps` passes pointers to 64 lanes of both
-            // slices; unaligned loads and stores.
-            let u = unsafe { _mm512_loadu_si512(sp.add(16 * k) as *const __m512i) };
-            let a = _mm512_andnot_si512(top, u);
-            let lsb = _mm512_and_si512(_mm512_srl_epi32(a, shift), par);
-            let i = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(u, zero), pos, neg);
-            let t = _mm512_add_epi32(a, _mm512_add_epi32(i, lsb));
-            // `t | (u & top)`: the sign put back.
-            let code = _mm512_srl_epi32(_mm512_ternarylogic_epi32::<0xf8>(t, u, top), shift);
-            // Codes below 2^16: the truncating narrowing is exact.
-            unsafe { store_narrow16(d.add(16 * k), code) };
-            // Rare: t at or above the infinity's bits (unsigned: a NaN's
-            // may pass 2^31).
-            rare |= _mm512_cmpge_epu32_mask(t, inf);
-        }
-        rare != 0
-    })
-}
-
 /// float32 → bfloat16 (or any two-byte IEEE format with float32's
 /// exponent, `Params::flat32`, whose codes keep `s` bits fewer) under a
 /// stochastic mode with at most 31 random bits: every finite input drops
 /// its low `s` bits, so the fraction is `F = u · 2^(32 − s)` (32 bits) and
-/// the decision that of [`sr_table_avx2`] (`FAST`: `stochastic_fast` /
+/// the decision that of [`sr_table_avx2`] (`fast`: `stochastic_fast` /
 /// `stochastic_fastest`, otherwise `stochastic` / `stochastic_odd`, with
 /// the parameters of `mp`); a magnitude rounding up adds 1 to the code.
 /// Steps where a lane is a NaN, an infinity or may round up to the
@@ -370,8 +324,9 @@ pub(crate) unsafe fn f32_to_bf16_det_avx512(
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool, W: Word>(
+pub(crate) unsafe fn f32_to_bf16_sr_avx2<W: Word>(
     s: u32,
+    fast: bool,
     mp: &kernels::ModeParams,
     src: &[f32],
     rnd: &[W],
@@ -383,24 +338,25 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool, W: Word>(
     let (top, one, inf) = (splat(0x8000_0000), splat(1), splat(0x7f80_0000));
     let dropped = splat((1 << s) - 1);
     // `!A` as in `sr_table_avx2`.
-    let not_a = splat(!if FAST {
+    let not_a = splat(!if fast {
         half << (31 - n)
     } else {
         (1u32 << (31 - n)) - 1
     });
-    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    // The parity and the odd flag take no part in the fast modes' `A`.
+    let (oddv, pmask, cut) = (
+        splat(if fast { 0 } else { odd }),
+        splat(!fast as u32),
+        _mm_cvtsi32_si128(32 - n as i32),
+    );
     let (left, right) = (
         _mm_cvtsi32_si128(32 - s as i32),
         _mm_cvtsi32_si128(s as i32),
     );
     let round = |u: __m256i, r: __m256i| {
         let f = _mm256_sll_epi32(u, left);
-        let not_a = if FAST {
-            not_a
-        } else {
-            let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), one);
-            _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv))
-        };
+        let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), pmask);
+        let not_a = _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv));
         let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(r, cut));
         // All ones where the value stays down: the code plus 1 plus that.
         let stay = _mm256_cmpeq_epi32(_mm256_max_epu32(f, not_t), not_t);
@@ -448,8 +404,9 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx2<const FAST: bool, W: Word>(
 /// The CPU must support AVX-512 F/BW/VL (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool, W: Word>(
+pub(crate) unsafe fn f32_to_bf16_sr_avx512<W: Word>(
     s: u32,
+    fast: bool,
     mp: &kernels::ModeParams,
     src: &[f32],
     rnd: &[W],
@@ -460,24 +417,25 @@ pub(crate) unsafe fn f32_to_bf16_sr_avx512<const FAST: bool, W: Word>(
     let splat = |v: u32| _mm512_set1_epi32(v as i32);
     let (top, one, inf) = (splat(0x8000_0000), splat(1), splat(0x7f80_0000));
     let dropped = splat((1 << s) - 1);
-    let not_a = splat(!if FAST {
+    let not_a = splat(!if fast {
         half << (31 - n)
     } else {
         (1u32 << (31 - n)) - 1
     });
-    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    // The parity and the odd flag take no part in the fast modes' `A`.
+    let (oddv, pmask, cut) = (
+        splat(if fast { 0 } else { odd }),
+        splat(!fast as u32),
+        _mm_cvtsi32_si128(32 - n as i32),
+    );
     let (left, right) = (
         _mm_cvtsi32_si128(32 - s as i32),
         _mm_cvtsi32_si128(s as i32),
     );
     let round = |u: __m512i, r: __m512i| {
         let f = _mm512_sll_epi32(u, left);
-        let not_a = if FAST {
-            not_a
-        } else {
-            let parity = _mm512_and_si512(_mm512_srl_epi32(f, cut), one);
-            _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv))
-        };
+        let parity = _mm512_and_si512(_mm512_srl_epi32(f, cut), pmask);
+        let not_a = _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv));
         let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(r, cut));
         let code = _mm512_srl_epi32(u, right);
         let code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(f, not_t), code, one);
@@ -693,7 +651,7 @@ pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &
 /// `float::kernels`' `enc32_sr` (32 Ki entries indexed by the top 15 bits
 /// of each input, the lowest of them set when any bit below is), the
 /// entries gathered (AVX2 gathers, which LLVM does not emit there), 32
-/// lanes per step packed into bytes. `FAST` selects `stochastic_fast` /
+/// lanes per step packed into bytes. `fast` selects `stochastic_fast` /
 /// `stochastic_fastest`, otherwise `stochastic` / `stochastic_odd`, with
 /// the parameters of `mp` (at most 31 random bits).
 ///
@@ -723,28 +681,34 @@ pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
+pub(crate) unsafe fn sr_table_avx2<W: Word>(
     table: &[u32; 1 << 15],
+    fast: bool,
     mp: &kernels::ModeParams,
     src: &[f32],
     rnd: &[W],
     dst: &mut [u8],
 ) {
     use kernels::sr_entry;
-    let element = |x: f32, r: u32| sr_element::<FAST>(table, mp, x, r);
+    let element = |x: f32, r: u32| sr_element(table, fast, mp, x, r);
     let [n, _, odd, half] = mp.stochastic32();
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
-    let (one, byte) = (splat(1), splat(0xff));
+    let byte = splat(0xff);
     let (man, implicit) = (splat(0x7f_ffff), splat(sr_entry::IMPLICIT));
     let shifts = splat(63);
     // `!A`: A is StochFast's half step, or StochRn's 2^(31 − n) − 1 (its
     // parity bit added per lane).
-    let not_a = splat(!if FAST {
+    let not_a = splat(!if fast {
         half << (31 - n)
     } else {
         (1u32 << (31 - n)) - 1
     });
-    let (oddv, cut) = (splat(odd), _mm_cvtsi32_si128(32 - n as i32));
+    // The parity and the odd flag take no part in the fast modes' `A`.
+    let (oddv, pmask, cut) = (
+        splat(if fast { 0 } else { odd }),
+        splat(!fast as u32),
+        _mm_cvtsi32_si128(32 - n as i32),
+    );
     let words = table.as_ptr() as *const i32;
     let codes = |u: __m256i, r: __m256i| {
         // (Bit 17 stands for itself: only an infinity's entry differs
@@ -754,12 +718,8 @@ pub(crate) unsafe fn sr_table_avx2<const FAST: bool, W: Word>(
         let shift = _mm256_and_si256(_mm256_srli_epi32::<{ sr_entry::SHIFT as i32 }>(e), shifts);
         let sig = _mm256_or_si256(_mm256_and_si256(u, man), _mm256_and_si256(e, implicit));
         let f = _mm256_sllv_epi32(sig, shift);
-        let not_a = if FAST {
-            not_a
-        } else {
-            let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), one);
-            _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv))
-        };
+        let parity = _mm256_and_si256(_mm256_srl_epi32(f, cut), pmask);
+        let not_a = _mm256_sub_epi32(not_a, _mm256_xor_si256(parity, oddv));
         // `!T` for T = A + r · 2^(32 − n) (below 2^32); the value stays
         // down where F ≤ !T, that is F + T < 2^32.
         let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(r, cut));
@@ -1072,7 +1032,7 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
 /// bits for normal targets, its significand shifted by the exponent for
 /// subnormal ones) rather than read from a table. `sub_shift` is
 /// `kernels::Params::sub_shift32`, `mp` holds the mode's parameters (at
-/// most 31 random bits), `FAST` as in [`sr_table_avx2`]. Steps holding an
+/// most 31 random bits), `fast` as in [`sr_table_avx2`]. Steps holding an
 /// infinity, a NaN, a float32 subnormal or a value more than 32 bits below
 /// the quantum (whose fraction the comparison cannot hold), and the rest
 /// of the slice, go through `element`.
@@ -1082,8 +1042,10 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
 /// The CPU must support AVX-512 F/BW/VL/DQ (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
-pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sr8_avx512<W: Word>(
     k: &Params8,
+    fast: bool,
     sub_shift: u32,
     mp: &kernels::ModeParams,
     src: &[f32],
@@ -1100,9 +1062,9 @@ pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
             if k.zero_sign {
-                sr8_steps::<FAST, true, W>(k, sub_shift, mp, src, rnd, d, i, body)
+                sr8_steps::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i, body)
             } else {
-                sr8_steps::<FAST, false, W>(k, sub_shift, mp, src, rnd, d, i, body)
+                sr8_steps::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i, body)
             }
         },
         // SAFETY: as in `det8_avx512`.
@@ -1124,8 +1086,9 @@ pub(crate) unsafe fn sr8_avx512<const FAST: bool, W: Word>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
+unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
     k: &Params8,
+    fast: bool,
     sub_shift: u32,
     mp: &kernels::ModeParams,
     src: &[f32],
@@ -1142,12 +1105,17 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
     // − 32)` for subnormal ones (negative: more than 32 dropped bits).
     let (normal_shift, sub_base) = (splat(32 - k.s), splat(sub_shift.wrapping_sub(32)));
     let [nbits, _, odd, half] = mp.stochastic32();
-    let not_a = splat(!if FAST {
+    let not_a = splat(!if fast {
         half << (31 - nbits)
     } else {
         (1u32 << (31 - nbits)) - 1
     });
-    let (oddv, rcut) = (splat(odd), _mm_cvtsi32_si128(32 - nbits as i32));
+    // The parity and the odd flag take no part in the fast modes' `A`.
+    let (oddv, pmask, rcut) = (
+        splat(if fast { 0 } else { odd }),
+        splat(!fast as u32),
+        _mm_cvtsi32_si128(32 - nbits as i32),
+    );
     let (s, r) = (src.as_ptr(), rnd.as_ptr());
     while i < body {
         // SAFETY: i + 16 <= body for the three slices; unaligned loads and
@@ -1170,12 +1138,8 @@ unsafe fn sr8_steps<const FAST: bool, const ZERO_SIGN: bool, W: Word>(
         let sig = _mm512_or_si512(_mm512_and_si512(a, man), c.normal);
         let shift = _mm512_mask_blend_epi32(sub_lane, normal_shift, sub_shift_v);
         let f = _mm512_sllv_epi32(sig, shift);
-        let not_a = if FAST {
-            not_a
-        } else {
-            let parity = _mm512_and_si512(_mm512_srl_epi32(f, rcut), one);
-            _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv))
-        };
+        let parity = _mm512_and_si512(_mm512_srl_epi32(f, rcut), pmask);
+        let not_a = _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv));
         // SAFETY: as the load above.
         let rv = unsafe { W::load16(r.add(i)) };
         let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(rv, rcut));
@@ -1251,7 +1215,6 @@ struct Regs8Avx2 {
     s: __m256i,
     s_room: __m256i,
     c32: __m256i,
-    ones: __m256i,
     max: __m256i,
     sign: __m256i,
     over: [__m256i; 2],
@@ -1274,7 +1237,6 @@ impl Regs8Avx2 {
             s: splat(k.s),
             s_room: splat(32 - k.s),
             c32: splat(32),
-            ones: splat(u32::MAX),
             max: splat(k.max_code),
             sign: splat(k.sign),
             over: k.over.map(splat),
@@ -1322,7 +1284,7 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
 }
 
 /// float32 → one-byte codes of a signed format under a deterministic mode
-/// (`MODE` as in [`det8_avx512`]) in 32-lane AVX2 steps of integer
+/// (`mode` as `MODE` in [`det8_avx512`]) in 32-lane AVX2 steps of integer
 /// arithmetic ([`split8_avx2`]), `enc32_det`'s bits (checked against the
 /// scalar path in `tests/round_paths.rs`): the code toward zero plus one
 /// where the mode rounds the fraction up (`nearest_even`: above half, or
@@ -1338,13 +1300,15 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn det8_avx2<const MODE: u8>(
+pub(crate) unsafe fn det8_avx2(
     k: &Params8,
+    mode: u8,
     src: &[f32],
     dst: &mut [u8],
     element: impl Fn(&[f32], &mut [u8]),
 ) {
     let c = Regs8Avx2::of(k);
+    let d = DetAvx2::of(mode);
     let n = src.len().min(dst.len());
     let body = n - n % 32;
     let mut i = 0;
@@ -1355,7 +1319,7 @@ pub(crate) unsafe fn det8_avx2<const MODE: u8>(
             // SAFETY: i + 32 <= n; unaligned loads.
             let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
             let r;
-            (*code, r) = det8_vec_avx2::<MODE>(&c, u);
+            (*code, r) = det8_vec_avx2(&c, &d, u);
             rare = _mm256_or_si256(rare, r);
         }
         if _mm256_testz_si256(rare, rare) != 0 {
@@ -1371,29 +1335,55 @@ pub(crate) unsafe fn det8_avx2<const MODE: u8>(
     }
 }
 
+/// A deterministic mode of [`det8_avx2`] as one comparison: the magnitude
+/// rounds up where `f + (code & parity | add)` exceeds the threshold of the
+/// lane's sign (unsigned; the thresholds stored with their sign bit
+/// flipped for a signed compare). `nearest_even`: the code's parity added,
+/// `2^31`; `nearest_away`: 1 added, `2^31`; `toward_zero`: never (the
+/// largest threshold); `toward_negative` / `toward_positive`: any nonzero
+/// fraction (threshold 0) on negative / positive lanes only.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct DetAvx2 {
+    parity: __m256i,
+    add: __m256i,
+    thr: [__m256i; 2],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl DetAvx2 {
+    /// `mode` as in [`det8_avx512`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn of(mode: u8) -> DetAvx2 {
+        let splat = |v: u32| _mm256_set1_epi32((v ^ 0x8000_0000) as i32);
+        let (half, never) = (1u32 << 31, u32::MAX);
+        let (parity, add, thr) = match mode {
+            0 => (1, 0, [half, half]),
+            1 => (0, 1, [half, half]),
+            2 => (0, 0, [never, never]),
+            3 => (0, 0, [never, 0]),
+            _ => (0, 0, [0, never]),
+        };
+        DetAvx2 {
+            parity: _mm256_set1_epi32(parity),
+            add: _mm256_set1_epi32(add),
+            thr: thr.map(splat),
+        }
+    }
+}
+
 /// The codes of eight lanes of [`det8_avx2`], and its rare lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn det8_vec_avx2<const MODE: u8>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i) {
-    let (one, zero, top) = (
-        _mm256_set1_epi32(1),
-        _mm256_setzero_si256(),
-        _mm256_set1_epi32(i32::MIN),
-    );
+fn det8_vec_avx2(c: &Regs8Avx2, d: &DetAvx2, u: __m256i) -> (__m256i, __m256i) {
+    let top = _mm256_set1_epi32(i32::MIN);
     let (neg, down, f, rare) = split8_avx2::<true>(c, u);
+    let t = _mm256_add_epi32(f, _mm256_or_si256(_mm256_and_si256(down, d.parity), d.add));
+    let thr = _mm256_blendv_epi8(d.thr[0], d.thr[1], neg);
     // All ones where the magnitude rounds up.
-    let up = match MODE {
-        // f + lsb above 2^31 (unsigned: the sign flipped, signed).
-        0 => {
-            let t = _mm256_add_epi32(f, _mm256_and_si256(down, one));
-            _mm256_cmpgt_epi32(_mm256_xor_si256(t, top), zero)
-        }
-        1 => _mm256_srai_epi32::<31>(f),
-        2 => zero,
-        3 => _mm256_andnot_si256(_mm256_cmpeq_epi32(f, zero), neg),
-        _ => _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(f, zero), neg), c.ones),
-    };
+    let up = _mm256_cmpgt_epi32(_mm256_xor_si256(t, top), thr);
     (c.code(_mm256_sub_epi32(down, up), neg), rare)
 }
 
@@ -1409,8 +1399,9 @@ fn det8_vec_avx2<const MODE: u8>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn sr8_avx2<const FAST: bool, W: Word>(
+pub(crate) unsafe fn sr8_avx2<W: Word>(
     k: &Params8,
+    fast: bool,
     mp: &kernels::ModeParams,
     src: &[f32],
     rnd: &[W],
@@ -1421,12 +1412,13 @@ pub(crate) unsafe fn sr8_avx2<const FAST: bool, W: Word>(
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let [nbits, _, odd, half] = mp.stochastic32();
     let sr = SrAvx2 {
-        not_a: splat(!if FAST {
+        not_a: splat(!if fast {
             half << (31 - nbits)
         } else {
             (1u32 << (31 - nbits)) - 1
         }),
-        odd: splat(odd),
+        parity: splat(!fast as u32),
+        odd: splat(if fast { 0 } else { odd }),
         cut: _mm_cvtsi32_si128(32 - nbits as i32),
     };
     let n = src.len().min(dst.len()).min(rnd.len());
@@ -1444,7 +1436,7 @@ pub(crate) unsafe fn sr8_avx2<const FAST: bool, W: Word>(
                 )
             };
             let r;
-            (*code, r) = sr8_vec_avx2::<FAST>(&c, &sr, u, rv);
+            (*code, r) = sr8_vec_avx2(&c, &sr, u, rv);
             rare = _mm256_or_si256(rare, r);
         }
         if _mm256_testz_si256(rare, rare) != 0 {
@@ -1461,12 +1453,15 @@ pub(crate) unsafe fn sr8_avx2<const FAST: bool, W: Word>(
 }
 
 /// The stochastic modes' parameters of [`sr8_avx2`] in registers: `!A`
-/// and the odd flag as in [`sr_table_avx2`], and the shift between a
-/// random number and the fraction.
+/// and the odd flag as in [`sr_table_avx2`], the mask of the parity bit
+/// (0 for `stochastic_fast` / `stochastic_fastest`, whose `A` does not
+/// depend on it, with the odd flag 0 too), and the shift between a random
+/// number and the fraction.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct SrAvx2 {
     not_a: __m256i,
+    parity: __m256i,
     odd: __m256i,
     cut: __m128i,
 }
@@ -1476,20 +1471,11 @@ struct SrAvx2 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn sr8_vec_avx2<const FAST: bool>(
-    c: &Regs8Avx2,
-    sr: &SrAvx2,
-    u: __m256i,
-    rv: __m256i,
-) -> (__m256i, __m256i) {
-    let (one, top) = (_mm256_set1_epi32(1), _mm256_set1_epi32(i32::MIN));
+fn sr8_vec_avx2(c: &Regs8Avx2, sr: &SrAvx2, u: __m256i, rv: __m256i) -> (__m256i, __m256i) {
+    let top = _mm256_set1_epi32(i32::MIN);
     let (neg, down, f, rare) = split8_avx2::<false>(c, u);
-    let not_a = if FAST {
-        sr.not_a
-    } else {
-        let parity = _mm256_and_si256(_mm256_srl_epi32(f, sr.cut), one);
-        _mm256_sub_epi32(sr.not_a, _mm256_xor_si256(parity, sr.odd))
-    };
+    let parity = _mm256_and_si256(_mm256_srl_epi32(f, sr.cut), sr.parity);
+    let not_a = _mm256_sub_epi32(sr.not_a, _mm256_xor_si256(parity, sr.odd));
     let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(rv, sr.cut));
     // f > not_t, unsigned: both with the sign flipped, signed.
     let up = _mm256_cmpgt_epi32(_mm256_xor_si256(f, top), _mm256_xor_si256(not_t, top));
@@ -1501,16 +1487,11 @@ fn sr8_vec_avx2<const FAST: bool>(
 /// both widths of random numbers).
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
-fn sr_element<const FAST: bool>(
-    table: &[u32; 1 << 15],
-    mp: &kernels::ModeParams,
-    x: f32,
-    r: u32,
-) -> u8 {
+fn sr_element(table: &[u32; 1 << 15], fast: bool, mp: &kernels::ModeParams, x: f32, r: u32) -> u8 {
     use crate::float::kernels::{StochFast, StochRn};
     let b = x.to_bits();
     let e = table[((b >> 17) | ((b & 0x1_ffff) != 0) as u32) as usize];
-    let c = if FAST {
+    let c = if fast {
         kernels::enc32_sr::<StochFast>(mp, b, r, e)
     } else {
         kernels::enc32_sr::<StochRn>(mp, b, r, e)
@@ -1521,6 +1502,8 @@ fn sr_element<const FAST: bool>(
 /// A random number's word: 32 bits, or 16 widened as they are loaded.
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Word: Copy + Into<u32> {
+    /// Whether the words are 32 bits wide.
+    const WIDE: bool;
     /// Eight words from `p` in 32-bit lanes.
     ///
     /// # Safety
@@ -1537,6 +1520,7 @@ pub(crate) trait Word: Copy + Into<u32> {
 
 #[cfg(target_arch = "x86_64")]
 impl Word for u32 {
+    const WIDE: bool = true;
     #[inline(always)]
     unsafe fn load8(p: *const u32) -> __m256i {
         _mm256_loadu_si256(p as *const __m256i)
@@ -1549,6 +1533,7 @@ impl Word for u32 {
 
 #[cfg(target_arch = "x86_64")]
 impl Word for u16 {
+    const WIDE: bool = false;
     #[inline(always)]
     unsafe fn load8(p: *const u16) -> __m256i {
         _mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))

@@ -255,12 +255,14 @@ enum Table {
     /// number ([`codec::sr_table_with`]).
     #[cfg(target_arch = "x86_64")]
     Sr(&'static [u32; 1 << 15]),
-    /// No table: the parameters of AVX-512's deterministic kernel
-    /// ([`hw::det8_avx512`]), which runs there instead.
+    /// No table: the parameters of the deterministic kernels of AVX-512
+    /// ([`hw::det8_avx512`]) and of AVX2 where gathers are slow
+    /// ([`hw::det8_avx2`]), which run there instead.
     #[cfg(target_arch = "x86_64")]
     Det8(hw::Params8),
-    /// No table: the parameters of AVX-512's stochastic kernel
-    /// ([`hw::sr8_avx512`]), which runs there instead.
+    /// No table: the parameters of the stochastic kernels of AVX-512
+    /// ([`hw::sr8_avx512`]) and of AVX2 where gathers are slow
+    /// ([`hw::sr8_avx2`]), which run there instead.
     #[cfg(target_arch = "x86_64")]
     Sr8(hw::Params8),
 }
@@ -382,6 +384,7 @@ impl Job<'_> {
         if self.lazy && self.bad.load(Ordering::Relaxed) {
             return;
         }
+        // (AVX2's integer kernel takes them widened: one instance of it.)
         #[cfg(target_arch = "x86_64")]
         if let (
             Source::F32,
@@ -391,6 +394,7 @@ impl Job<'_> {
                 ..
             },
         ) = (self.from, self.table, self.random)
+            && !(matches!(t, Table::Sr8(_)) && self.path == Path::Avx2)
         {
             // 16-bit numbers go to the table's kernel as they are.
             let r = &b[start..start + n];
@@ -462,11 +466,7 @@ impl Job<'_> {
                     let element = |v: f32| flat(&p, mp, v);
                     streamed::<_, u32, _>(x, &[], d, |x, _, d| unsafe {
                         // SAFETY: the path was confirmed available.
-                        if self.path == Path::Avx512 {
-                            hw::f32_to_bf16_det_avx512(p.s32, [pos, neg], parity, x, d, element)
-                        } else {
-                            hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
-                        }
+                        hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
                     })
                 })
             }
@@ -489,21 +489,20 @@ impl Job<'_> {
             fn flat<M: kernels::Mode>(p: &Params, mp: &ModeParams, v: f32, r: u32) -> u16 {
                 kernels::enc32_m_flat::<K<0, 0, true, true>, M>(p, mp, v.to_bits(), r) as u16
             }
-            let (rn, fast) = (
-                |v, r| flat::<StochRn>(p, mp, v, r),
-                |v, r| flat::<StochFast>(p, mp, v, r),
-            );
+            let fast = self.family != Family::Rn;
+            let element = |v, r| {
+                if fast {
+                    flat::<StochFast>(p, mp, v, r)
+                } else {
+                    flat::<StochRn>(p, mp, v, r)
+                }
+            };
             streamed(x, rnd, d, |x, r, d| unsafe {
                 // SAFETY: the path was confirmed available.
-                match (self.path, self.family) {
-                    (Path::Avx512, Family::Rn) => {
-                        hw::f32_to_bf16_sr_avx512::<false, W>(p.s32, mp, x, r, d, rn)
-                    }
-                    (Path::Avx512, _) => {
-                        hw::f32_to_bf16_sr_avx512::<true, W>(p.s32, mp, x, r, d, fast)
-                    }
-                    (_, Family::Rn) => hw::f32_to_bf16_sr_avx2::<false, W>(p.s32, mp, x, r, d, rn),
-                    _ => hw::f32_to_bf16_sr_avx2::<true, W>(p.s32, mp, x, r, d, fast),
+                if self.path == Path::Avx512 {
+                    hw::f32_to_bf16_sr_avx512::<W>(p.s32, fast, mp, x, r, d, element)
+                } else {
+                    hw::f32_to_bf16_sr_avx2::<W>(p.s32, fast, mp, x, r, d, element)
                 }
             })
         })
@@ -551,11 +550,11 @@ impl Job<'_> {
                             hw::det8_avx512::<3>(&k, x, d, element)
                         }
                         (true, _) => hw::det8_avx512::<4>(&k, x, d, element),
-                        (_, RoundMode::NearestEven) => hw::det8_avx2::<0>(&k, x, d, element),
-                        (_, RoundMode::NearestAway) => hw::det8_avx2::<1>(&k, x, d, element),
-                        (_, RoundMode::TowardZero) => hw::det8_avx2::<2>(&k, x, d, element),
-                        (_, RoundMode::TowardNegative) => hw::det8_avx2::<3>(&k, x, d, element),
-                        _ => hw::det8_avx2::<4>(&k, x, d, element),
+                        (_, RoundMode::NearestEven) => hw::det8_avx2(&k, 0, x, d, element),
+                        (_, RoundMode::NearestAway) => hw::det8_avx2(&k, 1, x, d, element),
+                        (_, RoundMode::TowardZero) => hw::det8_avx2(&k, 2, x, d, element),
+                        (_, RoundMode::TowardNegative) => hw::det8_avx2(&k, 3, x, d, element),
+                        _ => hw::det8_avx2(&k, 4, x, d, element),
                     }
                 })
             }
@@ -573,11 +572,7 @@ impl Job<'_> {
             // SAFETY: `table_for` gives tables on the AVX2 and AVX-512
             // paths only, so AVX2 was confirmed available.
             Table::Sr(t) => streamed(x, rnd, dst, |x, r, d| unsafe {
-                if rn {
-                    hw::sr_table_avx2::<false, W>(t, &self.mp32, x, r, d)
-                } else {
-                    hw::sr_table_avx2::<true, W>(t, &self.mp32, x, r, d)
-                }
+                hw::sr_table_avx2::<W>(t, !rn, &self.mp32, x, r, d)
             }),
             Table::Sr8(k) => {
                 let Target::Code(f, p, _) = self.to else {
@@ -597,15 +592,12 @@ impl Job<'_> {
                 // SAFETY: `table_for` gives these parameters on the AVX-512
                 // and AVX2 paths only.
                 streamed(x, rnd, dst, |x, r, d| unsafe {
-                    match (avx512, rn) {
-                        (true, true) => {
-                            hw::sr8_avx512::<false, W>(&k, sub_shift, mp, x, r, d, element)
-                        }
-                        (true, false) => {
-                            hw::sr8_avx512::<true, W>(&k, sub_shift, mp, x, r, d, element)
-                        }
-                        (false, true) => hw::sr8_avx2::<false, W>(&k, mp, x, r, d, element),
-                        (false, false) => hw::sr8_avx2::<true, W>(&k, mp, x, r, d, element),
+                    if avx512 {
+                        hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, element)
+                    } else if W::WIDE {
+                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, element)
+                    } else {
+                        unreachable!("AVX2's integer kernel reads 32-bit numbers (see `chunk`)")
                     }
                 })
             }
@@ -623,8 +615,10 @@ impl Job<'_> {
     /// the scalar core); a stochastic mode's holds for each input's top
     /// bits the codes up and down, between which the kernel decides
     /// ([`kernels::enc32_sr`]). One per format, mode and saturation. On
-    /// AVX-512 the signed formats take no table but the parameters of
-    /// [`hw::det8_avx512`] / [`hw::sr8_avx512`], at any length.
+    /// AVX-512, and on AVX2 where gathers are slow, the signed formats take
+    /// no table but the parameters of [`hw::det8_avx512`] /
+    /// [`hw::sr8_avx512`] ([`hw::det8_avx2`] / [`hw::sr8_avx2`]), at any
+    /// length.
     fn table_for(&self, n: usize) -> Option<Table> {
         let (Source::F32, Target::Code(f, p, 1)) = (self.from, self.to) else {
             return None;
