@@ -1284,7 +1284,8 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
 }
 
 /// float32 → one-byte codes of a signed format under a deterministic mode
-/// (`mode` as `MODE` in [`det8_avx512`]) in 32-lane AVX2 steps of integer
+/// (`mode` as `MODE` in [`det8_avx512`]; `TOWARD_ZERO` for mode 2, an
+/// instance of its own that computes no fraction) in 32-lane AVX2 steps of integer
 /// arithmetic ([`split8_avx2`]), `enc32_det`'s bits (checked against the
 /// scalar path in `tests/round_paths.rs`): the code toward zero plus one
 /// where the mode rounds the fraction up (`nearest_even`: above half, or
@@ -1300,7 +1301,7 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn det8_avx2(
+pub(crate) unsafe fn det8_avx2<const TOWARD_ZERO: bool>(
     k: &Params8,
     mode: u8,
     src: &[f32],
@@ -1319,7 +1320,7 @@ pub(crate) unsafe fn det8_avx2(
             // SAFETY: i + 32 <= n; unaligned loads.
             let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
             let r;
-            (*code, r) = det8_vec_avx2(&c, &d, u);
+            (*code, r) = det8_vec_avx2::<TOWARD_ZERO>(&c, &d, u);
             rare = _mm256_or_si256(rare, r);
         }
         if _mm256_testz_si256(rare, rare) != 0 {
@@ -1377,9 +1378,17 @@ impl DetAvx2 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn det8_vec_avx2(c: &Regs8Avx2, d: &DetAvx2, u: __m256i) -> (__m256i, __m256i) {
+fn det8_vec_avx2<const TOWARD_ZERO: bool>(
+    c: &Regs8Avx2,
+    d: &DetAvx2,
+    u: __m256i,
+) -> (__m256i, __m256i) {
     let top = _mm256_set1_epi32(i32::MIN);
     let (neg, down, f, rare) = split8_avx2::<true>(c, u);
+    if TOWARD_ZERO {
+        // No fraction needed: the code toward zero.
+        return (c.code(down, neg), rare);
+    }
     let t = _mm256_add_epi32(f, _mm256_or_si256(_mm256_and_si256(down, d.parity), d.add));
     let thr = _mm256_blendv_epi8(d.thr[0], d.thr[1], neg);
     // All ones where the magnitude rounds up.

@@ -550,11 +550,13 @@ impl Job<'_> {
                             hw::det8_avx512::<3>(&k, x, d, element)
                         }
                         (true, _) => hw::det8_avx512::<4>(&k, x, d, element),
-                        (_, RoundMode::NearestEven) => hw::det8_avx2(&k, 0, x, d, element),
-                        (_, RoundMode::NearestAway) => hw::det8_avx2(&k, 1, x, d, element),
-                        (_, RoundMode::TowardZero) => hw::det8_avx2(&k, 2, x, d, element),
-                        (_, RoundMode::TowardNegative) => hw::det8_avx2(&k, 3, x, d, element),
-                        _ => hw::det8_avx2(&k, 4, x, d, element),
+                        (_, RoundMode::NearestEven) => hw::det8_avx2::<false>(&k, 0, x, d, element),
+                        (_, RoundMode::NearestAway) => hw::det8_avx2::<false>(&k, 1, x, d, element),
+                        (_, RoundMode::TowardZero) => hw::det8_avx2::<true>(&k, 2, x, d, element),
+                        (_, RoundMode::TowardNegative) => {
+                            hw::det8_avx2::<false>(&k, 3, x, d, element)
+                        }
+                        _ => hw::det8_avx2::<false>(&k, 4, x, d, element),
                     }
                 })
             }
