@@ -538,25 +538,26 @@ impl Job<'_> {
                     unreachable!("one-byte codes")
                 };
                 let element = |x: &[f32], d: &mut [u8]| self.enc32::<u8>(&f, &p, x, &[], d);
+                // The kernels' numbering of the modes.
+                let mode = match self.mode {
+                    RoundMode::NearestEven => 0,
+                    RoundMode::NearestAway => 1,
+                    RoundMode::TowardZero => 2,
+                    RoundMode::TowardNegative => 3,
+                    _ => 4,
+                };
                 let avx512 = self.path == Path::Avx512;
                 streamed::<_, u32, _>(x, &[], dst, |x, _, d| unsafe {
                     // SAFETY: `table_for` gives these parameters on the
                     // AVX-512 and AVX2 paths only.
-                    match (avx512, self.mode) {
-                        (true, RoundMode::NearestEven) => hw::det8_avx512::<0>(&k, x, d, element),
-                        (true, RoundMode::NearestAway) => hw::det8_avx512::<1>(&k, x, d, element),
-                        (true, RoundMode::TowardZero) => hw::det8_avx512::<2>(&k, x, d, element),
-                        (true, RoundMode::TowardNegative) => {
-                            hw::det8_avx512::<3>(&k, x, d, element)
-                        }
+                    match (avx512, mode) {
+                        (true, 0) => hw::det8_avx512::<0>(&k, x, d, element),
+                        (true, 1) => hw::det8_avx512::<1>(&k, x, d, element),
+                        (true, 2) => hw::det8_avx512::<2>(&k, x, d, element),
+                        (true, 3) => hw::det8_avx512::<3>(&k, x, d, element),
                         (true, _) => hw::det8_avx512::<4>(&k, x, d, element),
-                        (_, RoundMode::NearestEven) => hw::det8_avx2::<false>(&k, 0, x, d, element),
-                        (_, RoundMode::NearestAway) => hw::det8_avx2::<false>(&k, 1, x, d, element),
-                        (_, RoundMode::TowardZero) => hw::det8_avx2::<true>(&k, 2, x, d, element),
-                        (_, RoundMode::TowardNegative) => {
-                            hw::det8_avx2::<false>(&k, 3, x, d, element)
-                        }
-                        _ => hw::det8_avx2::<false>(&k, 4, x, d, element),
+                        (false, 2) => hw::det8_avx2::<true>(&k, 2, x, d, element),
+                        (false, m) => hw::det8_avx2::<false>(&k, m, x, d, element),
                     }
                 })
             }
