@@ -630,17 +630,13 @@ pub(crate) unsafe fn table_enc32_avx2(table: &[u8; 1 << 16], src: &[f32], dst: &
     };
     let n = src.len().min(dst.len());
     let body = n - n % 32;
-    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     let mut i = 0;
     while i < body {
         // SAFETY: i + 32 <= n for both slices; unaligned loads and store.
         let s = src.as_ptr().add(i) as *const __m256i;
-        let [a, b, c, d] = [0, 1, 2, 3].map(|k| look(_mm256_loadu_si256(s.add(k))));
-        // Entries below 2^8: both saturating packs are exact; they
-        // interleave 128-bit lanes by 32-bit groups, which the permute undoes.
-        let p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
-        let p = _mm256_permutevar8x32_epi32(p, order);
-        _mm256_storeu_si256(dst.as_mut_ptr().add(i) as *mut __m256i, p);
+        let codes = [0, 1, 2, 3].map(|k| look(_mm256_loadu_si256(s.add(k))));
+        // Entries below 2^8.
+        store_codes8_avx2(dst.as_mut_ptr().add(i), codes);
         i += 32;
     }
     for j in body..n {
@@ -730,7 +726,6 @@ pub(crate) unsafe fn sr_table_avx2<W: Word>(
     };
     let len = src.len().min(dst.len()).min(rnd.len());
     let body = len - len % 32;
-    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     let rare_bit = splat(sr_entry::RARE);
     let mut i = 0;
     while i < body {
@@ -739,13 +734,8 @@ pub(crate) unsafe fn sr_table_avx2<W: Word>(
         let r = rnd.as_ptr().add(i);
         let [(a, ea), (b, eb), (c, ec), (d, ed)] =
             [0, 1, 2, 3].map(|k| codes(_mm256_loadu_si256(s.add(k)), W::load8(r.add(8 * k))));
-        // Codes below 2^8: the saturating packs are exact (see
-        // `table_enc32_avx2`).
-        let p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
-        _mm256_storeu_si256(
-            dst.as_mut_ptr().add(i) as *mut __m256i,
-            _mm256_permutevar8x32_epi32(p, order),
-        );
+        // Codes below 2^8.
+        store_codes8_avx2(dst.as_mut_ptr().add(i), [a, b, c, d]);
         let entries = _mm256_or_si256(_mm256_or_si256(ea, eb), _mm256_or_si256(ec, ed));
         if _mm256_testz_si256(entries, rare_bit) == 0 {
             for j in i..i + 32 {
@@ -1264,7 +1254,7 @@ impl Regs8Avx2 {
 }
 
 /// Four vectors of codes below 256 (32-bit lanes) stored as 32 bytes in
-/// lane order at `d`.
+/// lane order at `d` (the saturating packs are exact on such codes).
 ///
 /// # Safety
 ///
