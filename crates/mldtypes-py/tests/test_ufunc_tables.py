@@ -259,6 +259,24 @@ def test_flags_of_mixed_runs(ufunc, quiet, loud, flag, n, kernel_path):
             assert raised(u, view(y)) == [flag], (at, strided)
 
 
+@pytest.mark.parametrize("later", [4096, 9000, 19_999])
+def test_flags_of_mixed_runs_after_known_ones(later, kernel_path):
+    """A flag met early (invalid from 1.5, a mixed run of arcsin) is not the only one looked
+    for afterwards: a subnormal (underflow, another mixed run) in a later block of 4,096 codes,
+    packed or every second element, still reaches errstate; and an early flag alone stays
+    alone."""
+    x = np.resize(np.array([1.0, -1.0, 0.5], np.float32), 20_000).astype(mldtypes.bfloat16)
+    x[10] = 1.5
+    for strided in (False, True):
+        view = (lambda a: np.repeat(a, 2)[::2]) if strided else (lambda a: a)
+        assert raised(np.arcsin, view(x)) == ["invalid value"], strided
+        y = x.copy()
+        y[later] = 1e-40
+        assert raised(np.arcsin, view(y)) == ["invalid value", "underflow"], (later, strided)
+        y[later] = 1.25
+        assert raised(np.arcsin, view(y)) == ["invalid value"], (later, strided)
+
+
 @pytest.mark.parametrize("step", [2, 3, -1])
 def test_two_byte_strided_input(step, kernel_path):
     """A strided bfloat16 input into a packed output (gathered in blocks, looked up as packed

@@ -1025,22 +1025,24 @@ unsafe extern "C" fn lut_loop(
                 // The vector look-up of `len` packed codes at `src` into the
                 // output from element `start`, with the exact flags; None on
                 // paths without it.
-                let packed = |src: *const u16, start: usize, len: usize| {
+                let packed = |src: *const u16, start: usize, len: usize, known: u8| {
                     // SAFETY: `src` and the output hold `len` packed codes
                     // from `start`, disjoint; the column is padded.
-                    simd::lut16(src, o.at(start) as *mut u16, len, v, fl)
+                    simd::lut16(src, o.at(start) as *mut u16, len, v, fl, known)
                 };
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
-                    packed(a.at(0) as *const u16, 0, n)
+                    packed(a.at(0) as *const u16, 0, n, 0)
                 } else if o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) && simd::has_lut16(v) {
                     // A strided input into a packed output: gathered in
-                    // blocks, each looked up as a packed one.
+                    // blocks, each looked up as a packed one (whose flags
+                    // are read only where the earlier blocks' leave some
+                    // unknown).
                     let mut buf = [0u16; super::BLOCK];
                     let mut f = 0u8;
                     super::blocks(n, super::BLOCK, |start, len| {
                         let chunk = &mut buf[..len];
                         gather_u16(a, start, chunk);
-                        f |= packed(chunk.as_ptr(), start, len).unwrap_or(0);
+                        f |= packed(chunk.as_ptr(), start, len, f).unwrap_or(0);
                     });
                     Some(f)
                 } else {

@@ -714,8 +714,11 @@ pub(crate) fn has_lut16(table: &[u16]) -> bool {
 /// The 65,536-entry look-up `dst[k] = table[src[k]]` of two-byte codes
 /// for `k < n`, with AVX-512 gathers (16 entries per instruction) or AVX2
 /// ones (8); returns the union of the entries' flags (`flags`: the
-/// table's, see `table::FlagPages`; None: no flags). On other paths,
-/// `None` is returned and nothing is done.
+/// table's, see `table::FlagPages`; None: no flags) up to those of
+/// `known` (flags the caller has already met, as from the earlier blocks
+/// of a strided input): the result with `known` is the entries' union
+/// with `known`, and entries whose flags `known` holds are not read
+/// again. On other paths, `None` is returned and nothing is done.
 ///
 /// # Safety
 ///
@@ -729,17 +732,18 @@ pub(crate) unsafe fn lut16(
     n: usize,
     table: &[u16],
     flags: Option<&FlagPages>,
+    known: u8,
 ) -> Option<u8> {
     #[cfg(target_arch = "x86_64")]
     if has_lut16(table) {
         // SAFETY: the AVX-512 path is only selected when the CPU has
         // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
         return Some(match mldtypes::cast::path() {
-            mldtypes::cast::Path::Avx512 => lut16_avx512(src, dst, n, table, flags),
-            _ => lut16_avx2(src, dst, n, table, flags),
+            mldtypes::cast::Path::Avx512 => lut16_avx512(src, dst, n, table, flags, known),
+            _ => lut16_avx2(src, dst, n, table, flags, known),
         });
     }
-    let _ = (src, dst, n, table, flags);
+    let _ = (src, dst, n, table, flags, known);
     None
 }
 
@@ -756,6 +760,7 @@ unsafe fn lut16_avx2(
     n: usize,
     table: &[u16],
     flags: Option<&FlagPages>,
+    known: u8,
 ) -> u8 {
     use std::arch::x86_64::*;
     let t = table.as_ptr().cast::<i32>();
@@ -790,7 +795,7 @@ unsafe fn lut16_avx2(
             range.add_one(c);
         }
         if let Some(fl) = flags {
-            union |= range.flags(s, len, fl);
+            union |= range.flags(s, len, fl, known | union);
         }
         start += len;
     }
@@ -850,13 +855,14 @@ impl Range16 {
     /// The union of the flags of `src[k]` for `k < n`, the codes added:
     /// where the runs of 256 codes (`FlagPages::summary`) of each range
     /// raise the same flags for every code, those; otherwise each code's,
-    /// read until the union holds every flag of the ranges' runs.
+    /// read until the union with `known` holds every flag of the ranges'
+    /// runs (so only the union with `known` is exact).
     ///
     /// # Safety
     ///
     /// `src` addresses `n` two-byte elements.
     #[target_feature(enable = "avx2")]
-    unsafe fn flags(&self, src: *const u16, n: usize, fl: &FlagPages) -> u8 {
+    unsafe fn flags(&self, src: *const u16, n: usize, fl: &FlagPages, known: u8) -> u8 {
         use std::arch::x86_64::*;
         let lanes = |v: __m256i| {
             let mut a = [0u16; 16];
@@ -885,11 +891,11 @@ impl Range16 {
         if alike {
             return bound;
         }
-        // Code by code, until the union reaches the bound.
-        let dense = fl.dense();
+        // Code by code, until the union with `known` reaches the bound.
+        let (dense, need) = (fl.dense(), bound & !known);
         let mut f = 0u8;
         let mut k = 0;
-        while k < n && f != bound {
+        while k < n && f & need != need {
             let end = (k + 256).min(n);
             for j in k..end {
                 f |= dense[usize::from(src.add(j).read_unaligned())];
@@ -907,7 +913,8 @@ impl Range16 {
 /// the code's high byte), exact unless a run of mixed flags was met; then
 /// the codes' own flags ([`flags16_avx512`]) until their union holds every
 /// flag of the runs met (their union found by a second pass of the same
-/// permutation).
+/// permutation) that `known` does not; no second pass where `known` holds
+/// every flag of the table's mixed runs.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn lut16_avx512(
@@ -916,6 +923,7 @@ unsafe fn lut16_avx512(
     n: usize,
     table: &[u16],
     flags: Option<&FlagPages>,
+    known: u8,
 ) -> u8 {
     use std::arch::x86_64::*;
     let zero = [0u8; 256];
@@ -959,8 +967,8 @@ unsafe fn lut16_avx512(
         dst.add(j).write_unaligned(table[usize::from(c)]);
         f |= sm[usize::from(c >> 8)];
     }
-    let Some(fl) = flags.filter(|_| f & MIXED != 0) else {
-        return f;
+    let Some(fl) = flags.filter(|fl| !fl.settled(f | known)) else {
+        return f & !MIXED;
     };
     // The union of the flags of the runs met, then the codes' own flags.
     let mut runs = _mm512_setzero_si512();
@@ -973,14 +981,14 @@ unsafe fn lut16_avx512(
     let bound = (k..n).fold(fold(runs), |b, j| {
         b | unions[usize::from(src.add(j).read_unaligned() >> 8)]
     });
-    flags16_avx512(src, n, fl.dense(), bound)
+    flags16_avx512(src, n, fl.dense(), bound & !known)
 }
 
 /// The union of `flags[src[k]]` for `k < n` (one byte of flags per code),
 /// stopping early once it holds every bit of `all`: each code's byte read
 /// from the aligned 32-bit word holding it (index `code / 4`, so nothing
 /// past the table is read) and shifted down by `8 (code mod 4)`; the union
-/// checked every 4,096 codes.
+/// checked before every 1,024 codes (nothing is read when `all` is 0).
 ///
 /// # Safety
 ///
@@ -998,14 +1006,14 @@ unsafe fn flags16_avx512(src: *const u16, n: usize, flags: &[u8; 1 << 16], all: 
         _mm512_srlv_epi32(w, _mm512_slli_epi32::<3>(_mm512_and_si512(idx, three)))
     };
     while k + 32 <= n {
+        if k % 1024 == 0 && (_mm512_reduce_or_epi32(acc) as u8) & all == all {
+            return _mm512_reduce_or_epi32(acc) as u8;
+        }
         let v = _mm512_loadu_si512(src.add(k).cast());
         let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
         let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
         acc = _mm512_or_si512(acc, _mm512_or_si512(byte(lo), byte(hi)));
         k += 32;
-        if k % 4096 == 0 && (_mm512_reduce_or_epi32(acc) as u8) & all == all {
-            return _mm512_reduce_or_epi32(acc) as u8;
-        }
     }
     let mut f = _mm512_reduce_or_epi32(acc) as u8;
     for j in k..n {
