@@ -386,6 +386,62 @@ fn long_float32_inputs_of_one_byte_targets_match_on_every_path() {
     assert!(n >= 2 * 10 * 196_608 * 32, "{n}");
 }
 
+/// Steps mixing a few lanes that the vector kernels hand to the element
+/// conversion (infinities, NaN, float32 subnormals, values more than 32
+/// bits below a target's quantum) with ordinary ones, at random lane
+/// positions: the ordinary lanes keep the vector codes, the others get the
+/// element conversion's, and together they are the scalar path's, on every
+/// path, both AVX2 forms, every mode and width and both saturations.
+#[test]
+fn steps_mixing_rare_and_ordinary_lanes_match_on_every_path() {
+    let mut rng = Rng(23);
+    let rare = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(1),
+        f32::from_bits(0x8000_0123),
+        1e-30,
+        -3e-25,
+        2f32.powi(-60),
+    ];
+    // Ordinary values: binades from 2^-17 to 2^12 (subnormal and normal
+    // targets, overflow), random significands and signs.
+    let mut x: Vec<f32> = (0..4099)
+        .map(|_| {
+            let r = rng.next() as u32;
+            f32::from_bits((r & 0x8000_0000) | (110 + (r >> 23) % 30) << 23 | (r & 0x7f_ffff))
+        })
+        .collect();
+    for k in 0..200 {
+        let i = rng.next() as usize % x.len();
+        x[i] = rare[k % rare.len()];
+    }
+    let src = bytes32(&x);
+    let widths = [3, 13, 31];
+    let bits: Vec<Vec<u32>> = widths
+        .iter()
+        .map(|&w| numbers(x.len(), w, &mut rng))
+        .collect();
+    let mut roundings = roundings(&bits, &widths);
+    for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
+        roundings.push(Rounding::new(m).with_seed(7, 13));
+    }
+    let paths = available_paths();
+    let mut n = 0;
+    for to in targets().into_iter().filter(|t| t.itemsize() == 1) {
+        for tables in [true, false] {
+            cast::set_gather_tables(Some(tables));
+            for r in &roundings {
+                n += check(&src, DType::Float32, to, r, &paths);
+            }
+        }
+    }
+    cast::set_gather_tables(None);
+    assert!(n >= 2 * 10 * 4099 * 32, "{n}");
+}
+
 #[test]
 fn nearest_even_is_astype_except_for_float8_e8m0fnu() {
     let mut rng = Rng(5);
