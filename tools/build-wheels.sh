@@ -8,7 +8,8 @@
 # `./configure --disable-gil` build's bin/python3.14t; PyO3 0.30 refuses 3.13t). Each wheel is
 # built with the Cargo profile `dist` (fat LTO, one codegen unit, no debug info, stripped) and
 # linked by zig against glibc 2.28 (maturin --zig, with `ziglang` from PyPI), so it installs on manylinux_2_28
-# systems; `auditwheel show` checks every wheel's tag and the script fails on a newer one or on
+# systems, and zipped with deflate at level 9 (the standard zip method every installer reads;
+# its highest level, about 3 % smaller than maturin's default 6 on this wheel); `auditwheel show` checks every wheel's tag and the script fails on a newer one or on
 # a wheel over $MLDTYPES_MAX_WHEEL_BYTES (3 MB). The build tools (maturin, ziglang,
 # auditwheel) go into their own virtual environment, $MLDTYPES_TOOLS_VENV
 # (target/wheel-tools-venv); nothing else is installed.
@@ -44,7 +45,8 @@ args=()
 for p in "${pythons[@]}"; do args+=(-i "$p"); done
 (
   cd crates/mldtypes-py
-  maturin build --profile dist --strip --zig --compatibility "$compat" "${args[@]}" --out "$out"
+  maturin build --profile dist --strip --zig --compatibility "$compat" --compression-level 9 \
+    "${args[@]}" --out "$out"
   maturin sdist --out "$out"
 )
 

@@ -856,26 +856,75 @@ impl Regs8 {
 }
 
 /// Runs `steps(i)` (16-lane steps from `i`, returning where they stopped:
-/// `body`, or a step they leave) and `element` on each step left and on
-/// the rest of `n` elements; `body` is `n` rounded down to 16.
+/// `body`, or a step whose codes they stored but whose lanes of the mask
+/// returned need the element conversion), `lanes(i, mask)` on each such
+/// step and `element` on the rest of `n` elements; `body` is `n` rounded
+/// down to 16.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn steps_then_elements(
     n: usize,
-    mut steps: impl FnMut(usize) -> usize,
-    mut element: impl FnMut(std::ops::Range<usize>),
+    mut steps: impl FnMut(usize) -> (usize, u32),
+    mut lanes: impl FnMut(usize, u32),
+    element: impl FnOnce(std::ops::Range<usize>),
 ) {
     let body = n - n % 16;
     let mut i = 0;
     while i < body {
-        i = steps(i);
+        let mask;
+        (i, mask) = steps(i);
         if i < body {
-            element(i..i + 16);
+            lanes(i, mask);
             i += 16;
         }
     }
     if body < n {
         element(body..n);
+    }
+}
+
+/// Converts again, through `element`, the lanes of `mask` (bit `j`:
+/// element `i + j`; at most 32 lanes) of a step whose vector codes are
+/// stored at `d`: their inputs `x` and random numbers `r` (none: `r`
+/// empty) packed into buffers, each code written back to its lane. The
+/// lanes a vector step cannot round (infinities, NaN, and the values whose
+/// fraction does not fit its arithmetic) are few; the rest of their step
+/// keeps the vector codes.
+///
+/// # Safety
+///
+/// `d` addresses the step's writable bytes; `x` (and `r` unless empty)
+/// hold the step's elements.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+unsafe fn redo_lanes<W: Copy + Default>(
+    i: usize,
+    mut mask: u32,
+    x: &[f32],
+    r: &[W],
+    d: *mut u8,
+    element: impl Fn(&[f32], &[W], &mut [u8]),
+) {
+    let (mut xs, mut rs, mut at) = ([0f32; 32], [W::default(); 32], [0usize; 32]);
+    let mut m = 0;
+    while mask != 0 {
+        let j = i + mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        (at[m], xs[m]) = (j, x[j]);
+        if !r.is_empty() {
+            rs[m] = r[j];
+        }
+        m += 1;
+    }
+    let mut out = [0u8; 32];
+    element(
+        &xs[..m],
+        &rs[..if r.is_empty() { 0 } else { m }],
+        &mut out[..m],
+    );
+    for (&j, &code) in at[..m].iter().zip(&out) {
+        // SAFETY: the caller's guarantee; `j` is a lane of the step.
+        unsafe { *d.add(j) = code };
     }
 }
 
@@ -915,7 +964,7 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
     let n = src.len().min(dst.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
     // The steps without a call between them (which would leave the
-    // constants spilled), up to the first that needs the element
+    // constants spilled), up to the first with lanes that need the element
     // conversion.
     steps_then_elements(
         n,
@@ -927,6 +976,8 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
                 det8_steps::<MODE, false>(k, src, d, i, body)
             }
         },
+        // SAFETY: a step within `body`.
+        |i, mask| unsafe { redo_lanes::<u32>(i, mask, src, &[], d, |x, _, o| element(x, o)) },
         // SAFETY: the range lies within `n` (`dst` is not otherwise
         // borrowed meanwhile).
         |r| {
@@ -940,8 +991,8 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
 /// The 16-lane steps of [`det8_avx512`] from element `i` to `body` (a
 /// multiple of 16), the codes written at `d`, `ZERO_SIGN` being
 /// `k.zero_sign`; returns where it stopped: `body`, or the first step
-/// holding an infinity, a NaN or a float32 subnormal, which it leaves
-/// unwritten.
+/// holding an infinity, a NaN or a float32 subnormal, written, with the
+/// mask of those lanes.
 ///
 /// # Safety
 ///
@@ -956,7 +1007,7 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
     d: *mut u8,
     mut i: usize,
     body: usize,
-) -> usize {
+) -> (usize, u32) {
     const NEAR: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     const DOWN: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
@@ -973,9 +1024,7 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
         // SAFETY: i + 16 <= body for both slices; unaligned loads and store.
         let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
         let a = _mm512_and_si512(u, c.abs);
-        if c.odd(a) != 0 {
-            return i;
-        }
+        let rare = c.odd(a);
         let neg = _mm512_movepi32_mask(u);
         let inc = match MODE {
             0 => {
@@ -1009,9 +1058,12 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
         let mag = _mm512_mask_blend_epi32(sub_lane, normal_code, c.sub_code(t));
         // SAFETY: i + 16 <= body.
         unsafe { c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+        if rare != 0 {
+            return (i, rare.into());
+        }
         i += 16;
     }
-    body
+    (body, 0)
 }
 
 /// float32 → one-byte codes of a signed format under a stochastic mode in
@@ -1046,8 +1098,8 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
 ) {
     let n = src.len().min(dst.len()).min(rnd.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
-    // As in `det8_avx512`: the steps without calls, up to the first that
-    // needs the element conversion.
+    // As in `det8_avx512`: the steps without calls, up to the first with
+    // lanes that need the element conversion.
     steps_then_elements(
         n,
         // SAFETY: the caller's guarantee; `i ≤ body`.
@@ -1058,6 +1110,8 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
                 sr8_steps::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i, body)
             }
         },
+        // SAFETY: a step within `body`.
+        |i, mask| unsafe { redo_lanes(i, mask, src, rnd, d, &element) },
         // SAFETY: as in `det8_avx512`.
         |r| {
             let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
@@ -1087,7 +1141,7 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
     d: *mut u8,
     mut i: usize,
     body: usize,
-) -> usize {
+) -> (usize, u32) {
     const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let c = Regs8::of(k);
     let splat = |v: u32| _mm512_set1_epi32(v as i32);
@@ -1116,9 +1170,7 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
         let sub_lane = _mm512_cmplt_epu32_mask(a, c.sub);
         let sub_shift_v = _mm512_sub_epi32(_mm512_srli_epi32::<23>(a), sub_base);
         let beyond = sub_lane & _mm512_cmplt_epi32_mask(sub_shift_v, _mm512_setzero_si512());
-        if c.odd(a) | beyond != 0 {
-            return i;
-        }
+        let rare = c.odd(a) | beyond;
         let neg = _mm512_movepi32_mask(u);
         // The code toward zero.
         let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, c.cut), c.rebias);
@@ -1138,9 +1190,12 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
         let mag = _mm512_mask_add_epi32(down, up, down, one);
         // SAFETY: i + 16 <= body.
         unsafe { c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+        if rare != 0 {
+            return (i, rare.into());
+        }
         i += 16;
     }
-    body
+    (body, 0)
 }
 
 /// The shared part of [`det8_avx2`] and [`sr8_avx2`] for eight float32
@@ -1274,6 +1329,20 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
     unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
 }
 
+/// The lanes of four vectors of lane masks (all ones or zero) as one
+/// 32-bit mask, lane `8 j + l` at bit `8 j + l`; None when no lane is set.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes32(m: [__m256i; 4]) -> Option<u32> {
+    let any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
+    if _mm256_testz_si256(any, any) != 0 {
+        return None;
+    }
+    let bits = m.map(|v| _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32 & 0xff);
+    Some(bits[0] | bits[1] << 8 | bits[2] << 16 | bits[3] << 24)
+}
+
 /// float32 → one-byte codes of a signed format under a deterministic mode
 /// (`mode` as `MODE` in [`det8_avx512`]; `TOWARD_ZERO` for mode 2, an
 /// instance of its own that computes no fraction) in 32-lane AVX2 steps of integer
@@ -1305,20 +1374,18 @@ pub(crate) unsafe fn det8_avx2<const TOWARD_ZERO: bool>(
     let body = n - n % 32;
     let mut i = 0;
     while i < body {
-        let mut codes = [_mm256_setzero_si256(); 4];
-        let mut rare = _mm256_setzero_si256();
-        for (j, code) in codes.iter_mut().enumerate() {
+        let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
+        for j in 0..4 {
             // SAFETY: i + 32 <= n; unaligned loads.
             let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
-            let r;
-            (*code, r) = det8_vec_avx2::<TOWARD_ZERO>(&c, &d, u);
-            rare = _mm256_or_si256(rare, r);
+            (codes[j], rare[j]) = det8_vec_avx2::<TOWARD_ZERO>(&c, &d, u);
         }
-        if _mm256_testz_si256(rare, rare) != 0 {
-            // SAFETY: i + 32 <= n.
-            unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
-        } else {
-            element(&src[i..i + 32], &mut dst[i..i + 32]);
+        // SAFETY: i + 32 <= n.
+        unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
+        if let Some(mask) = lanes32(rare) {
+            let out = dst.as_mut_ptr();
+            // SAFETY: the step's 32 bytes.
+            unsafe { redo_lanes::<u32>(i, mask, src, &[], out, |x, _, o| element(x, o)) };
         }
         i += 32;
     }
@@ -1425,9 +1492,8 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
     let body = n - n % 32;
     let mut i = 0;
     while i < body {
-        let mut codes = [_mm256_setzero_si256(); 4];
-        let mut rare = _mm256_setzero_si256();
-        for (j, code) in codes.iter_mut().enumerate() {
+        let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
+        for j in 0..4 {
             // SAFETY: i + 32 <= n for the three slices; unaligned loads.
             let (u, rv) = unsafe {
                 (
@@ -1435,15 +1501,13 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
                     W::load8(rnd.as_ptr().add(i + 8 * j)),
                 )
             };
-            let r;
-            (*code, r) = sr8_vec_avx2(&c, &sr, u, rv);
-            rare = _mm256_or_si256(rare, r);
+            (codes[j], rare[j]) = sr8_vec_avx2(&c, &sr, u, rv);
         }
-        if _mm256_testz_si256(rare, rare) != 0 {
-            // SAFETY: i + 32 <= n.
-            unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
-        } else {
-            element(&src[i..i + 32], &rnd[i..i + 32], &mut dst[i..i + 32]);
+        // SAFETY: i + 32 <= n.
+        unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
+        if let Some(mask) = lanes32(rare) {
+            // SAFETY: the step's 32 bytes.
+            unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
         }
         i += 32;
     }
@@ -1501,7 +1565,7 @@ fn sr_element(table: &[u32; 1 << 15], fast: bool, mp: &kernels::ModeParams, x: f
 
 /// A random number's word: 32 bits, or 16 widened as they are loaded.
 #[cfg(target_arch = "x86_64")]
-pub(crate) trait Word: Copy + Into<u32> {
+pub(crate) trait Word: Copy + Default + Into<u32> {
     /// Whether the words are 32 bits wide.
     const WIDE: bool;
     /// Eight words from `p` in 32-bit lanes.
