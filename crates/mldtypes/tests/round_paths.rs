@@ -350,6 +350,41 @@ fn every_small_p3109_member_and_width() {
 /// pattern of the top 15 bits, with none, some, random and all of the low
 /// 17 set, under every mode (random numbers of 3, 13 and 31 bits, and a
 /// seed), saturating and not, on every path.
+/// Rounds `x` into every one-byte target that `keep` selects, under every
+/// deterministic mode and every stochastic one with 3, 13 and 31 explicit
+/// bits and from `seed`, saturating and not, with each AVX2 form forced
+/// (tables, integer kernels), on every path against the scalar path;
+/// returns the number of compared elements.
+fn check_one_byte_targets(
+    x: &[f32],
+    seed: u64,
+    keep: impl Fn(&DType) -> bool,
+    rng: &mut Rng,
+) -> usize {
+    let src = bytes32(x);
+    let widths = [3, 13, 31];
+    let bits: Vec<Vec<u32>> = widths.iter().map(|&w| numbers(x.len(), w, rng)).collect();
+    let mut roundings = roundings(&bits, &widths);
+    for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
+        roundings.push(Rounding::new(m).with_seed(seed, 13));
+    }
+    let paths = available_paths();
+    let mut n = 0;
+    for to in targets()
+        .into_iter()
+        .filter(|t| t.itemsize() == 1 && keep(t))
+    {
+        for tables in [true, false] {
+            cast::set_gather_tables(Some(tables));
+            for r in &roundings {
+                n += check(&src, DType::Float32, to, r, &paths);
+            }
+        }
+    }
+    cast::set_gather_tables(None);
+    n
+}
+
 #[test]
 fn long_float32_inputs_of_one_byte_targets_match_on_every_path() {
     let mut rng = Rng(17);
@@ -359,30 +394,12 @@ fn long_float32_inputs_of_one_byte_targets_match_on_every_path() {
             [0, 1, 0xffff, 0x1_0000, 0x1_ffff, random].map(|lo| f32::from_bits(hi << 17 | lo))
         })
         .collect();
-    let src = bytes32(&x);
-    let widths = [3, 13, 31];
-    let bits: Vec<Vec<u32>> = widths
-        .iter()
-        .map(|&w| numbers(x.len(), w, &mut rng))
-        .collect();
-    let mut roundings = roundings(&bits, &widths);
-    for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
-        roundings.push(Rounding::new(m).with_seed(99, 13));
-    }
-    let paths = available_paths();
-    let one_byte = targets()
-        .into_iter()
-        .filter(|t| t.itemsize() == 1 && t.format().is_some_and(|f| f.man_bits <= 5 && f.has_zero));
-    let mut n = 0;
-    for to in one_byte {
-        for tables in [true, false] {
-            cast::set_gather_tables(Some(tables));
-            for r in &roundings {
-                n += check(&src, DType::Float32, to, r, &paths);
-            }
-        }
-    }
-    cast::set_gather_tables(None);
+    let n = check_one_byte_targets(
+        &x,
+        99,
+        |t| t.format().is_some_and(|f| f.man_bits <= 5 && f.has_zero),
+        &mut rng,
+    );
     assert!(n >= 2 * 10 * 196_608 * 32, "{n}");
 }
 
@@ -418,27 +435,7 @@ fn steps_mixing_rare_and_ordinary_lanes_match_on_every_path() {
         let i = rng.next() as usize % x.len();
         x[i] = rare[k % rare.len()];
     }
-    let src = bytes32(&x);
-    let widths = [3, 13, 31];
-    let bits: Vec<Vec<u32>> = widths
-        .iter()
-        .map(|&w| numbers(x.len(), w, &mut rng))
-        .collect();
-    let mut roundings = roundings(&bits, &widths);
-    for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
-        roundings.push(Rounding::new(m).with_seed(7, 13));
-    }
-    let paths = available_paths();
-    let mut n = 0;
-    for to in targets().into_iter().filter(|t| t.itemsize() == 1) {
-        for tables in [true, false] {
-            cast::set_gather_tables(Some(tables));
-            for r in &roundings {
-                n += check(&src, DType::Float32, to, r, &paths);
-            }
-        }
-    }
-    cast::set_gather_tables(None);
+    let n = check_one_byte_targets(&x, 7, |_| true, &mut rng);
     assert!(n >= 2 * 10 * 4099 * 32, "{n}");
 }
 
