@@ -37,8 +37,10 @@
 //!   mode's rounding embedded).
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
-//! re-encodes the whole step element by element when there are any.
-//! Remainders shorter than a step go through the element conversions.
+//! re-encodes the whole step element by element when there are any (the
+//! one-byte kernels `det8_*` / `sr8_*` only the lanes themselves, through
+//! `redo_lanes`). Remainders shorter than a step go through the element
+//! conversions.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
