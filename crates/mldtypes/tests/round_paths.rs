@@ -344,12 +344,6 @@ fn every_small_p3109_member_and_width() {
     );
 }
 
-/// Long float32 inputs into one-byte formats whose rounding bit lies in a
-/// float32's top 16 bits go through tables of those bits on AVX2, or its
-/// integer kernels (both forced in turn, whatever the CPU's vendor): every
-/// pattern of the top 15 bits, with none, some, random and all of the low
-/// 17 set, under every mode (random numbers of 3, 13 and 31 bits, and a
-/// seed), saturating and not, on every path.
 /// Rounds `x` into every one-byte target that `keep` selects, under every
 /// deterministic mode and every stochastic one with 3, 13 and 31 explicit
 /// bits and from `seed`, saturating and not, with each AVX2 form forced
@@ -385,6 +379,12 @@ fn check_one_byte_targets(
     n
 }
 
+/// Long float32 inputs into one-byte formats whose rounding bit lies in a
+/// float32's top 16 bits go through tables of those bits on AVX2, or its
+/// integer kernels (both forced in turn, whatever the CPU's vendor): every
+/// pattern of the top 15 bits, with none, some, random and all of the low
+/// 17 set, under every mode (random numbers of 3, 13 and 31 bits, and a
+/// seed), saturating and not, on every path.
 #[test]
 fn long_float32_inputs_of_one_byte_targets_match_on_every_path() {
     let mut rng = Rng(17);
@@ -437,6 +437,57 @@ fn steps_mixing_rare_and_ordinary_lanes_match_on_every_path() {
     }
     let n = check_one_byte_targets(&x, 7, |_| true, &mut rng);
     assert!(n >= 2 * 10 * 4099 * 32, "{n}");
+}
+
+/// Values more than 32 bits below a one-byte target's quantum (the
+/// stochastic kernels' fraction: its top 32 bits and a sticky bit), zeros
+/// and float32 subnormals, in whole steps: significands that are ties at
+/// every position and those with a bit below the tie as well, random
+/// numbers at the largest values (where a tie and a value just above it
+/// decide differently), every stochastic mode, width and saturation, on
+/// every path against the scalar path.
+#[test]
+fn values_far_below_the_quantum_match_on_every_path() {
+    let mut rng = Rng(29);
+    let mut x = vec![0.0f32, -0.0, f32::from_bits(1), f32::from_bits(0x8040_0001)];
+    for e in 40..=126u32 {
+        for k in 0..23 {
+            for sig in [
+                1 << k,
+                1 << k | 1,
+                (1 << k) - 1,
+                rng.next() as u32 & 0x7f_ffff,
+            ] {
+                let sign = (rng.next() as u32) << 31;
+                x.push(f32::from_bits(sign | e << 23 | sig));
+            }
+        }
+    }
+    let widths = [1, 8, 13, 22, 30, 31];
+    let bits: Vec<Vec<u32>> = widths
+        .iter()
+        .map(|&w| {
+            let mask = ((1u64 << w) - 1) as u32;
+            (0..x.len())
+                .map(|i| match i % 4 {
+                    3 => rng.next() as u32 & mask,
+                    j => mask.saturating_sub(j as u32),
+                })
+                .collect()
+        })
+        .collect();
+    let roundings: Vec<Rounding> = roundings(&bits, &widths)
+        .into_iter()
+        .filter(|r| r.mode.is_stochastic())
+        .collect();
+    let (src, paths) = (bytes32(&x), available_paths());
+    let mut n = 0;
+    for to in targets().into_iter().filter(|t| t.itemsize() == 1) {
+        for r in &roundings {
+            n += check(&src, DType::Float32, to, r, &paths);
+        }
+    }
+    assert!(n >= 10 * 48 * x.len(), "{n}");
 }
 
 #[test]
@@ -735,9 +786,12 @@ fn with_words<T>(v: &[u32], words: usize, f: impl FnOnce(RandomBits) -> T) -> T 
 /// wherever they lie (first chunk, a later chunk, several chunks).
 #[test]
 fn fresh_destinations_check_numbers_as_they_are_read() {
-    let n = 700_000;
+    // A tail of three elements; a NaN and a value far below the quantum in
+    // the steps of two bad numbers (steps the kernels finish apart).
+    let n = 700_003;
     let mut rng = Rng(41);
-    let x: Vec<f32> = (0..n).map(|_| (rng.uniform_f32() - 0.5) * 900.0).collect();
+    let mut x: Vec<f32> = (0..n).map(|_| (rng.uniform_f32() - 0.5) * 900.0).collect();
+    (x[3_001], x[650_002]) = (f32::NAN, 1e-30);
     let src = bytes32(&x);
     for (sr_bits, words) in [(3u32, 1usize), (13, 2), (20, 4)] {
         let good = numbers(n, sr_bits, &mut rng);
@@ -755,6 +809,7 @@ fn fresh_destinations_check_numbers_as_they_are_read() {
                 vec![5],
                 vec![400_000],
                 vec![699_999],
+                vec![700_002],
                 vec![650_000, 3_000],
             ] {
                 let mut v = good.clone();

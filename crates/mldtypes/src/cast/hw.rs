@@ -1077,10 +1077,18 @@ unsafe fn det8_steps<const MODE: u8, const ZERO_SIGN: bool>(
 /// bits for normal targets, its significand shifted by the exponent for
 /// subnormal ones) rather than read from a table. `sub_shift` is
 /// `kernels::Params::sub_shift32`, `mp` holds the mode's parameters (at
-/// most 31 random bits), `fast` as in [`sr_table_avx2`]. Steps holding an
-/// infinity, a NaN, a float32 subnormal or a value more than 32 bits below
-/// the quantum (whose fraction the comparison cannot hold), and the rest
-/// of the slice, go through `element`.
+/// most 31 random bits), `fast` as in [`sr_table_avx2`].
+///
+/// Zeros take the ordinary steps. A step holding a value more than 32 bits
+/// below the quantum (float32 subnormals among them), whose fraction the
+/// ordinary steps do not make, is converted again by [`sr8_exact_step`],
+/// which makes it; lanes holding an infinity or a NaN, and with 31 random
+/// bits the values it leaves, go through `element`, as does the rest of
+/// the slice.
+///
+/// Returns the OR of every random number it read: the caller checking
+/// numbers as they are read needs no pass of its own (a number of
+/// `sr_bits` bits or more gives codes the caller then discards).
 ///
 /// # Safety
 ///
@@ -1097,33 +1105,169 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     rnd: &[W],
     dst: &mut [u8],
     element: impl Fn(&[f32], &[W], &mut [u8]),
-) {
+) -> u32 {
     let n = src.len().min(dst.len()).min(rnd.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
+    let mut seen = _mm512_setzero_si512();
     // As in `det8_avx512`: the steps without calls, up to the first with
-    // lanes that need the element conversion.
+    // lanes that need more.
     steps_then_elements(
         n,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
             if k.zero_sign {
-                sr8_steps::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i, body)
+                sr8_steps::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen)
             } else {
-                sr8_steps::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i, body)
+                sr8_steps::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen)
             }
         },
         // SAFETY: a step within `body`.
-        |i, mask| unsafe { redo_lanes(i, mask, src, rnd, d, &element) },
+        |i, _| unsafe {
+            let rest = if k.zero_sign {
+                sr8_exact_step::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+            } else {
+                sr8_exact_step::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+            };
+            if rest != 0 {
+                redo_lanes(i, rest, src, rnd, d, &element)
+            }
+        },
         // SAFETY: as in `det8_avx512`.
         |r| {
             let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
             element(&src[r.clone()], &rnd[r], out)
         },
-    )
+    );
+    let tail = rnd[body..n].iter().fold(0, |m, &v| m | v.into());
+    _mm512_reduce_or_epi32(seen) as u32 | tail
+}
+
+/// The constants of [`sr8_avx512`]'s steps in registers.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct RegsSr8 {
+    c: Regs8,
+    man: __m512i,
+    one: __m512i,
+    /// The fraction's shift for normal targets, `32 − s32`.
+    normal_shift: __m512i,
+    /// `sub_shift − 32`: the fraction's shift for subnormal ones is the
+    /// exponent less this (negative: more than 32 dropped bits).
+    sub_base: __m512i,
+    /// `(sub_shift − 32) · 2^23 − 1`: a magnitude less one below this is a
+    /// nonzero value more than 32 bits below the quantum.
+    tiny: __m512i,
+    not_a: __m512i,
+    oddv: __m512i,
+    pmask: __m512i,
+    rcut: __m128i,
+    /// All lanes where the random numbers fill 31 bits: there the exact
+    /// step leaves the values more than 32 bits below the quantum (its
+    /// sticky bit would stand on the rounding's half bit).
+    wide: __mmask16,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RegsSr8 {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    fn of(k: &Params8, fast: bool, sub_shift: u32, mp: &kernels::ModeParams) -> RegsSr8 {
+        let splat = |v: u32| _mm512_set1_epi32(v as i32);
+        let [nbits, _, odd, half] = mp.stochastic32();
+        let sub_base = sub_shift.wrapping_sub(32);
+        RegsSr8 {
+            c: Regs8::of(k),
+            man: splat(0x7f_ffff),
+            one: splat(1),
+            normal_shift: splat(32 - k.s),
+            sub_base: splat(sub_base),
+            tiny: splat((sub_base << 23).wrapping_sub(1)),
+            not_a: splat(!if fast {
+                half << (31 - nbits)
+            } else {
+                (1u32 << (31 - nbits)) - 1
+            }),
+            // The parity and the odd flag take no part in the fast modes' `A`.
+            oddv: splat(if fast { 0 } else { odd }),
+            pmask: splat(!fast as u32),
+            rcut: _mm_cvtsi32_si128(32 - nbits as i32),
+            wide: if nbits >= 31 { 0xffff } else { 0 },
+        }
+    }
+
+    /// The magnitudes' codes of the inputs `u` with random numbers `rv`,
+    /// the mask of the negative lanes, and that of the lanes left to
+    /// others: ordinary steps (not `EXACT`) leave infinities, NaN and
+    /// nonzero values more than 32 bits below the quantum (those have no
+    /// fraction here); exact ones make that fraction (below) and leave
+    /// infinities, NaN and, with 31 random bits, those values.
+    ///
+    /// The fraction of a value `s > 32` bits below the quantum: its top 32
+    /// bits, the lowest of them ORed with whether any bit below is set
+    /// (sticky). Every decision compares the fraction with a threshold
+    /// that, like the random step and half of it, lies on a multiple of
+    /// `2^(32 − n)` or half of that (`n` random bits), so with `n ≤ 30`
+    /// the sticky bit stands where it decides exactly as the whole
+    /// fraction does.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    fn vec<const EXACT: bool>(&self, u: __m512i, rv: __m512i) -> (__m512i, __mmask16, __mmask16) {
+        const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+        let c = &self.c;
+        let a = _mm512_and_si512(u, c.abs);
+        let sub_lane = _mm512_cmplt_epu32_mask(a, c.sub);
+        let e = _mm512_srli_epi32::<23>(a);
+        // Nonzero lanes more than 32 bits below the quantum (`a − 1`: a
+        // zero wraps to the top).
+        let tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, self.one), self.tiny);
+        let special = _mm512_cmpge_epu32_mask(a, c.inf);
+        let (rare, sig, e) = if EXACT {
+            // float32 subnormals: no implicit bit, the exponent of 1.
+            let implicit = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(e, e), c.normal);
+            (
+                special | (tiny & self.wide),
+                _mm512_or_si512(_mm512_and_si512(a, self.man), implicit),
+                _mm512_max_epi32(e, self.one),
+            )
+        } else {
+            (
+                special | tiny,
+                _mm512_or_si512(_mm512_and_si512(a, self.man), c.normal),
+                e,
+            )
+        };
+        let sub_shift_v = _mm512_sub_epi32(e, self.sub_base);
+        let neg = _mm512_movepi32_mask(u);
+        // The code toward zero.
+        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, c.cut), c.rebias);
+        let m = _mm512_castsi512_ps(_mm512_or_si512(c.magic, _mm512_andnot_si512(c.abs, u)));
+        let t = _mm512_add_round_ps::<ZERO>(_mm512_castsi512_ps(u), m);
+        let down = _mm512_mask_blend_epi32(sub_lane, normal_code, c.sub_code(t));
+        // The fraction and the decision (see `sr_table_avx2`); a shift of
+        // 32 or more, or a negative one, gives 0.
+        let shift = _mm512_mask_blend_epi32(sub_lane, self.normal_shift, sub_shift_v);
+        let mut f = _mm512_sllv_epi32(sig, shift);
+        if EXACT {
+            let zero = _mm512_setzero_si512();
+            let deep = _mm512_cmplt_epi32_mask(shift, zero);
+            // `sig < 2^24`: a cut of 31 bits drops all of it.
+            let cut = _mm512_min_epi32(_mm512_sub_epi32(zero, shift), _mm512_set1_epi32(31));
+            let top = _mm512_srlv_epi32(sig, cut);
+            let sticky = deep & _mm512_cmpneq_epu32_mask(_mm512_sllv_epi32(top, cut), sig);
+            f = _mm512_mask_blend_epi32(deep, f, top);
+            f = _mm512_mask_or_epi32(f, sticky, f, self.one);
+        }
+        let parity = _mm512_and_si512(_mm512_srl_epi32(f, self.rcut), self.pmask);
+        let not_a = _mm512_sub_epi32(self.not_a, _mm512_xor_si512(parity, self.oddv));
+        let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(rv, self.rcut));
+        let up = _mm512_cmpgt_epu32_mask(f, not_t);
+        let mag = _mm512_mask_add_epi32(down, up, down, self.one);
+        (mag, neg, rare)
+    }
 }
 
 /// The 16-lane steps of [`sr8_avx512`] from element `i` to `body`, as
-/// [`det8_steps`].
+/// [`det8_steps`], the random numbers they read ORed into `seen`.
 ///
 /// # Safety
 ///
@@ -1143,61 +1287,69 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
     d: *mut u8,
     mut i: usize,
     body: usize,
+    seen: &mut __m512i,
 ) -> (usize, u32) {
-    const ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-    let c = Regs8::of(k);
-    let splat = |v: u32| _mm512_set1_epi32(v as i32);
-    let (man, one) = (splat(0x7f_ffff), splat(1));
-    // The fraction's shift: `32 − s32` for normal targets, `e − (sub_shift
-    // − 32)` for subnormal ones (negative: more than 32 dropped bits).
-    let (normal_shift, sub_base) = (splat(32 - k.s), splat(sub_shift.wrapping_sub(32)));
-    let [nbits, _, odd, half] = mp.stochastic32();
-    let not_a = splat(!if fast {
-        half << (31 - nbits)
-    } else {
-        (1u32 << (31 - nbits)) - 1
-    });
-    // The parity and the odd flag take no part in the fast modes' `A`.
-    let (oddv, pmask, rcut) = (
-        splat(if fast { 0 } else { odd }),
-        splat(!fast as u32),
-        _mm_cvtsi32_si128(32 - nbits as i32),
-    );
+    let regs = RegsSr8::of(k, fast, sub_shift, mp);
     let (s, r) = (src.as_ptr(), rnd.as_ptr());
+    let mut all = *seen;
     while i < body {
         // SAFETY: i + 16 <= body for the three slices; unaligned loads and
         // store.
-        let u = unsafe { _mm512_loadu_si512(s.add(i) as *const _) };
-        let a = _mm512_and_si512(u, c.abs);
-        let sub_lane = _mm512_cmplt_epu32_mask(a, c.sub);
-        let sub_shift_v = _mm512_sub_epi32(_mm512_srli_epi32::<23>(a), sub_base);
-        let beyond = sub_lane & _mm512_cmplt_epi32_mask(sub_shift_v, _mm512_setzero_si512());
-        let rare = c.odd(a) | beyond;
-        let neg = _mm512_movepi32_mask(u);
-        // The code toward zero.
-        let normal_code = _mm512_sub_epi32(_mm512_srl_epi32(a, c.cut), c.rebias);
-        let m = _mm512_castsi512_ps(_mm512_or_si512(c.magic, _mm512_andnot_si512(c.abs, u)));
-        let t = _mm512_add_round_ps::<ZERO>(_mm512_castsi512_ps(u), m);
-        let down = _mm512_mask_blend_epi32(sub_lane, normal_code, c.sub_code(t));
-        // The fraction and the decision (see `sr_table_avx2`).
-        let sig = _mm512_or_si512(_mm512_and_si512(a, man), c.normal);
-        let shift = _mm512_mask_blend_epi32(sub_lane, normal_shift, sub_shift_v);
-        let f = _mm512_sllv_epi32(sig, shift);
-        let parity = _mm512_and_si512(_mm512_srl_epi32(f, rcut), pmask);
-        let not_a = _mm512_sub_epi32(not_a, _mm512_xor_si512(parity, oddv));
-        // SAFETY: as the load above.
-        let rv = unsafe { W::load16(r.add(i)) };
-        let not_t = _mm512_sub_epi32(not_a, _mm512_sll_epi32(rv, rcut));
-        let up = _mm512_cmpgt_epu32_mask(f, not_t);
-        let mag = _mm512_mask_add_epi32(down, up, down, one);
+        let (u, rv) = unsafe {
+            (
+                _mm512_loadu_si512(s.add(i) as *const _),
+                W::load16(r.add(i)),
+            )
+        };
+        all = _mm512_or_si512(all, rv);
+        let (mag, neg, rare) = regs.vec::<false>(u, rv);
         // SAFETY: i + 16 <= body.
-        unsafe { c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+        unsafe { regs.c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
         if rare != 0 {
+            *seen = all;
             return (i, rare.into());
         }
         i += 16;
     }
+    *seen = all;
     (body, 0)
+}
+
+/// One step of [`sr8_avx512`] at element `i`, converted with the fraction
+/// of values more than 32 bits below the quantum ([`RegsSr8::vec`]); the
+/// mask of the lanes it leaves to the element conversion (infinities,
+/// NaN; with 31 random bits, those values).
+///
+/// # Safety
+///
+/// As [`sr8_steps`]; `i + 16 ≤ src.len(), rnd.len()` and `d` addresses
+/// `i + 16` writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sr8_exact_step<const ZERO_SIGN: bool, W: Word>(
+    k: &Params8,
+    fast: bool,
+    sub_shift: u32,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    d: *mut u8,
+    i: usize,
+) -> u32 {
+    let regs = RegsSr8::of(k, fast, sub_shift, mp);
+    // SAFETY: the caller's guarantee.
+    let (u, rv) = unsafe {
+        (
+            _mm512_loadu_si512(src.as_ptr().add(i) as *const _),
+            W::load16(rnd.as_ptr().add(i)),
+        )
+    };
+    let (mag, neg, rare) = regs.vec::<true>(u, rv);
+    // SAFETY: the caller's guarantee.
+    unsafe { regs.c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+    rare.into()
 }
 
 /// The shared part of [`det8_avx2`] and [`sr8_avx2`] for eight float32

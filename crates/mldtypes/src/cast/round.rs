@@ -396,12 +396,18 @@ impl Job<'_> {
         ) = (self.from, self.table, self.random)
             && !(matches!(t, Table::Sr8(_)) && self.path == Path::Avx2)
         {
-            // 16-bit numbers go to the table's kernel as they are.
+            // 16-bit numbers go to the table's kernel as they are; AVX-512's
+            // own kernel checks them as it reads them.
             let r = &b[start..start + n];
-            if self.lazy_u16_too_large(r) {
+            let checked = matches!(t, Table::Sr8(_)) && self.path == Path::Avx512;
+            if !checked && self.lazy_u16_too_large(r) {
                 return;
             }
-            return with_src::<f32, _>(src, |x| self.by_sr_table(t, x, r, dst));
+            let seen = with_src::<f32, _>(src, |x| self.by_sr_table(t, x, r, dst));
+            if self.lazy && self.sr_bits < 16 && seen.is_some_and(|v| v >> self.sr_bits != 0) {
+                self.bad.store(true, Ordering::Relaxed);
+            }
+            return;
         }
         #[cfg(target_arch = "x86_64")]
         if let (
@@ -531,7 +537,9 @@ impl Job<'_> {
                 hw::table_enc32_avx2(t, x, d)
             }),
             #[cfg(target_arch = "x86_64")]
-            Some(t @ (Table::Sr(_) | Table::Sr8(_))) => self.by_sr_table(t, x, rnd, dst),
+            Some(t @ (Table::Sr(_) | Table::Sr8(_))) => {
+                self.by_sr_table(t, x, rnd, dst);
+            }
             #[cfg(target_arch = "x86_64")]
             Some(Table::Det8(k)) => {
                 let Target::Code(f, p, _) = self.to else {
@@ -567,16 +575,26 @@ impl Job<'_> {
 
     /// float32 → one-byte codes through a stochastic mode's table, the
     /// random numbers 16 or 32 bits wide (16-bit ones are widened in
-    /// registers).
+    /// registers); with AVX-512's kernel ([`hw::sr8_avx512`]), the OR of
+    /// the numbers it read.
     #[cfg(target_arch = "x86_64")]
-    fn by_sr_table<W: hw::Word>(&self, table: Table, x: &[f32], rnd: &[W], dst: &mut [u8]) {
+    fn by_sr_table<W: hw::Word>(
+        &self,
+        table: Table,
+        x: &[f32],
+        rnd: &[W],
+        dst: &mut [u8],
+    ) -> Option<u32> {
         let rn = self.family == Family::Rn;
         match table {
             // SAFETY: `table_for` gives tables on the AVX2 and AVX-512
             // paths only, so AVX2 was confirmed available.
-            Table::Sr(t) => streamed(x, rnd, dst, |x, r, d| unsafe {
-                hw::sr_table_avx2::<W>(t, !rn, &self.mp32, x, r, d)
-            }),
+            Table::Sr(t) => {
+                streamed(x, rnd, dst, |x, r, d| unsafe {
+                    hw::sr_table_avx2::<W>(t, !rn, &self.mp32, x, r, d)
+                });
+                None
+            }
             Table::Sr8(k) => {
                 let Target::Code(f, p, _) = self.to else {
                     unreachable!("one-byte codes")
@@ -592,17 +610,19 @@ impl Job<'_> {
                 };
                 let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
                 let avx512 = self.path == Path::Avx512;
+                let mut seen = 0;
                 // SAFETY: `table_for` gives these parameters on the AVX-512
                 // and AVX2 paths only.
                 streamed(x, rnd, dst, |x, r, d| unsafe {
                     if avx512 {
-                        hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, element)
+                        seen |= hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, &element)
                     } else if W::WIDE {
-                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, element)
+                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element)
                     } else {
                         unreachable!("AVX2's integer kernel reads 32-bit numbers (see `chunk`)")
                     }
-                })
+                });
+                avx512.then_some(seen)
             }
             _ => unreachable!("a stochastic mode's kernel"),
         }
