@@ -171,8 +171,9 @@ pub struct CastArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     sr_bits: Option<u32>,
     /// Seed of the stochastic modes' random bits: Philox4x32-10 keyed by the
-    /// seed, value i (its position in the input, from 0) taking word i mod 4
-    /// of block i / 4 (the library's `mldtypes::round::seeded_bits`).
+    /// seed, value i (its position in the input, from 0) taking the top bits
+    /// of word i of the seed's stream, or with --sr-bits 16 or less of half
+    /// i mod 2 of word i / 2 (the library's `mldtypes::round::seeded_bits`).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
     /// Print a JSON array with one `{"input", "bits", "value", "error"}` object per value.

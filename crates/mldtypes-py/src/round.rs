@@ -63,9 +63,11 @@ fn name_of(descr: &Bound<'_, PyAny>) -> String {
 ///   sr_bits: the number of random bits per element, 1 to 32; required with
 ///     `random_bits`, 32 by default with `seed`.
 ///   seed: an integer 0 ≤ seed < 2**64: the random numbers are made by
-///     Philox4x32-10 (Random123) keyed by the seed, element i (its flat C-order
-///     index) taking word i mod 4 of the block counter i // 4, its top
-///     `sr_bits` bits; results do not depend on threads or chunking.
+///     Philox4x32-10 (Random123) keyed by the seed: word j of its stream is
+///     word j mod 4 of the block counter j // 4, and element i (its flat
+///     C-order index) takes the top `sr_bits` bits of word i, or with
+///     `sr_bits` of 16 or less of half i mod 2 of word i // 2 (the low half
+///     for an even i); results do not depend on threads or chunking.
 ///   out: an array of `dtype` and `x`'s shape (C-contiguous, writeable) to
 ///     write into and return.
 ///

@@ -107,13 +107,15 @@
 //!
 //! [`Random::Bits`] hands each element its number explicitly (`u8`, `u16`
 //! or `u32` words, one per element, each below `2^sr_bits`), used exactly
-//! as gfloat uses `srbits`. [`Random::Seed`] makes them: element `i` (its
-//! position in the whole array: the slice's `offset` plus its index in the
-//! slice) gets word `i mod 4` of Philox4x32-10 ([`philox4x32_10`], as in
-//! Random123 and PyTorch) applied to the counter
-//! `[lo32(i / 4), hi32(i / 4), 0, 0]` under the key
-//! `[lo32(seed), hi32(seed)]`, and keeps that word's top `sr_bits` bits
-//! ([`seeded_bits`]). A result therefore depends only on the seed and the
+//! as gfloat uses `srbits`. [`Random::Seed`] makes them from the seed's
+//! stream of 32-bit words ([`seeded_word`]): word `j` is word `j mod 4` of
+//! Philox4x32-10 ([`philox4x32_10`], as in Random123 and PyTorch) applied
+//! to the counter `[lo32(j / 4), hi32(j / 4), 0, 0]` under the key
+//! `[lo32(seed), hi32(seed)]`. Element `i` (its position in the whole
+//! array: the slice's `offset` plus its index in the slice) keeps the top
+//! `sr_bits` bits of word `i` when `sr_bits` is above 16, and of half
+//! `i mod 2` of word `i / 2` (the low half for an even `i`) when it is 16
+//! or less ([`seeded_bits`]). A result therefore depends only on the seed and the
 //! element's index: not on threads, chunking or the order of the work. To
 //! round part of a larger array, pass the part's first index as `offset`
 //! ([`Rounding::part`] does it for any sub-range).
@@ -767,27 +769,56 @@ pub const fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 }
 
 /// The random number [`Random::Seed`] gives the element at `index` of the
-/// whole array: word `index mod 4` of [`philox4x32_10`] applied to the
-/// counter `[lo32(index / 4), hi32(index / 4), 0, 0]` under the key
-/// `[lo32(seed), hi32(seed)]`, shifted right to its top `sr_bits` bits
-/// (`sr_bits` from 1 to 32; 0 gives 0).
+/// whole array, from the seed's stream of 32-bit words ([`seeded_word`]):
+/// - `sr_bits` from 17 to 32: word `index`, shifted right to its top
+///   `sr_bits` bits;
+/// - `sr_bits` from 1 to 16: a half of word `index / 2`, the low one for
+///   an even `index` and the high one for an odd one, shifted right to its
+///   top `sr_bits` bits (each word serves two elements: half the generator
+///   calls);
+/// - `sr_bits` 0: 0.
 ///
 /// # Examples
 ///
 /// ```
-/// use mldtypes::round::{philox4x32_10, seeded_bits};
+/// use mldtypes::round::{philox4x32_10, seeded_bits, seeded_word};
 /// let words = philox4x32_10([1, 0, 0, 0], [5, 0]);
-/// assert_eq!(seeded_bits(5, 6, 32), words[2]); // element 6: block 1, word 2
-/// assert_eq!(seeded_bits(5, 6, 8), words[2] >> 24);
+/// assert_eq!(seeded_word(5, 6), words[2]); // word 6: block 1, word 2
+/// assert_eq!(seeded_bits(5, 6, 32), words[2]);
+/// assert_eq!(seeded_bits(5, 6, 24), words[2] >> 8);
+/// // 16 bits or fewer: elements 12 and 13 share word 6.
+/// assert_eq!(seeded_bits(5, 12, 16), words[2] & 0xffff);
+/// assert_eq!(seeded_bits(5, 13, 8), words[2] >> 24);
 /// ```
 #[inline]
 pub const fn seeded_bits(seed: u64, index: u64, sr_bits: u32) -> u32 {
-    let block = index / 4;
-    let w = philox4x32_10(
+    if sr_bits <= 16 {
+        let w = seeded_word(seed, index / 2);
+        half_bits(w, (index % 2) as u32, sr_bits)
+    } else {
+        top_bits(seeded_word(seed, index), sr_bits)
+    }
+}
+
+/// Word `j` of the stream of 32-bit words a seed gives: word `j mod 4` of
+/// [`philox4x32_10`] applied to the counter `[lo32(j / 4), hi32(j / 4), 0,
+/// 0]` under the key `[lo32(seed), hi32(seed)]` (Philox4x32-10 of Salmon,
+/// Moraes, Dror and Shaw, SC 2011; the Random123 library). [`seeded_bits`]
+/// takes each element's random number from it.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::round::{philox4x32_10, seeded_word};
+/// assert_eq!(seeded_word(0, 1), philox4x32_10([0; 4], [0; 2])[1]);
+/// ```
+#[inline]
+pub const fn seeded_word(seed: u64, j: u64) -> u32 {
+    let block = j / 4;
+    philox4x32_10(
         [block as u32, (block >> 32) as u32, 0, 0],
         [seed as u32, (seed >> 32) as u32],
-    )[(index % 4) as usize];
-    top_bits(w, sr_bits)
+    )[(j % 4) as usize]
 }
 
 /// The top `n` bits of `w` (`n` from 0 to 32).
@@ -796,23 +827,118 @@ pub(crate) const fn top_bits(w: u32, n: u32) -> u32 {
     ((w as u64) >> (32 - n)) as u32
 }
 
+/// The top `n` bits (`n` from 0 to 16) of half `h` of `w` (0 the low one).
+#[inline(always)]
+const fn half_bits(w: u32, h: u32, n: u32) -> u32 {
+    ((w >> (16 * h)) & 0xffff) >> (16 - n)
+}
+
 /// Fills `dst` with the numbers of the elements `first`, `first + 1`, … of
-/// `Random::Seed { seed, .. }` (`sr_bits` from 1 to 32): four elements per
-/// generator call, the calls over whole blocks written so that they
-/// vectorise.
+/// `Random::Seed { seed, .. }` (`sr_bits` from 1 to 32) as
+/// [`seeded_bits`] gives them, the seed's words made by `words(j, n, out)`
+/// (words `j`, `j + 1`, … of [`seeded_word`]'s stream into `out`, each
+/// shifted right to its top `n` bits): one word per element above 16 bits,
+/// half a word at or below (through [`fill_halves_with`]).
+#[inline(always)]
+pub(crate) fn fill_seeded_with(
+    first: u64,
+    sr_bits: u32,
+    dst: &mut [u32],
+    mut words: impl FnMut(u64, u32, &mut [u32]),
+    halves: impl Fn(&[u32], u32, &mut [u32]),
+) {
+    if sr_bits > 16 {
+        return words(first, sr_bits, dst);
+    }
+    fill_halves_with(first, sr_bits, dst, words, halves)
+}
+
+/// Fills `dst` with the numbers of the elements `first`, `first + 1`, … of
+/// `Random::Seed { seed, .. }` for `sr_bits` from 1 to 16, as
+/// [`seeded_bits`] gives them: `words` as in [`fill_seeded_with`], and
+/// `halves(ws, sr_bits, out)` writing the numbers of the two halves of
+/// each word of `ws` in turn into `out` (twice as long), as [`halves`]
+/// does.
+#[inline(always)]
+pub(crate) fn fill_halves_with<T: From<u16>>(
+    first: u64,
+    sr_bits: u32,
+    dst: &mut [T],
+    mut words: impl FnMut(u64, u32, &mut [u32]),
+    halves: impl Fn(&[u32], u32, &mut [T]),
+) {
+    const W: usize = 1024;
+    let mut buf = [0u32; W];
+    let half = |w: u32, h: u32| T::from(half_bits(w, h, sr_bits) as u16);
+    let mut i = 0;
+    while i < dst.len() {
+        let e = first.wrapping_add(i as u64);
+        let (j, odd) = (e / 2, (e % 2) as usize);
+        // Words up to the stream's end (element indices wrap at 2^64, so
+        // words at 2^63), at most a buffer of them.
+        let room = (1u64 << 63) - j;
+        let nw = ((odd + dst.len() - i).div_ceil(2))
+            .min(W)
+            .min(room.min(W as u64) as usize);
+        let n = (2 * nw - odd).min(dst.len() - i);
+        words(j, 32, &mut buf[..nw]);
+        let out = &mut dst[i..i + n];
+        let (head, body) = out.split_at_mut(odd.min(n));
+        if let [first_one] = head {
+            *first_one = half(buf[0], 1);
+        }
+        let ws = &buf[odd..nw];
+        let pairs = body.len() / 2;
+        halves(&ws[..pairs], sr_bits, &mut body[..2 * pairs]);
+        if body.len() % 2 == 1 {
+            body[2 * pairs] = half(ws[pairs], 0);
+        }
+        i += n;
+    }
+}
+
+/// The numbers of the two halves of each word of `words` in turn (the low
+/// half first), each cut to its top `sr_bits` bits (1 to 16), into `out`
+/// (twice as long as `words`).
+#[inline(always)]
+pub(crate) fn halves<T: From<u16>>(words: &[u32], sr_bits: u32, out: &mut [T]) {
+    let drop = 16 - sr_bits;
+    for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
+        pair[0] = T::from(w as u16 >> drop);
+        pair[1] = T::from((w >> 16) as u16 >> drop);
+    }
+}
+
+/// [`fill_seeded_with`] with the scalar generator ([`fill_words`]).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn fill_seeded(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+    fill_seeded_with(
+        first,
+        sr_bits,
+        dst,
+        |j, n, out| fill_words(seed, j, n, out),
+        halves,
+    )
+}
+
+/// Fills `dst` with words `first`, `first + 1`, … of [`seeded_word`]'s
+/// stream, each shifted right to its top `sr_bits` bits (1 to 32): four
+/// words per generator call, the calls over whole blocks written so that
+/// they vectorise.
+#[inline(always)]
+pub(crate) fn fill_words(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
     let key = [seed as u32, (seed >> 32) as u32];
     let mut i = 0;
-    // Leading elements up to a block boundary.
+    // Leading words up to a block boundary.
     while i < dst.len() && !first.wrapping_add(i as u64).is_multiple_of(4) {
-        dst[i] = seeded_bits(seed, first.wrapping_add(i as u64), sr_bits);
+        dst[i] = top_bits(seeded_word(seed, first.wrapping_add(i as u64)), sr_bits);
         i += 1;
     }
     let block0 = first.wrapping_add(i as u64) / 4;
     let whole = (dst.len() - i) / 4;
     for (j, out) in dst[i..i + whole * 4].chunks_exact_mut(4).enumerate() {
-        // Indices wrap at 2^64, their blocks at 2^62.
+        // Word indices wrap at 2^64, their blocks at 2^62.
         let b = block0.wrapping_add(j as u64) & (u64::MAX >> 2);
         let w = philox4x32_10([b as u32, (b >> 32) as u32, 0, 0], key);
         out[0] = top_bits(w[0], sr_bits);
@@ -822,7 +948,7 @@ pub(crate) fn fill_seeded(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) 
     }
     i += whole * 4;
     while i < dst.len() {
-        dst[i] = seeded_bits(seed, first.wrapping_add(i as u64), sr_bits);
+        dst[i] = top_bits(seeded_word(seed, first.wrapping_add(i as u64)), sr_bits);
         i += 1;
     }
 }
@@ -859,9 +985,9 @@ mod tests {
 
     #[test]
     fn filling_matches_the_element_rule_at_any_offset() {
-        for first in [0u64, 1, 2, 3, 5, 1 << 40, u64::MAX - 9] {
+        for first in [0u64, 1, 2, 3, 5, 1 << 40, u64::MAX - 9, u64::MAX - 2048] {
             for n in [0usize, 1, 3, 4, 7, 64, 103, 2048, 2113] {
-                for sr in [1, 13, 32] {
+                for sr in [1, 13, 16, 17, 32] {
                     let mut v = vec![0u32; n];
                     fill_seeded(0x1234_5678_9abc, first, sr, &mut v);
                     for (i, x) in v.iter().enumerate() {

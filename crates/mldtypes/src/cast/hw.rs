@@ -23,7 +23,7 @@
 //!
 //! - the seeded random numbers of stochastic rounding: Philox4x32-10
 //!   (see `philox_fill_avx2` and `philox_fill_avx512`),
-//!   the numbers of `crate::round::fill_seeded` bit for bit.
+//!   the words of `crate::round::fill_words` bit for bit.
 //!
 //! - on AVX2, the rounding modes' conversions whose element code LLVM
 //!   leaves slower than `astype` there: float32 → one-byte codes through
@@ -1371,14 +1371,29 @@ unsafe fn sr8_exact_step<const ZERO_SIGN: bool, W: Word>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn split8_avx2<const DET: bool>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i, __m256i, __m256i) {
+fn split8_avx2<const DET: bool, const EXACT: bool>(
+    c: &Regs8Avx2,
+    u: __m256i,
+) -> (__m256i, __m256i, __m256i, __m256i) {
     let zero = _mm256_setzero_si256();
     let a = _mm256_and_si256(u, c.abs);
     let e = _mm256_srli_epi32::<23>(a);
+    // float32 subnormals (only `EXACT` and `DET` take them): the exponent
+    // of 1, no implicit bit.
+    let e = if EXACT {
+        _mm256_max_epi32(e, _mm256_set1_epi32(1))
+    } else {
+        e
+    };
     let below = _mm256_max_epi32(_mm256_sub_epi32(c.e_min, e), zero);
     let (below, implicit) = if DET {
         (
             _mm256_min_epi32(below, c.s_room),
+            _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
+        )
+    } else if EXACT {
+        (
+            below,
             _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
         )
     } else {
@@ -1389,15 +1404,26 @@ fn split8_avx2<const DET: bool>(c: &Regs8Avx2, u: __m256i) -> (__m256i, __m256i,
     let binades = _mm256_sll_epi32(_mm256_max_epi32(_mm256_sub_epi32(e, c.e_min), zero), c.m);
     // A shift of 32 or more gives 0.
     let down = _mm256_add_epi32(_mm256_srlv_epi32(sig, dropped), binades);
-    let f = _mm256_sllv_epi32(sig, _mm256_sub_epi32(c.c32, dropped));
+    let mut f = _mm256_sllv_epi32(sig, _mm256_sub_epi32(c.c32, dropped));
     let special = _mm256_cmpgt_epi32(a, c.finite);
+    let beyond = _mm256_cmpgt_epi32(dropped, c.c32);
+    if EXACT {
+        // More than 32 dropped bits: the fraction's top 32 bits, the
+        // lowest ORed with whether any bit below is set (see
+        // `RegsSr8::vec`); a cut of 32 or more leaves 0.
+        let cut = _mm256_sub_epi32(dropped, c.c32);
+        let top = _mm256_and_si256(_mm256_srlv_epi32(sig, cut), beyond);
+        let lost = _mm256_xor_si256(_mm256_sllv_epi32(top, cut), sig);
+        let sticky = _mm256_andnot_si256(_mm256_cmpeq_epi32(lost, zero), beyond);
+        f = _mm256_or_si256(_mm256_or_si256(f, top), _mm256_srli_epi32::<31>(sticky));
+    }
     let rare = if DET {
         special
+    } else if EXACT {
+        // With 31 random bits the sticky bit would stand on the half bit.
+        _mm256_or_si256(special, _mm256_and_si256(beyond, c.wide))
     } else {
-        let beyond = _mm256_andnot_si256(
-            _mm256_cmpeq_epi32(a, zero),
-            _mm256_cmpgt_epi32(dropped, c.c32),
-        );
+        let beyond = _mm256_andnot_si256(_mm256_cmpeq_epi32(a, zero), beyond);
         _mm256_or_si256(special, beyond)
     };
     (_mm256_srai_epi32::<31>(u), down, f, rare)
@@ -1420,6 +1446,10 @@ struct Regs8Avx2 {
     over: [__m256i; 2],
     m: __m128i,
     zero_sign: bool,
+    /// All ones where a stochastic mode's random numbers fill 31 bits or
+    /// more: the exact form of [`split8_avx2`] then leaves the values more
+    /// than 32 bits below the quantum to the element conversion.
+    wide: __m256i,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1442,6 +1472,7 @@ impl Regs8Avx2 {
             over: k.over.map(splat),
             m: _mm_cvtsi32_si128(23 - k.s as i32),
             zero_sign: k.zero_sign,
+            wide: _mm256_setzero_si256(),
         }
     }
 
@@ -1596,7 +1627,7 @@ fn det8_vec_avx2<const TOWARD_ZERO: bool>(
     u: __m256i,
 ) -> (__m256i, __m256i) {
     let top = _mm256_set1_epi32(i32::MIN);
-    let (neg, down, f, rare) = split8_avx2::<true>(c, u);
+    let (neg, down, f, rare) = split8_avx2::<true, false>(c, u);
     if TOWARD_ZERO {
         // No fraction needed: the code toward zero.
         return (c.code(down, neg), rare);
@@ -1629,9 +1660,12 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
     dst: &mut [u8],
     element: impl Fn(&[f32], &[W], &mut [u8]),
 ) {
-    let c = Regs8Avx2::of(k);
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let [nbits, _, odd, half] = mp.stochastic32();
+    let c = Regs8Avx2 {
+        wide: splat(if nbits >= 31 { u32::MAX } else { 0 }),
+        ..Regs8Avx2::of(k)
+    };
     let sr = SrAvx2 {
         not_a: splat(!if fast {
             half << (31 - nbits)
@@ -1655,19 +1689,60 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
                     W::load8(rnd.as_ptr().add(i + 8 * j)),
                 )
             };
-            (codes[j], rare[j]) = sr8_vec_avx2(&c, &sr, u, rv);
+            (codes[j], rare[j]) = sr8_vec_avx2::<false>(&c, &sr, u, rv);
         }
         // SAFETY: i + 32 <= n.
         unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
-        if let Some(mask) = lanes32(rare) {
-            // SAFETY: the step's 32 bytes.
-            unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
+        if lanes32(rare).is_some() {
+            // SAFETY: the step lies within the three slices.
+            let rest = unsafe { sr8_exact_step_avx2(&c, &sr, src, rnd, dst.as_mut_ptr(), i) };
+            if let Some(mask) = rest {
+                // SAFETY: the step's 32 bytes.
+                unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
+            }
         }
         i += 32;
     }
     if body < n {
         element(&src[body..n], &rnd[body..n], &mut dst[body..n]);
     }
+}
+
+/// A step of [`sr8_avx2`] at element `i` converted again with the fraction
+/// of values more than 32 bits below the quantum (float32 subnormals among
+/// them; the exact form of [`split8_avx2`]): the mask of the lanes it
+/// leaves to the element conversion (infinities, NaN; with 31 random bits,
+/// those values).
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `i + 32` elements lie within `src` and
+/// `rnd`, and `d` addresses `i + 32` writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn sr8_exact_step_avx2<W: Word>(
+    c: &Regs8Avx2,
+    sr: &SrAvx2,
+    src: &[f32],
+    rnd: &[W],
+    d: *mut u8,
+    i: usize,
+) -> Option<u32> {
+    let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
+    for j in 0..4 {
+        // SAFETY: the caller's guarantee; unaligned loads.
+        let (u, rv) = unsafe {
+            (
+                _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i),
+                W::load8(rnd.as_ptr().add(i + 8 * j)),
+            )
+        };
+        (codes[j], rare[j]) = sr8_vec_avx2::<true>(c, sr, u, rv);
+    }
+    // SAFETY: the caller's guarantee.
+    unsafe { store_codes8_avx2(d.add(i), codes) };
+    lanes32(rare)
 }
 
 /// The stochastic modes' parameters of [`sr8_avx2`] in registers: `!A`
@@ -1689,9 +1764,14 @@ struct SrAvx2 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn sr8_vec_avx2(c: &Regs8Avx2, sr: &SrAvx2, u: __m256i, rv: __m256i) -> (__m256i, __m256i) {
+fn sr8_vec_avx2<const EXACT: bool>(
+    c: &Regs8Avx2,
+    sr: &SrAvx2,
+    u: __m256i,
+    rv: __m256i,
+) -> (__m256i, __m256i) {
     let top = _mm256_set1_epi32(i32::MIN);
-    let (neg, down, f, rare) = split8_avx2::<false>(c, u);
+    let (neg, down, f, rare) = split8_avx2::<false, EXACT>(c, u);
     let parity = _mm256_and_si256(_mm256_srl_epi32(f, sr.cut), sr.parity);
     let not_a = _mm256_sub_epi32(sr.not_a, _mm256_xor_si256(parity, sr.odd));
     let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(rv, sr.cut));
@@ -1784,21 +1864,22 @@ pub(crate) fn store_fence() {
 // Several groups are in flight to cover the multiplier's latency, and the
 // words are interleaved into element order once, at the end.
 
-/// `crate::round::fill_seeded` out of line, for the few numbers before
+/// `crate::round::fill_words` out of line, for the few words before
 /// and after the vector kernels' whole steps (it is inlined where it is the
 /// kernel).
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 fn fill_few(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-    crate::round::fill_seeded(seed, first, sr_bits, dst)
+    crate::round::fill_words(seed, first, sr_bits, dst)
 }
 
 /// Philox's multipliers and Weyl constants.
 #[cfg(target_arch = "x86_64")]
 const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0xBB67_AE85);
 
-/// The numbers of the elements `first`, `first + 1`, … from `seed`, as
-/// `crate::round::fill_seeded` gives them (`sr_bits` from 1 to 32).
+/// Words `first`, `first + 1`, … of `seed`'s stream, each cut to its top
+/// `sr_bits` bits (1 to 32), as `crate::round::fill_words` gives them (the
+/// numbers of elements: `crate::round::fill_seeded_with`).
 ///
 /// Eight generator calls per register: a round of eight calls is two
 /// `vpmuludq`, two dword swaps giving the high halves, and two three-way
@@ -1829,7 +1910,7 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
             _mm512_set1_epi64(k1.wrapping_add(w1.wrapping_mul(r)) as i64),
         )
     });
-    // Block numbers wrap at 2^62 (element numbers at 2^64).
+    // Block numbers wrap at 2^62 (word numbers at 2^64).
     let wrap = _mm512_set1_epi64((u64::MAX >> 2) as i64);
     let lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     let low = _mm512_set1_epi64(0xffff_ffff);
@@ -1917,7 +1998,7 @@ pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: 
             _mm256_set1_epi64x(k1.wrapping_add(w1.wrapping_mul(r)) as i64),
         )
     });
-    // Block numbers wrap at 2^62 (element numbers at 2^64).
+    // Block numbers wrap at 2^62 (word numbers at 2^64).
     let wrap = _mm256_set1_epi64x((u64::MAX >> 2) as i64);
     let lanes = _mm256_setr_epi64x(0, 1, 2, 3);
     let zero = _mm256_setzero_si256();
@@ -1977,13 +2058,90 @@ pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: 
     );
 }
 
+/// `crate::round::halves` on AVX2: each word's two halves zero-extended in
+/// turn (`vpmovzxwd`), cut to their top `sr_bits` bits (1 to 16).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn halves_avx2(words: &[u32], sr_bits: u32, out: &mut [u32]) {
+    let n = words.len().min(out.len() / 2);
+    let body = n - n % 8;
+    let drop = _mm_cvtsi32_si128(16 - sr_bits as i32);
+    let (w, o) = (words.as_ptr(), out.as_mut_ptr());
+    let mut k = 0;
+    while k < body {
+        // SAFETY: k + 8 <= n words, 2k + 16 <= 2n numbers.
+        unsafe {
+            let v = _mm256_loadu_si256(w.add(k) as *const __m256i);
+            let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+            let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
+            _mm256_storeu_si256(o.add(2 * k) as *mut __m256i, _mm256_srl_epi32(lo, drop));
+            _mm256_storeu_si256(o.add(2 * k + 8) as *mut __m256i, _mm256_srl_epi32(hi, drop));
+        }
+        k += 8;
+    }
+    crate::round::halves(&words[body..n], sr_bits, &mut out[2 * body..2 * n]);
+}
+
+/// `crate::round::halves` into 16-bit numbers on AVX2: the words' halves
+/// are already in element order, each shifted right in place.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn halves16_avx2(words: &[u32], sr_bits: u32, out: &mut [u16]) {
+    let n = words.len().min(out.len() / 2);
+    let body = n - n % 8;
+    let drop = _mm_cvtsi32_si128(16 - sr_bits as i32);
+    let (w, o) = (words.as_ptr(), out.as_mut_ptr());
+    let mut k = 0;
+    while k < body {
+        // SAFETY: k + 8 <= n words, 2k + 16 <= 2n numbers.
+        unsafe {
+            let v = _mm256_loadu_si256(w.add(k) as *const __m256i);
+            _mm256_storeu_si256(o.add(2 * k) as *mut __m256i, _mm256_srl_epi16(v, drop));
+        }
+        k += 8;
+    }
+    crate::round::halves(&words[body..n], sr_bits, &mut out[2 * body..2 * n]);
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::super::dispatch::Path;
 
-    /// Both vector generators give `fill_seeded`'s numbers for every
-    /// alignment of the first element, lengths around whole steps, every
-    /// width, and element numbers wrapping at 2^64.
+    /// The vector halves are the scalar ones, for lengths around whole
+    /// steps and every width.
+    #[test]
+    fn vector_halves_match_the_scalar_ones() {
+        if !Path::Avx2.is_available() {
+            return;
+        }
+        let words: Vec<u32> = (0..70u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        for n in [0, 1, 7, 8, 9, 16, 31, 70] {
+            for sr_bits in 1..=16 {
+                let mut want = vec![0u32; 2 * n];
+                crate::round::halves(&words[..n], sr_bits, &mut want);
+                let mut got = vec![1u32; 2 * n];
+                // SAFETY: checked above.
+                unsafe { super::halves_avx2(&words[..n], sr_bits, &mut got) };
+                assert_eq!(got, want, "{n} {sr_bits}");
+                let mut got16 = vec![1u16; 2 * n];
+                // SAFETY: checked above.
+                unsafe { super::halves16_avx2(&words[..n], sr_bits, &mut got16) };
+                assert!(got16.iter().map(|&v| u32::from(v)).eq(want.iter().copied()));
+            }
+        }
+    }
+
+    /// Both vector generators give `fill_words`'s words for every
+    /// alignment of the first word, lengths around whole steps, every
+    /// width, and word numbers wrapping at 2^64.
     #[test]
     fn vector_philox_matches_the_scalar_generator() {
         let firsts = [
@@ -2005,7 +2163,7 @@ mod tests {
                 for &n in &lens {
                     for sr_bits in [1u32, 13, 16, 31, 32] {
                         let mut want = vec![0u32; n];
-                        crate::round::fill_seeded(seed, first, sr_bits, &mut want);
+                        crate::round::fill_words(seed, first, sr_bits, &mut want);
                         if Path::Avx512.is_available() {
                             let mut got = vec![1u32; n];
                             // SAFETY: checked just above.

@@ -332,18 +332,69 @@ impl Job<'_> {
             } => {
                 let first = offset.wrapping_add(start as u64);
                 let out = &mut buf[..n];
+                let path = self.path;
                 // SAFETY: the kernels of `path`, which was confirmed available
                 // before the conversion started (Philox4x32-10 by hand on
                 // the vector paths, see `hw`).
-                match self.path {
+                let words = |j: u64, bits: u32, out: &mut [u32]| match path {
                     #[cfg(target_arch = "x86_64")]
-                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, first, sr_bits, out) },
+                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, j, bits, out) },
                     #[cfg(target_arch = "x86_64")]
-                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, first, sr_bits, out) },
-                    _ => crate::round::fill_seeded(seed, first, sr_bits, out),
-                }
+                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, j, bits, out) },
+                    _ => crate::round::fill_words(seed, j, bits, out),
+                };
+                let halves = |ws: &[u32], bits: u32, out: &mut [u32]| match path {
+                    #[cfg(target_arch = "x86_64")]
+                    Path::Avx512 | Path::Avx2 => unsafe { hw::halves_avx2(ws, bits, out) },
+                    _ => crate::round::halves(ws, bits, out),
+                };
+                crate::round::fill_seeded_with(first, sr_bits, out, words, halves);
                 &buf[..n]
             }
+        }
+    }
+
+    /// The 16-bit random numbers of elements `start .. start + n`, and
+    /// whether they are explicit: explicit 16-bit ones as they are, or a
+    /// seed's of at most 16 bits made into `buf` (read as 16-bit words);
+    /// None for the others.
+    #[cfg(target_arch = "x86_64")]
+    fn numbers16<'s>(
+        &'s self,
+        start: usize,
+        n: usize,
+        buf: &'s mut [u32],
+    ) -> Option<(&'s [u16], bool)> {
+        match self.random {
+            Random::Bits {
+                bits: RandomBits::U16(b),
+                ..
+            } => Some((&b[start..start + n], true)),
+            Random::Seed {
+                seed,
+                offset,
+                sr_bits,
+            } if sr_bits <= 16 && matches!(self.path, Path::Avx2 | Path::Avx512) => {
+                let out = &mut bytemuck::cast_slice_mut::<u32, u16>(buf)[..n];
+                let path = self.path;
+                // SAFETY: the kernels of `path`, which was confirmed
+                // available before the conversion started.
+                let words = |j: u64, bits: u32, w: &mut [u32]| unsafe {
+                    if path == Path::Avx512 {
+                        hw::philox_fill_avx512(seed, j, bits, w)
+                    } else {
+                        hw::philox_fill_avx2(seed, j, bits, w)
+                    }
+                };
+                // SAFETY: as above (AVX-512 includes AVX2).
+                let halves = |ws: &[u32], bits: u32, o: &mut [u16]| unsafe {
+                    hw::halves16_avx2(ws, bits, o)
+                };
+                let first = offset.wrapping_add(start as u64);
+                crate::round::fill_halves_with(first, sr_bits, out, words, halves);
+                Some((out, false))
+            }
+            _ => None,
         }
     }
 
@@ -384,48 +435,46 @@ impl Job<'_> {
         if self.lazy && self.bad.load(Ordering::Relaxed) {
             return;
         }
-        // (AVX2's integer kernel takes them widened: one instance of it.)
+        // 16-bit numbers (explicit ones, or a seed's of at most 16 bits) go
+        // to the kernels that read them as they are: the stochastic tables'
+        // and AVX-512's one-byte kernel (AVX2's integer kernel takes them
+        // widened: one instance of it), and bfloat16's.
         #[cfg(target_arch = "x86_64")]
-        if let (
-            Source::F32,
-            Some(t @ (Table::Sr(_) | Table::Sr8(_))),
-            Random::Bits {
-                bits: RandomBits::U16(b),
-                ..
-            },
-        ) = (self.from, self.table, self.random)
-            && !(matches!(t, Table::Sr8(_)) && self.path == Path::Avx2)
-        {
-            // 16-bit numbers go to the table's kernel as they are; AVX-512's
-            // own kernel checks them as it reads them.
-            let r = &b[start..start + n];
-            let checked = matches!(t, Table::Sr8(_)) && self.path == Path::Avx512;
-            if !checked && self.lazy_u16_too_large(r) {
-                return;
-            }
-            let seen = with_src::<f32, _>(src, |x| self.by_sr_table(t, x, r, dst));
-            if self.lazy && self.sr_bits < 16 && seen.is_some_and(|v| v >> self.sr_bits != 0) {
-                self.bad.store(true, Ordering::Relaxed);
-            }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let (
-            Source::F32,
-            Target::Code(f, p, 2),
-            Random::Bits {
-                bits: RandomBits::U16(b),
-                ..
-            },
-        ) = (self.from, self.to, self.random)
-        {
-            if self.flat_written_out(&f, &p) {
-                // As above, for bfloat16's stochastic kernels.
-                let r = &b[start..start + n];
-                if self.lazy_u16_too_large(r) {
+        if let Source::F32 = self.from {
+            let sr_table = match self.table {
+                Some(t @ Table::Sr(_)) => Some(t),
+                Some(t @ Table::Sr8(_)) if self.path != Path::Avx2 => Some(t),
+                _ => None,
+            };
+            let bf16 = match self.to {
+                Target::Code(f, p, 2) if self.flat_written_out(&f, &p) => Some(p),
+                _ => None,
+            };
+            if sr_table.is_some() || bf16.is_some() {
+                if let Some((r, explicit)) = self.numbers16(start, n, buf) {
+                    // AVX-512's one-byte kernel checks explicit numbers as it
+                    // reads them.
+                    let checked = matches!(sr_table, Some(Table::Sr8(_)));
+                    if explicit && !checked && self.lazy_u16_too_large(r) {
+                        return;
+                    }
+                    let seen = with_src::<f32, _>(src, |x| match (sr_table, bf16) {
+                        (Some(t), _) => self.by_sr_table(t, x, r, dst),
+                        (_, Some(p)) => {
+                            self.bf16_sr(&p, x, r, dst);
+                            None
+                        }
+                        _ => unreachable!("checked above"),
+                    });
+                    if explicit
+                        && self.lazy
+                        && self.sr_bits < 16
+                        && seen.is_some_and(|v| v >> self.sr_bits != 0)
+                    {
+                        self.bad.store(true, Ordering::Relaxed);
+                    }
                     return;
                 }
-                return with_src::<f32, _>(src, |x| self.bf16_sr(&p, x, r, dst));
             }
         }
         let rnd = self.numbers(start, n, buf);

@@ -893,8 +893,8 @@ fn quantize_blocks<T: BlockSource>(
 /// element `x / 2^k` (exact) rounded to the element format with `r.mode`,
 /// saturating (OCP MX v1.0 §6.3: elements never overflow). A stochastic
 /// mode takes element `i`'s number from `r` ([`Rounding::number`]: the
-/// explicit bits, or the seed's Philox4x32-10 word for position
-/// `offset + i`), as gfloat's `srbits` rounds a value; `i` counts the
+/// explicit bits, or the seed's Philox4x32-10 number for position
+/// `offset + i`, [`crate::round::seeded_bits`]), as gfloat's `srbits` rounds a value; `i` counts the
 /// elements of `src` in order, so quantizing the pieces of a slice with
 /// [`Rounding::part`] gives the bytes of quantizing the whole.
 ///
@@ -1440,7 +1440,7 @@ fn signed_quotient(x: f64, d: f64) -> f64 {
 /// float4_e2m1fn with `r.mode`, saturating (float4_e2m1fn has no infinity;
 /// `r.saturate` changes nothing). A stochastic mode takes element `i`'s
 /// number from `r` ([`Rounding::number`]: the explicit bits, or the seed's
-/// Philox4x32-10 word for position `offset + i`), `i` counting the elements
+/// Philox4x32-10 number for position `offset + i`), `i` counting the elements
 /// of `src` in order, so quantizing whole blocks of a slice with
 /// [`Rounding::part`] gives the bytes of quantizing the whole. The count of
 /// clipped elements is that of [`nvfp4_quantize`] (scaled magnitude of 7 or
