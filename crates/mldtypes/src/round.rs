@@ -835,20 +835,20 @@ const fn half_bits(w: u32, h: u32, n: u32) -> u32 {
 
 /// Fills `dst` with the numbers of the elements `first`, `first + 1`, … of
 /// `Random::Seed { seed, .. }` (`sr_bits` from 1 to 32) as
-/// [`seeded_bits`] gives them, the seed's words made by `words(j, n, out)`
-/// (words `j`, `j + 1`, … of [`seeded_word`]'s stream into `out`, each
-/// shifted right to its top `n` bits): one word per element above 16 bits,
-/// half a word at or below (through [`fill_halves_with`]).
+/// [`seeded_bits`] gives them, the seed's words made by `words(j, cut,
+/// out)` (words `j`, `j + 1`, … of [`seeded_word`]'s stream into `out`, as
+/// [`fill_words`] does): one word per element above 16 bits, half a word
+/// at or below (through [`fill_halves_with`]).
 #[inline(always)]
 pub(crate) fn fill_seeded_with(
     first: u64,
     sr_bits: u32,
     dst: &mut [u32],
-    mut words: impl FnMut(u64, u32, &mut [u32]),
+    mut words: impl FnMut(u64, Cut, &mut [u32]),
     halves: impl Fn(&[u32], u32, &mut [u32]),
 ) {
     if sr_bits > 16 {
-        return words(first, sr_bits, dst);
+        return words(first, Cut::Top(sr_bits), dst);
     }
     fill_halves_with(first, sr_bits, dst, words, halves)
 }
@@ -864,7 +864,7 @@ pub(crate) fn fill_halves_with<T: From<u16>>(
     first: u64,
     sr_bits: u32,
     dst: &mut [T],
-    mut words: impl FnMut(u64, u32, &mut [u32]),
+    mut words: impl FnMut(u64, Cut, &mut [u32]),
     halves: impl Fn(&[u32], u32, &mut [T]),
 ) {
     const W: usize = 1024;
@@ -881,7 +881,7 @@ pub(crate) fn fill_halves_with<T: From<u16>>(
             .min(W)
             .min(room.min(W as u64) as usize);
         let n = (2 * nw - odd).min(dst.len() - i);
-        words(j, 32, &mut buf[..nw]);
+        words(j, Cut::Top(32), &mut buf[..nw]);
         let out = &mut dst[i..i + n];
         let (head, body) = out.split_at_mut(odd.min(n));
         if let [first_one] = head {
@@ -917,22 +917,53 @@ pub(crate) fn fill_seeded(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) 
         first,
         sr_bits,
         dst,
-        |j, n, out| fill_words(seed, j, n, out),
+        |j, cut, out| fill_words(seed, j, cut, out),
         halves,
     )
 }
 
+/// How the words of a seed's stream are cut into random numbers (see
+/// [`seeded_bits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// The word's top `n` bits (`n` from 1 to 32).
+    Top(u32),
+    /// The top `n` bits of each 16-bit half, each in its own half (`n`
+    /// from 1 to 16): the numbers of two elements, as 16-bit words.
+    Halves(u32),
+}
+
+impl Cut {
+    /// The right shift and the mask after it that make a word's numbers:
+    /// `(w >> shift) & mask`.
+    pub(crate) const fn shift_mask(self) -> (u32, u32) {
+        match self {
+            Cut::Top(n) => (32 - n, u32::MAX >> (32 - n)),
+            Cut::Halves(n) => {
+                let m = 0xffff >> (16 - n);
+                (16 - n, m | m << 16)
+            }
+        }
+    }
+
+    /// The numbers of word `w`.
+    #[inline(always)]
+    const fn apply(self, w: u32) -> u32 {
+        let (shift, mask) = self.shift_mask();
+        (w >> shift) & mask
+    }
+}
+
 /// Fills `dst` with words `first`, `first + 1`, … of [`seeded_word`]'s
-/// stream, each shifted right to its top `sr_bits` bits (1 to 32): four
-/// words per generator call, the calls over whole blocks written so that
-/// they vectorise.
+/// stream, each cut by `cut`: four words per generator call, the calls
+/// over whole blocks written so that they vectorise.
 #[inline(always)]
-pub(crate) fn fill_words(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+pub(crate) fn fill_words(seed: u64, first: u64, cut: Cut, dst: &mut [u32]) {
     let key = [seed as u32, (seed >> 32) as u32];
     let mut i = 0;
     // Leading words up to a block boundary.
     while i < dst.len() && !first.wrapping_add(i as u64).is_multiple_of(4) {
-        dst[i] = top_bits(seeded_word(seed, first.wrapping_add(i as u64)), sr_bits);
+        dst[i] = cut.apply(seeded_word(seed, first.wrapping_add(i as u64)));
         i += 1;
     }
     let block0 = first.wrapping_add(i as u64) / 4;
@@ -941,14 +972,14 @@ pub(crate) fn fill_words(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
         // Word indices wrap at 2^64, their blocks at 2^62.
         let b = block0.wrapping_add(j as u64) & (u64::MAX >> 2);
         let w = philox4x32_10([b as u32, (b >> 32) as u32, 0, 0], key);
-        out[0] = top_bits(w[0], sr_bits);
-        out[1] = top_bits(w[1], sr_bits);
-        out[2] = top_bits(w[2], sr_bits);
-        out[3] = top_bits(w[3], sr_bits);
+        out[0] = cut.apply(w[0]);
+        out[1] = cut.apply(w[1]);
+        out[2] = cut.apply(w[2]);
+        out[3] = cut.apply(w[3]);
     }
     i += whole * 4;
     while i < dst.len() {
-        dst[i] = top_bits(seeded_word(seed, first.wrapping_add(i as u64)), sr_bits);
+        dst[i] = cut.apply(seeded_word(seed, first.wrapping_add(i as u64)));
         i += 1;
     }
 }

@@ -46,6 +46,7 @@
 use std::arch::x86_64::*;
 
 use super::kernels::{self, F16};
+use crate::round::Cut;
 
 /// Lanes per step of every kernel here.
 const STEP: usize = 64;
@@ -1869,17 +1870,17 @@ pub(crate) fn store_fence() {
 /// kernel).
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
-fn fill_few(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
-    crate::round::fill_words(seed, first, sr_bits, dst)
+fn fill_few(seed: u64, first: u64, cut: Cut, dst: &mut [u32]) {
+    crate::round::fill_words(seed, first, cut, dst)
 }
 
 /// Philox's multipliers and Weyl constants.
 #[cfg(target_arch = "x86_64")]
 const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0xBB67_AE85);
 
-/// Words `first`, `first + 1`, … of `seed`'s stream, each cut to its top
-/// `sr_bits` bits (1 to 32), as `crate::round::fill_words` gives them (the
-/// numbers of elements: `crate::round::fill_seeded_with`).
+/// Words `first`, `first + 1`, … of `seed`'s stream, each cut by `cut`, as
+/// `crate::round::fill_words` gives them (the numbers of elements:
+/// `crate::round::seeded_bits`).
 ///
 /// Eight generator calls per register: a round of eight calls is two
 /// `vpmuludq`, two dword swaps giving the high halves, and two three-way
@@ -1890,16 +1891,16 @@ const PHILOX_M: (u32, u32, u32, u32) = (0xD251_1F53, 0xCD9E_8D57, 0x9E37_79B9, 0
 /// The CPU must support AVX-512 F (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2")]
-pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, cut: Cut, dst: &mut [u32]) {
     const CALLS: usize = 8; // per register
     const GROUPS: usize = 4;
     const STEP: usize = 4 * CALLS * GROUPS; // numbers per iteration
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;
     if dst.len() < head + STEP {
-        return fill_few(seed, first, sr_bits, dst);
+        return fill_few(seed, first, cut, dst);
     }
-    fill_few(seed, first, sr_bits, &mut dst[..head]);
+    fill_few(seed, first, cut, &mut dst[..head]);
     let block0 = first.wrapping_add(head as u64) / 4;
     let (mul0, mul1) = (_mm512_set1_epi64(m0 as i64), _mm512_set1_epi64(m1 as i64));
     let (k0, k1) = (seed as u32, (seed >> 32) as u32);
@@ -1919,7 +1920,9 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
         _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15),
     );
     let zero = _mm512_setzero_si512();
-    let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
+    let (shift, mask) = cut.shift_mask();
+    let drop = _mm_cvtsi32_si128(shift as i32);
+    let maskv = _mm512_set1_epi32(mask as i32);
     let groups = (dst.len() - head) / STEP;
     let out = dst[head..].as_mut_ptr();
     for g in 0..groups {
@@ -1954,18 +1957,14 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
             let at = out.add(g * STEP + 4 * CALLS * j);
             // SAFETY: `groups` whole steps fit in `dst[head..]`.
             unsafe {
-                _mm512_storeu_si512(at as *mut _, _mm512_srl_epi32(a, drop));
-                _mm512_storeu_si512(at.add(16) as *mut _, _mm512_srl_epi32(b, drop));
+                let (a, b) = (_mm512_srl_epi32(a, drop), _mm512_srl_epi32(b, drop));
+                _mm512_storeu_si512(at as *mut _, _mm512_and_si512(a, maskv));
+                _mm512_storeu_si512(at.add(16) as *mut _, _mm512_and_si512(b, maskv));
             }
         }
     }
     let done = head + groups * STEP;
-    fill_few(
-        seed,
-        first.wrapping_add(done as u64),
-        sr_bits,
-        &mut dst[done..],
-    );
+    fill_few(seed, first.wrapping_add(done as u64), cut, &mut dst[done..]);
 }
 
 /// [`philox_fill_avx512`] on AVX2: four generator calls per register, the
@@ -1978,16 +1977,16 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, sr_bits: u32, dst
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: &mut [u32]) {
+pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, cut: Cut, dst: &mut [u32]) {
     const CALLS: usize = 4; // per register
     const GROUPS: usize = 3;
     const STEP: usize = 4 * CALLS * GROUPS; // numbers per iteration
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;
     if dst.len() < head + STEP {
-        return fill_few(seed, first, sr_bits, dst);
+        return fill_few(seed, first, cut, dst);
     }
-    fill_few(seed, first, sr_bits, &mut dst[..head]);
+    fill_few(seed, first, cut, &mut dst[..head]);
     let block0 = first.wrapping_add(head as u64) / 4;
     let (mul0, mul1) = (_mm256_set1_epi64x(m0 as i64), _mm256_set1_epi64x(m1 as i64));
     let (k0, k1) = (seed as u32, (seed >> 32) as u32);
@@ -2002,7 +2001,9 @@ pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: 
     let wrap = _mm256_set1_epi64x((u64::MAX >> 2) as i64);
     let lanes = _mm256_setr_epi64x(0, 1, 2, 3);
     let zero = _mm256_setzero_si256();
-    let drop = _mm_cvtsi32_si128((32 - sr_bits.clamp(1, 32)) as i32);
+    let (shift, mask) = cut.shift_mask();
+    let drop = _mm_cvtsi32_si128(shift as i32);
+    let maskv = _mm256_set1_epi32(mask as i32);
     let groups = (dst.len() - head) / STEP;
     let out = dst[head..].as_mut_ptr();
     for g in 0..groups {
@@ -2044,18 +2045,14 @@ pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, sr_bits: u32, dst: 
             let at = out.add(g * STEP + 4 * CALLS * j);
             // SAFETY: `groups` whole steps fit in `dst[head..]`.
             unsafe {
-                _mm256_storeu_si256(at as *mut __m256i, _mm256_srl_epi32(a, drop));
-                _mm256_storeu_si256(at.add(8) as *mut __m256i, _mm256_srl_epi32(b, drop));
+                let (a, b) = (_mm256_srl_epi32(a, drop), _mm256_srl_epi32(b, drop));
+                _mm256_storeu_si256(at as *mut __m256i, _mm256_and_si256(a, maskv));
+                _mm256_storeu_si256(at.add(8) as *mut __m256i, _mm256_and_si256(b, maskv));
             }
         }
     }
     let done = head + groups * STEP;
-    fill_few(
-        seed,
-        first.wrapping_add(done as u64),
-        sr_bits,
-        &mut dst[done..],
-    );
+    fill_few(seed, first.wrapping_add(done as u64), cut, &mut dst[done..]);
 }
 
 /// `crate::round::halves` on AVX2: each word's two halves zero-extended in
@@ -2086,34 +2083,10 @@ pub(crate) unsafe fn halves_avx2(words: &[u32], sr_bits: u32, out: &mut [u32]) {
     crate::round::halves(&words[body..n], sr_bits, &mut out[2 * body..2 * n]);
 }
 
-/// `crate::round::halves` into 16-bit numbers on AVX2: the words' halves
-/// are already in element order, each shifted right in place.
-///
-/// # Safety
-///
-/// The CPU must support AVX2 (checked by `cast::dispatch`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn halves16_avx2(words: &[u32], sr_bits: u32, out: &mut [u16]) {
-    let n = words.len().min(out.len() / 2);
-    let body = n - n % 8;
-    let drop = _mm_cvtsi32_si128(16 - sr_bits as i32);
-    let (w, o) = (words.as_ptr(), out.as_mut_ptr());
-    let mut k = 0;
-    while k < body {
-        // SAFETY: k + 8 <= n words, 2k + 16 <= 2n numbers.
-        unsafe {
-            let v = _mm256_loadu_si256(w.add(k) as *const __m256i);
-            _mm256_storeu_si256(o.add(2 * k) as *mut __m256i, _mm256_srl_epi16(v, drop));
-        }
-        k += 8;
-    }
-    crate::round::halves(&words[body..n], sr_bits, &mut out[2 * body..2 * n]);
-}
-
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::super::dispatch::Path;
+    use crate::round::Cut;
 
     /// The vector halves are the scalar ones, for lengths around whole
     /// steps and every width.
@@ -2131,10 +2104,6 @@ mod tests {
                 // SAFETY: checked above.
                 unsafe { super::halves_avx2(&words[..n], sr_bits, &mut got) };
                 assert_eq!(got, want, "{n} {sr_bits}");
-                let mut got16 = vec![1u16; 2 * n];
-                // SAFETY: checked above.
-                unsafe { super::halves16_avx2(&words[..n], sr_bits, &mut got16) };
-                assert!(got16.iter().map(|&v| u32::from(v)).eq(want.iter().copied()));
             }
         }
     }
@@ -2161,20 +2130,24 @@ mod tests {
         for seed in [0u64, 7, 0xdead_beef_0123_4567, u64::MAX] {
             for &first in &firsts {
                 for &n in &lens {
-                    for sr_bits in [1u32, 13, 16, 31, 32] {
+                    for cut in [1, 13, 16, 31, 32]
+                        .map(Cut::Top)
+                        .into_iter()
+                        .chain([1, 8, 13, 16].map(Cut::Halves))
+                    {
                         let mut want = vec![0u32; n];
-                        crate::round::fill_words(seed, first, sr_bits, &mut want);
+                        crate::round::fill_words(seed, first, cut, &mut want);
                         if Path::Avx512.is_available() {
                             let mut got = vec![1u32; n];
                             // SAFETY: checked just above.
-                            unsafe { super::philox_fill_avx512(seed, first, sr_bits, &mut got) };
-                            assert_eq!(got, want, "avx512 {seed} {first} {n} {sr_bits}");
+                            unsafe { super::philox_fill_avx512(seed, first, cut, &mut got) };
+                            assert_eq!(got, want, "avx512 {seed} {first} {n} {cut:?}");
                         }
                         if Path::Avx2.is_available() {
                             let mut got = vec![1u32; n];
                             // SAFETY: as above.
-                            unsafe { super::philox_fill_avx2(seed, first, sr_bits, &mut got) };
-                            assert_eq!(got, want, "avx2 {seed} {first} {n} {sr_bits}");
+                            unsafe { super::philox_fill_avx2(seed, first, cut, &mut got) };
+                            assert_eq!(got, want, "avx2 {seed} {first} {n} {cut:?}");
                         }
                     }
                 }

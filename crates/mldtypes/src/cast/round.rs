@@ -336,12 +336,12 @@ impl Job<'_> {
                 // SAFETY: the kernels of `path`, which was confirmed available
                 // before the conversion started (Philox4x32-10 by hand on
                 // the vector paths, see `hw`).
-                let words = |j: u64, bits: u32, out: &mut [u32]| match path {
+                let words = |j: u64, cut, out: &mut [u32]| match path {
                     #[cfg(target_arch = "x86_64")]
-                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, j, bits, out) },
+                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, j, cut, out) },
                     #[cfg(target_arch = "x86_64")]
-                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, j, bits, out) },
-                    _ => crate::round::fill_words(seed, j, bits, out),
+                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, j, cut, out) },
+                    _ => crate::round::fill_words(seed, j, cut, out),
                 };
                 let halves = |ws: &[u32], bits: u32, out: &mut [u32]| match path {
                     #[cfg(target_arch = "x86_64")]
@@ -375,23 +375,29 @@ impl Job<'_> {
                 offset,
                 sr_bits,
             } if sr_bits <= 16 && matches!(self.path, Path::Avx2 | Path::Avx512) => {
-                let out = &mut bytemuck::cast_slice_mut::<u32, u16>(buf)[..n];
-                let path = self.path;
-                // SAFETY: the kernels of `path`, which was confirmed
-                // available before the conversion started.
-                let words = |j: u64, bits: u32, w: &mut [u32]| unsafe {
-                    if path == Path::Avx512 {
-                        hw::philox_fill_avx512(seed, j, bits, w)
-                    } else {
-                        hw::philox_fill_avx2(seed, j, bits, w)
-                    }
-                };
-                // SAFETY: as above (AVX-512 includes AVX2).
-                let halves = |ws: &[u32], bits: u32, o: &mut [u16]| unsafe {
-                    hw::halves16_avx2(ws, bits, o)
-                };
+                // The words' halves, cut, are the elements' numbers as 16-bit
+                // words in element order (x86 is little-endian): the words of
+                // elements `first ..` from the one holding `first`, read from
+                // its half.
                 let first = offset.wrapping_add(start as u64);
-                crate::round::fill_halves_with(first, sr_bits, out, words, halves);
+                let (j, odd) = (first / 2, (first % 2) as usize);
+                let nw = (odd + n).div_ceil(2);
+                // Element numbers wrap at 2^64, so words at 2^63.
+                let room = ((1u64 << 63) - j).min(nw as u64) as usize;
+                let cut = crate::round::Cut::Halves(sr_bits);
+                let (before, after) = buf[..nw].split_at_mut(room);
+                for (at, w) in [(j, before), (0, after)] {
+                    // SAFETY: the kernels of the path, which was confirmed
+                    // available before the conversion started.
+                    unsafe {
+                        if self.path == Path::Avx512 {
+                            hw::philox_fill_avx512(seed, at, cut, w)
+                        } else {
+                            hw::philox_fill_avx2(seed, at, cut, w)
+                        }
+                    }
+                }
+                let out = &bytemuck::cast_slice::<u32, u16>(&buf[..nw])[odd..odd + n];
                 Some((out, false))
             }
             _ => None,
