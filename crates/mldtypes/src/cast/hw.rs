@@ -856,6 +856,41 @@ impl Regs8 {
         // SAFETY: the caller's guarantee.
         unsafe { store_narrow8(d, code) };
     }
+
+    /// [`store`](Regs8::store) in the form `FORM` of [`Regs8::form`]: 2
+    /// caps the magnitude at the overflow code and sets the sign (two
+    /// instructions where the general form takes four), 1 and 0 are the
+    /// general form with and without the sign on zeros.
+    ///
+    /// # Safety
+    ///
+    /// `d` addresses 16 writable bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+    #[inline]
+    unsafe fn store_as<const FORM: u8>(&self, mag: __m512i, neg: __mmask16, d: *mut u8) {
+        // SAFETY (all): the caller's guarantee.
+        match FORM {
+            2 => {
+                let m = _mm512_min_epu32(mag, self.over[0]);
+                unsafe { store_narrow8(d, _mm512_mask_or_epi32(m, neg, m, self.sign)) }
+            }
+            1 => unsafe { self.store::<true>(mag, neg, d) },
+            _ => unsafe { self.store::<false>(mag, neg, d) },
+        }
+    }
+
+    /// The form of [`Regs8::store_as`] for `k`: 2 where `−0` exists and a
+    /// magnitude above the largest gives the code of `over[0]` (the largest
+    /// or the next) signed, as under the stochastic modes into the formats
+    /// with a negative zero; else 1 or 0 by `k.zero_sign`.
+    fn form(k: &Params8) -> u8 {
+        let [pos, neg] = k.over;
+        if k.zero_sign && neg == pos | k.sign && (k.max_code..=k.max_code + 1).contains(&pos) {
+            2
+        } else {
+            k.zero_sign as u8
+        }
+    }
 }
 
 /// Runs `steps(i)` (16-lane steps from `i`, returning where they stopped:
@@ -1110,24 +1145,25 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     let n = src.len().min(dst.len()).min(rnd.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
     let mut seen = _mm512_setzero_si512();
+    let form = Regs8::form(k);
     // As in `det8_avx512`: the steps without calls, up to the first with
     // lanes that need more.
     steps_then_elements(
         n,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
-            if k.zero_sign {
-                sr8_steps::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen)
-            } else {
-                sr8_steps::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen)
+            match form {
+                2 => sr8_steps::<2, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
+                1 => sr8_steps::<1, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
+                _ => sr8_steps::<0, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
             }
         },
         // SAFETY: a step within `body`.
         |i, _| unsafe {
             let rest = if k.zero_sign {
-                sr8_exact_step::<true, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+                sr8_exact_step::<1, W>(k, fast, sub_shift, mp, src, rnd, d, i)
             } else {
-                sr8_exact_step::<false, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+                sr8_exact_step::<0, W>(k, fast, sub_shift, mp, src, rnd, d, i)
             };
             if rest != 0 {
                 redo_lanes(i, rest, src, rnd, d, &element)
@@ -1268,7 +1304,8 @@ impl RegsSr8 {
 }
 
 /// The 16-lane steps of [`sr8_avx512`] from element `i` to `body`, as
-/// [`det8_steps`], the random numbers they read ORed into `seen`.
+/// [`det8_steps`] (`FORM` as in [`Regs8::store_as`]), the random numbers
+/// they read ORed into `seen`.
 ///
 /// # Safety
 ///
@@ -1278,7 +1315,7 @@ impl RegsSr8 {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
+unsafe fn sr8_steps<const FORM: u8, W: Word>(
     k: &Params8,
     fast: bool,
     sub_shift: u32,
@@ -1305,7 +1342,7 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
         all = _mm512_or_si512(all, rv);
         let (mag, neg, rare) = regs.vec::<false>(u, rv);
         // SAFETY: i + 16 <= body.
-        unsafe { regs.c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+        unsafe { regs.c.store_as::<FORM>(mag, neg, d.add(i)) };
         if rare != 0 {
             *seen = all;
             return (i, rare.into());
@@ -1329,7 +1366,7 @@ unsafe fn sr8_steps<const ZERO_SIGN: bool, W: Word>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sr8_exact_step<const ZERO_SIGN: bool, W: Word>(
+unsafe fn sr8_exact_step<const FORM: u8, W: Word>(
     k: &Params8,
     fast: bool,
     sub_shift: u32,
@@ -1349,7 +1386,7 @@ unsafe fn sr8_exact_step<const ZERO_SIGN: bool, W: Word>(
     };
     let (mag, neg, rare) = regs.vec::<true>(u, rv);
     // SAFETY: the caller's guarantee.
-    unsafe { regs.c.store::<ZERO_SIGN>(mag, neg, d.add(i)) };
+    unsafe { regs.c.store_as::<FORM>(mag, neg, d.add(i)) };
     rare.into()
 }
 
