@@ -1390,16 +1390,15 @@ unsafe fn sr8_exact_step<const FORM: u8, W: Word>(
     rare.into()
 }
 
-/// The shared part of [`det8_avx2`] and [`sr8_avx2`] for eight float32
-/// lanes `u`: `(neg, down, f, rare)`, where `neg` is all ones on negative
-/// lanes, `down` the magnitude's code toward zero, `f` the dropped part
-/// of the magnitude as a 32-bit fraction of one quantum and `rare` all
-/// ones on the lanes the kernels leave to the element conversion:
-/// infinities and NaN, and unless `DET`, nonzero values more than 32 bits
-/// below the quantum (float32 subnormals among them), whose fraction
-/// does not fit. The deterministic modes need only know whether such a
-/// fraction is zero: with `DET`, at most 32 bits are dropped, which keeps
-/// the code 0 and a fraction below half that is zero only for zero.
+/// The shared part of [`sr8_avx2`] and [`sr8_exact_step_avx2`] for eight
+/// float32 lanes `u`: `(neg, down, f, rare)`, where `neg` is all ones on
+/// negative lanes, `down` the magnitude's code toward zero, `f` the
+/// dropped part of the magnitude as a 32-bit fraction of one quantum and
+/// `rare` all ones on the lanes the kernels leave to others: infinities
+/// and NaN, and, unless `EXACT`, nonzero values more than 32 bits below
+/// the quantum (float32 subnormals among them), whose fraction does not
+/// fit; `EXACT` makes that fraction (see `RegsSr8::vec`) and leaves those
+/// values only with 31 random bits (`Regs8Avx2::wide`).
 ///
 /// One form serves normal and subnormal targets, integer only: with `e`
 /// the biased float32 exponent and `e_min` that of the format's smallest
@@ -1409,34 +1408,23 @@ unsafe fn sr8_exact_step<const FORM: u8, W: Word>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn split8_avx2<const DET: bool, const EXACT: bool>(
+fn split8_avx2<const EXACT: bool>(
     c: &Regs8Avx2,
     u: __m256i,
 ) -> (__m256i, __m256i, __m256i, __m256i) {
     let zero = _mm256_setzero_si256();
     let a = _mm256_and_si256(u, c.abs);
     let e = _mm256_srli_epi32::<23>(a);
-    // float32 subnormals (only `EXACT` and `DET` take them): the exponent
-    // of 1, no implicit bit.
-    let e = if EXACT {
-        _mm256_max_epi32(e, _mm256_set1_epi32(1))
+    let (e, implicit) = if EXACT {
+        // float32 subnormals: the exponent of 1, no implicit bit.
+        (
+            _mm256_max_epi32(e, _mm256_set1_epi32(1)),
+            _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
+        )
     } else {
-        e
+        (e, c.normal)
     };
     let below = _mm256_max_epi32(_mm256_sub_epi32(c.e_min, e), zero);
-    let (below, implicit) = if DET {
-        (
-            _mm256_min_epi32(below, c.s_room),
-            _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
-        )
-    } else if EXACT {
-        (
-            below,
-            _mm256_and_si256(_mm256_cmpgt_epi32(a, c.man), c.normal),
-        )
-    } else {
-        (below, c.normal)
-    };
     let dropped = _mm256_add_epi32(c.s, below);
     let sig = _mm256_or_si256(_mm256_and_si256(a, c.man), implicit);
     let binades = _mm256_sll_epi32(_mm256_max_epi32(_mm256_sub_epi32(e, c.e_min), zero), c.m);
@@ -1445,7 +1433,7 @@ fn split8_avx2<const DET: bool, const EXACT: bool>(
     let mut f = _mm256_sllv_epi32(sig, _mm256_sub_epi32(c.c32, dropped));
     let special = _mm256_cmpgt_epi32(a, c.finite);
     let beyond = _mm256_cmpgt_epi32(dropped, c.c32);
-    if EXACT {
+    let rare = if EXACT {
         // More than 32 dropped bits: the fraction's top 32 bits, the
         // lowest ORed with whether any bit below is set (see
         // `RegsSr8::vec`); a cut of 32 or more leaves 0.
@@ -1454,10 +1442,6 @@ fn split8_avx2<const DET: bool, const EXACT: bool>(
         let lost = _mm256_xor_si256(_mm256_sllv_epi32(top, cut), sig);
         let sticky = _mm256_andnot_si256(_mm256_cmpeq_epi32(lost, zero), beyond);
         f = _mm256_or_si256(_mm256_or_si256(f, top), _mm256_srli_epi32::<31>(sticky));
-    }
-    let rare = if DET {
-        special
-    } else if EXACT {
         // With 31 random bits the sticky bit would stand on the half bit.
         _mm256_or_si256(special, _mm256_and_si256(beyond, c.wide))
     } else {
@@ -1477,7 +1461,6 @@ struct Regs8Avx2 {
     finite: __m256i,
     e_min: __m256i,
     s: __m256i,
-    s_room: __m256i,
     c32: __m256i,
     max: __m256i,
     sign: __m256i,
@@ -1503,7 +1486,6 @@ impl Regs8Avx2 {
             finite: splat(0x7f7f_ffff),
             e_min: splat(k.sub >> 23),
             s: splat(k.s),
-            s_room: splat(32 - k.s),
             c32: splat(32),
             max: splat(k.max_code),
             sign: splat(k.sign),
@@ -1567,32 +1549,50 @@ fn lanes32(m: [__m256i; 4]) -> Option<u32> {
 }
 
 /// float32 → one-byte codes of a signed format under a deterministic mode
-/// (`mode` as `MODE` in [`det8_avx512`]; `TOWARD_ZERO` for mode 2, an
-/// instance of its own that computes no fraction) in 32-lane AVX2 steps of integer
-/// arithmetic ([`split8_avx2`]), `enc32_det`'s bits (checked against the
-/// scalar path in `tests/round_paths.rs`): the code toward zero plus one
-/// where the mode rounds the fraction up (`nearest_even`: above half, or
-/// half on an odd code; `nearest_away`: half or more; `toward_negative` /
-/// `toward_positive`: any on a negative / positive lane); a magnitude above
-/// the largest gives the overflow code of its sign. Steps holding a lane
-/// of [`split8_avx2`]'s `rare`, and the rest of the slice, go through
-/// `element`. Where gathers are slow (AMD) this replaces the table of
-/// [`table_enc32_avx2`].
+/// (`MODE` as in [`det8_avx512`]: 0 `nearest_even`, 1 `nearest_away`, 2
+/// `toward_zero`, 3 `toward_negative`, 4 `toward_positive`) in 32-lane
+/// AVX2 steps of `kernels::enc32_det`'s form, `astype`'s kernel with the
+/// mode's increment: normal targets add the increment (half the quantum,
+/// or all the dropped bits on the lanes whose magnitude rounds up) before
+/// the dropped bits are cut; subnormal targets let the FPU round the
+/// magnitude to the quantum (the magic addend, to nearest even) and
+/// correct that by one code from the exact remainder (the input's bits
+/// against the rounded value's: a directed mode moves a magnitude rounded
+/// the wrong way, ties away from zero lift a tie rounded down), so a CPU
+/// flushing subnormal inputs still gives the right code. Steps holding an
+/// infinity or a NaN, and the rest of the slice, go through `element`
+/// (checked against the scalar path in `tests/round_paths.rs`). Where
+/// gathers are slow (AMD) this replaces the table of [`table_enc32_avx2`]
+/// (an integer form of [`sr8_avx2`]'s kind took a quarter more
+/// instructions and time).
 ///
 /// # Safety
 ///
 /// The CPU must support AVX2 (checked by `cast::dispatch`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn det8_avx2<const TOWARD_ZERO: bool>(
+pub(crate) unsafe fn det8_fpu_avx2<const MODE: u8>(
     k: &Params8,
-    mode: u8,
     src: &[f32],
     dst: &mut [u8],
     element: impl Fn(&[f32], &mut [u8]),
 ) {
     let c = Regs8Avx2::of(k);
-    let d = DetAvx2::of(mode);
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let h = 1u32 << (k.s - 1);
+    let f = FpuAvx2 {
+        inc: splat(match MODE {
+            0 => h - 1,
+            1 => h,
+            _ => 2 * h - 1,
+        }),
+        parity: splat(k.parity),
+        rebias: splat(k.rebias),
+        sub: splat(k.sub),
+        magic: splat(k.magic),
+        // Half the quantum: the magic's exponent less 24.
+        half_q: splat(k.magic - (24 << 23)),
+    };
     let n = src.len().min(dst.len());
     let body = n - n % 32;
     let mut i = 0;
@@ -1601,7 +1601,7 @@ pub(crate) unsafe fn det8_avx2<const TOWARD_ZERO: bool>(
         for j in 0..4 {
             // SAFETY: i + 32 <= n; unaligned loads.
             let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
-            (codes[j], rare[j]) = det8_vec_avx2::<TOWARD_ZERO>(&c, &d, u);
+            (codes[j], rare[j]) = det8_fpu_vec_avx2::<MODE>(&c, &f, u);
         }
         // SAFETY: i + 32 <= n.
         unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
@@ -1617,64 +1617,74 @@ pub(crate) unsafe fn det8_avx2<const TOWARD_ZERO: bool>(
     }
 }
 
-/// A deterministic mode of [`det8_avx2`] as one comparison: the magnitude
-/// rounds up where `f + (code & parity | add)` exceeds the threshold of the
-/// lane's sign (unsigned; the thresholds stored with their sign bit
-/// flipped for a signed compare). `nearest_even`: the code's parity added,
-/// `2^31`; `nearest_away`: 1 added, `2^31`; `toward_zero`: never (the
-/// largest threshold); `toward_negative` / `toward_positive`: any nonzero
-/// fraction (threshold 0) on negative / positive lanes only.
+/// The constants of [`det8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the normal
+/// targets' increment where the magnitude rounds up (or half the quantum
+/// to nearest), the rebias, the smallest normal target, the magic addend
+/// and half the subnormal quantum (both as float32 bits).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
-struct DetAvx2 {
+struct FpuAvx2 {
+    inc: __m256i,
     parity: __m256i,
-    add: __m256i,
-    thr: [__m256i; 2],
+    rebias: __m256i,
+    sub: __m256i,
+    magic: __m256i,
+    half_q: __m256i,
 }
 
-#[cfg(target_arch = "x86_64")]
-impl DetAvx2 {
-    /// `mode` as in [`det8_avx512`].
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn of(mode: u8) -> DetAvx2 {
-        let splat = |v: u32| _mm256_set1_epi32((v ^ 0x8000_0000) as i32);
-        let (half, never) = (1u32 << 31, u32::MAX);
-        let (parity, add, thr) = match mode {
-            0 => (1, 0, [half, half]),
-            1 => (0, 1, [half, half]),
-            2 => (0, 0, [never, never]),
-            3 => (0, 0, [never, 0]),
-            _ => (0, 0, [0, never]),
-        };
-        DetAvx2 {
-            parity: _mm256_set1_epi32(parity),
-            add: _mm256_set1_epi32(add),
-            thr: thr.map(splat),
-        }
-    }
-}
-
-/// The codes of eight lanes of [`det8_avx2`], and its rare lanes.
+/// The codes of eight lanes of [`det8_fpu_avx2`], and its rare lanes
+/// (infinities and NaN).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn det8_vec_avx2<const TOWARD_ZERO: bool>(
-    c: &Regs8Avx2,
-    d: &DetAvx2,
-    u: __m256i,
-) -> (__m256i, __m256i) {
-    let top = _mm256_set1_epi32(i32::MIN);
-    let (neg, down, f, rare) = split8_avx2::<true, false>(c, u);
-    if TOWARD_ZERO {
-        // No fraction needed: the code toward zero.
-        return (c.code(down, neg), rare);
-    }
-    let t = _mm256_add_epi32(f, _mm256_or_si256(_mm256_and_si256(down, d.parity), d.add));
-    let thr = _mm256_blendv_epi8(d.thr[0], d.thr[1], neg);
-    // All ones where the magnitude rounds up.
-    let up = _mm256_cmpgt_epi32(_mm256_xor_si256(t, top), thr);
-    (c.code(_mm256_sub_epi32(down, up), neg), rare)
+fn det8_fpu_vec_avx2<const MODE: u8>(c: &Regs8Avx2, f: &FpuAvx2, u: __m256i) -> (__m256i, __m256i) {
+    let a = _mm256_and_si256(u, c.abs);
+    let neg = _mm256_srai_epi32::<31>(u);
+    // Normal targets: the increment, then the cut.
+    let up = match MODE {
+        0 => {
+            // Ties to even: the kept bits' parity (`parity` flips it for
+            // formats without significand bits) added as well.
+            let kept = _mm256_xor_si256(_mm256_srlv_epi32(a, c.s), f.parity);
+            let lsb = _mm256_and_si256(kept, _mm256_set1_epi32(1));
+            _mm256_add_epi32(_mm256_add_epi32(a, f.inc), lsb)
+        }
+        1 => _mm256_add_epi32(a, f.inc),
+        2 => a,
+        3 => _mm256_add_epi32(a, _mm256_and_si256(neg, f.inc)),
+        _ => _mm256_add_epi32(a, _mm256_andnot_si256(neg, f.inc)),
+    };
+    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.rebias);
+    // Subnormal targets: to nearest even by the FPU, then corrected.
+    let (af, m) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(f.magic));
+    let t = _mm256_add_ps(af, m);
+    let q = _mm256_sub_ps(t, m);
+    let qi = _mm256_castps_si256(q);
+    let cs = _mm256_sub_epi32(_mm256_castps_si256(t), f.magic);
+    // All ones where the magnitude was rounded down (up): subtracting
+    // (adding) the mask adds (takes) one code.
+    let below = || _mm256_cmpgt_epi32(a, qi);
+    let cs = match MODE {
+        0 => cs,
+        1 => {
+            let tie =
+                _mm256_cmp_ps::<_CMP_EQ_OQ>(_mm256_sub_ps(af, q), _mm256_castsi256_ps(f.half_q));
+            _mm256_sub_epi32(cs, _mm256_and_si256(below(), _mm256_castps_si256(tie)))
+        }
+        2 => _mm256_add_epi32(cs, _mm256_cmpgt_epi32(qi, a)),
+        3 => {
+            let above = _mm256_cmpgt_epi32(qi, a);
+            let cs = _mm256_sub_epi32(cs, _mm256_and_si256(neg, below()));
+            _mm256_add_epi32(cs, _mm256_andnot_si256(neg, above))
+        }
+        _ => {
+            let above = _mm256_cmpgt_epi32(qi, a);
+            let cs = _mm256_sub_epi32(cs, _mm256_andnot_si256(neg, below()));
+            _mm256_add_epi32(cs, _mm256_and_si256(neg, above))
+        }
+    };
+    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
+    (c.code(mag, neg), _mm256_cmpgt_epi32(a, c.finite))
 }
 
 /// float32 → one-byte codes of a signed format under a stochastic mode in
@@ -1809,7 +1819,7 @@ fn sr8_vec_avx2<const EXACT: bool>(
     rv: __m256i,
 ) -> (__m256i, __m256i) {
     let top = _mm256_set1_epi32(i32::MIN);
-    let (neg, down, f, rare) = split8_avx2::<false, EXACT>(c, u);
+    let (neg, down, f, rare) = split8_avx2::<EXACT>(c, u);
     let parity = _mm256_and_si256(_mm256_srl_epi32(f, sr.cut), sr.parity);
     let not_a = _mm256_sub_epi32(sr.not_a, _mm256_xor_si256(parity, sr.odd));
     let not_t = _mm256_sub_epi32(not_a, _mm256_sll_epi32(rv, sr.cut));

@@ -257,7 +257,7 @@ enum Table {
     Sr(&'static [u32; 1 << 15]),
     /// No table: the parameters of the deterministic kernels of AVX-512
     /// ([`hw::det8_avx512`]) and of AVX2 where gathers are slow
-    /// ([`hw::det8_avx2`]), which run there instead.
+    /// ([`hw::det8_fpu_avx2`]), which run there instead.
     #[cfg(target_arch = "x86_64")]
     Det8(hw::Params8),
     /// No table: the parameters of the stochastic kernels of AVX-512
@@ -619,8 +619,11 @@ impl Job<'_> {
                         (true, 2) => hw::det8_avx512::<2>(&k, x, d, element),
                         (true, 3) => hw::det8_avx512::<3>(&k, x, d, element),
                         (true, _) => hw::det8_avx512::<4>(&k, x, d, element),
-                        (false, 2) => hw::det8_avx2::<true>(&k, 2, x, d, element),
-                        (false, m) => hw::det8_avx2::<false>(&k, m, x, d, element),
+                        (false, 0) => hw::det8_fpu_avx2::<0>(&k, x, d, element),
+                        (false, 1) => hw::det8_fpu_avx2::<1>(&k, x, d, element),
+                        (false, 2) => hw::det8_fpu_avx2::<2>(&k, x, d, element),
+                        (false, 3) => hw::det8_fpu_avx2::<3>(&k, x, d, element),
+                        (false, _) => hw::det8_fpu_avx2::<4>(&k, x, d, element),
                     }
                 })
             }
@@ -695,7 +698,7 @@ impl Job<'_> {
     /// ([`kernels::enc32_sr`]). One per format, mode and saturation. On
     /// AVX-512, and on AVX2 where gathers are slow, the signed formats take
     /// no table but the parameters of [`hw::det8_avx512`] /
-    /// [`hw::sr8_avx512`] ([`hw::det8_avx2`] / [`hw::sr8_avx2`]), at any
+    /// [`hw::sr8_avx512`] ([`hw::det8_fpu_avx2`] / [`hw::sr8_avx2`]), at any
     /// length.
     fn table_for(&self, n: usize) -> Option<Table> {
         let (Source::F32, Target::Code(f, p, 1)) = (self.from, self.to) else {
