@@ -1146,6 +1146,7 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
     let mut seen = _mm512_setzero_si512();
     let form = Regs8::form(k);
+    let regs = RegsSr8::of(k, fast, sub_shift, mp);
     // As in `det8_avx512`: the steps without calls, up to the first with
     // lanes that need more.
     steps_then_elements(
@@ -1153,17 +1154,17 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
             match form {
-                2 => sr8_steps::<2, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
-                1 => sr8_steps::<1, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
-                _ => sr8_steps::<0, W>(k, fast, sub_shift, mp, src, rnd, d, i, body, &mut seen),
+                2 => sr8_steps::<2, W>(&regs, src, rnd, d, i, body, &mut seen),
+                1 => sr8_steps::<1, W>(&regs, src, rnd, d, i, body, &mut seen),
+                _ => sr8_steps::<0, W>(&regs, src, rnd, d, i, body, &mut seen),
             }
         },
         // SAFETY: a step within `body`.
         |i, _| unsafe {
             let rest = if k.zero_sign {
-                sr8_exact_step::<1, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+                sr8_exact_step::<1, W>(&regs, src, rnd, d, i)
             } else {
-                sr8_exact_step::<0, W>(k, fast, sub_shift, mp, src, rnd, d, i)
+                sr8_exact_step::<0, W>(&regs, src, rnd, d, i)
             };
             if rest != 0 {
                 redo_lanes(i, rest, src, rnd, d, &element)
@@ -1314,12 +1315,8 @@ impl RegsSr8 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
-#[allow(clippy::too_many_arguments)]
 unsafe fn sr8_steps<const FORM: u8, W: Word>(
-    k: &Params8,
-    fast: bool,
-    sub_shift: u32,
-    mp: &kernels::ModeParams,
+    regs: &RegsSr8,
     src: &[f32],
     rnd: &[W],
     d: *mut u8,
@@ -1327,18 +1324,11 @@ unsafe fn sr8_steps<const FORM: u8, W: Word>(
     body: usize,
     seen: &mut __m512i,
 ) -> (usize, u32) {
-    let regs = RegsSr8::of(k, fast, sub_shift, mp);
-    let (s, r) = (src.as_ptr(), rnd.as_ptr());
+    let regs = *regs;
     let mut all = *seen;
     while i < body {
-        // SAFETY: i + 16 <= body for the three slices; unaligned loads and
-        // store.
-        let (u, rv) = unsafe {
-            (
-                _mm512_loadu_si512(s.add(i) as *const _),
-                W::load16(r.add(i)),
-            )
-        };
+        // SAFETY: i + 16 <= body for the three slices.
+        let (u, rv) = unsafe { sr8_load(src, rnd, i) };
         all = _mm512_or_si512(all, rv);
         let (mag, neg, rare) = regs.vec::<false>(u, rv);
         // SAFETY: i + 16 <= body.
@@ -1353,6 +1343,25 @@ unsafe fn sr8_steps<const FORM: u8, W: Word>(
     (body, 0)
 }
 
+/// The inputs and the random numbers of the 16-lane step at element `i`
+/// (unaligned loads).
+///
+/// # Safety
+///
+/// `i + 16 ≤ src.len(), rnd.len()`; the CPU supports AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+#[inline]
+unsafe fn sr8_load<W: Word>(src: &[f32], rnd: &[W], i: usize) -> (__m512i, __m512i) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        (
+            _mm512_loadu_si512(src.as_ptr().add(i) as *const _),
+            W::load16(rnd.as_ptr().add(i)),
+        )
+    }
+}
+
 /// One step of [`sr8_avx512`] at element `i`, converted with the fraction
 /// of values more than 32 bits below the quantum ([`RegsSr8::vec`]); the
 /// mask of the lanes it leaves to the element conversion (infinities,
@@ -1365,25 +1374,15 @@ unsafe fn sr8_steps<const FORM: u8, W: Word>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn sr8_exact_step<const FORM: u8, W: Word>(
-    k: &Params8,
-    fast: bool,
-    sub_shift: u32,
-    mp: &kernels::ModeParams,
+    regs: &RegsSr8,
     src: &[f32],
     rnd: &[W],
     d: *mut u8,
     i: usize,
 ) -> u32 {
-    let regs = RegsSr8::of(k, fast, sub_shift, mp);
     // SAFETY: the caller's guarantee.
-    let (u, rv) = unsafe {
-        (
-            _mm512_loadu_si512(src.as_ptr().add(i) as *const _),
-            W::load16(rnd.as_ptr().add(i)),
-        )
-    };
+    let (u, rv) = unsafe { sr8_load(src, rnd, i) };
     let (mag, neg, rare) = regs.vec::<true>(u, rv);
     // SAFETY: the caller's guarantee.
     unsafe { regs.c.store_as::<FORM>(mag, neg, d.add(i)) };
