@@ -333,16 +333,7 @@ impl Job<'_> {
                 let first = offset.wrapping_add(start as u64);
                 let out = &mut buf[..n];
                 let path = self.path;
-                // SAFETY: the kernels of `path`, which was confirmed available
-                // before the conversion started (Philox4x32-10 by hand on
-                // the vector paths, see `hw`).
-                let words = |j: u64, cut, out: &mut [u32]| match path {
-                    #[cfg(target_arch = "x86_64")]
-                    Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, j, cut, out) },
-                    #[cfg(target_arch = "x86_64")]
-                    Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, j, cut, out) },
-                    _ => crate::round::fill_words(seed, j, cut, out),
-                };
+                let words = |j: u64, cut, out: &mut [u32]| self.seed_words(seed, j, cut, out);
                 let halves = |ws: &[u32], bits: u32, out: &mut [u32]| match path {
                     #[cfg(target_arch = "x86_64")]
                     Path::Avx512 | Path::Avx2 => unsafe { hw::halves_avx2(ws, bits, out) },
@@ -351,6 +342,21 @@ impl Job<'_> {
                 crate::round::fill_seeded_with(first, sr_bits, out, words, halves);
                 &buf[..n]
             }
+        }
+    }
+
+    /// Words `j`, `j + 1`, … of `seed`'s stream, cut by `cut`, into `out`
+    /// by the path's generator (Philox4x32-10 by hand on the vector paths,
+    /// see `hw`).
+    fn seed_words(&self, seed: u64, j: u64, cut: crate::round::Cut, out: &mut [u32]) {
+        // SAFETY: the kernels of the path, which was confirmed available
+        // before the conversion started.
+        match self.path {
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => unsafe { hw::philox_fill_avx512(seed, j, cut, out) },
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => unsafe { hw::philox_fill_avx2(seed, j, cut, out) },
+            _ => crate::round::fill_words(seed, j, cut, out),
         }
     }
 
@@ -387,15 +393,7 @@ impl Job<'_> {
                 let cut = crate::round::Cut::Halves(sr_bits);
                 let (before, after) = buf[..nw].split_at_mut(room);
                 for (at, w) in [(j, before), (0, after)] {
-                    // SAFETY: the kernels of the path, which was confirmed
-                    // available before the conversion started.
-                    unsafe {
-                        if self.path == Path::Avx512 {
-                            hw::philox_fill_avx512(seed, at, cut, w)
-                        } else {
-                            hw::philox_fill_avx2(seed, at, cut, w)
-                        }
-                    }
+                    self.seed_words(seed, at, cut, w);
                 }
                 let out = &bytemuck::cast_slice::<u32, u16>(&buf[..nw])[odd..odd + n];
                 Some((out, false))
