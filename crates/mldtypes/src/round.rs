@@ -860,16 +860,15 @@ pub(crate) fn fill_seeded_with(
 /// each word of `ws` in turn into `out` (twice as long), as [`halves`]
 /// does.
 #[inline(always)]
-pub(crate) fn fill_halves_with<T: From<u16>>(
+pub(crate) fn fill_halves_with(
     first: u64,
     sr_bits: u32,
-    dst: &mut [T],
+    dst: &mut [u32],
     mut words: impl FnMut(u64, Cut, &mut [u32]),
-    halves: impl Fn(&[u32], u32, &mut [T]),
+    halves: impl Fn(&[u32], u32, &mut [u32]),
 ) {
     const W: usize = 1024;
     let mut buf = [0u32; W];
-    let half = |w: u32, h: u32| T::from(half_bits(w, h, sr_bits) as u16);
     let mut i = 0;
     while i < dst.len() {
         let e = first.wrapping_add(i as u64);
@@ -885,13 +884,13 @@ pub(crate) fn fill_halves_with<T: From<u16>>(
         let out = &mut dst[i..i + n];
         let (head, body) = out.split_at_mut(odd.min(n));
         if let [first_one] = head {
-            *first_one = half(buf[0], 1);
+            *first_one = half_bits(buf[0], 1, sr_bits);
         }
         let ws = &buf[odd..nw];
         let pairs = body.len() / 2;
         halves(&ws[..pairs], sr_bits, &mut body[..2 * pairs]);
         if body.len() % 2 == 1 {
-            body[2 * pairs] = half(ws[pairs], 0);
+            body[2 * pairs] = half_bits(ws[pairs], 0, sr_bits);
         }
         i += n;
     }
@@ -901,11 +900,10 @@ pub(crate) fn fill_halves_with<T: From<u16>>(
 /// half first), each cut to its top `sr_bits` bits (1 to 16), into `out`
 /// (twice as long as `words`).
 #[inline(always)]
-pub(crate) fn halves<T: From<u16>>(words: &[u32], sr_bits: u32, out: &mut [T]) {
-    let drop = 16 - sr_bits;
+pub(crate) fn halves(words: &[u32], sr_bits: u32, out: &mut [u32]) {
     for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
-        pair[0] = T::from(w as u16 >> drop);
-        pair[1] = T::from((w >> 16) as u16 >> drop);
+        pair[0] = half_bits(w, 0, sr_bits);
+        pair[1] = half_bits(w, 1, sr_bits);
     }
 }
 
