@@ -345,10 +345,11 @@ fn every_small_p3109_member_and_width() {
 }
 
 /// Rounds `x` into every one-byte target that `keep` selects, under every
-/// deterministic mode and every stochastic one with 3, 13 and 31 explicit
-/// bits and from `seed`, saturating and not, with each AVX2 form forced
-/// (tables, integer kernels), on every path against the scalar path;
-/// returns the number of compared elements.
+/// deterministic mode and every stochastic one with 3, 13, 19 (float8_e4m3fn
+/// drops 20 bits of a normal value: the last width of AVX2's FPU forms) and
+/// 31 explicit bits and from `seed`, saturating and not, with each AVX2
+/// form forced (tables, FPU and integer arithmetic), on every path against
+/// the scalar path; returns the number of compared elements.
 fn check_one_byte_targets(
     x: &[f32],
     seed: u64,
@@ -356,7 +357,7 @@ fn check_one_byte_targets(
     rng: &mut Rng,
 ) -> usize {
     let src = bytes32(x);
-    let widths = [3, 13, 31];
+    let widths = [3, 13, 19, 31];
     let bits: Vec<Vec<u32>> = widths.iter().map(|&w| numbers(x.len(), w, rng)).collect();
     let mut roundings = roundings(&bits, &widths);
     for m in RoundMode::ALL.into_iter().filter(|m| m.is_stochastic()) {
@@ -368,14 +369,17 @@ fn check_one_byte_targets(
         .into_iter()
         .filter(|t| t.itemsize() == 1 && keep(t))
     {
-        for tables in [true, false] {
+        // The tables, the FPU forms of the arithmetic, its integer forms.
+        for (tables, fpu) in [(true, true), (false, true), (false, false)] {
             cast::set_gather_tables(Some(tables));
+            cast::set_fpu_forms(fpu);
             for r in &roundings {
                 n += check(&src, DType::Float32, to, r, &paths);
             }
         }
     }
     cast::set_gather_tables(None);
+    cast::set_fpu_forms(true);
     n
 }
 

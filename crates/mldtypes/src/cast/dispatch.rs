@@ -248,3 +248,49 @@ pub fn set_gather_tables(tables: Option<bool>) {
     };
     GATHER_TABLES.store(v, Ordering::Relaxed);
 }
+
+/// Whether the FPU forms are allowed (see [`set_fpu_forms`]).
+static FPU_FORMS: AtomicU8 = AtomicU8::new(1);
+
+/// Whether the AVX2 rounding kernels from float32 into one-byte signed
+/// formats may take their FPU forms, which convert subnormal targets (and,
+/// under the stochastic modes with fewer random bits than a normal target
+/// drops, everything) with the FPU's float → integer conversions: they run
+/// where the calling thread's MXCSR rounds to nearest with DAZ clear (the
+/// default environment); elsewhere, or after `set_fpu_forms(false)`
+/// (process-wide), the integer forms run. Both give the scalar path's bits.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast;
+/// cast::set_fpu_forms(false);
+/// assert!(!cast::fpu_forms());
+/// cast::set_fpu_forms(true);
+/// ```
+pub fn fpu_forms() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        FPU_FORMS.load(Ordering::Relaxed) != 0 && super::hw::fpu_rounds_to_nearest()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Allows (`true`, the default) or forbids the FPU forms of [`fpu_forms`]
+/// for every later conversion (process-wide). For tests and benchmarks of
+/// both forms.
+///
+/// # Examples
+///
+/// ```
+/// use mldtypes::cast;
+/// cast::set_fpu_forms(false);
+/// assert!(!cast::fpu_forms());
+/// cast::set_fpu_forms(true);
+/// ```
+pub fn set_fpu_forms(allowed: bool) {
+    FPU_FORMS.store(allowed as u8, Ordering::Relaxed);
+}

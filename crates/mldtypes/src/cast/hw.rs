@@ -34,7 +34,10 @@
 //! - on AVX-512, float32 → one-byte codes of the signed formats under
 //!   every mode in 16 lanes without a table (`det8_avx512`,
 //!   `sr8_avx512`: subnormal targets rounded by an addition with the
-//!   mode's rounding embedded).
+//!   mode's rounding embedded); on AVX2 where gathers are slow, in 8 lanes
+//!   with the FPU's float → integer conversions where MXCSR is the
+//!   default's (`det8_cvt_avx2`, `sr8_fpu_avx2`), else in integer forms
+//!   (`det8_fpu_avx2`, `sr8_avx2`).
 //!
 //! NaN lanes are rare: each step checks its lanes for them at once and
 //! re-encodes the whole step element by element when there are any (the
@@ -857,7 +860,7 @@ impl Regs8 {
         unsafe { store_narrow8(d, code) };
     }
 
-    /// [`store`](Regs8::store) in the form `FORM` of [`Regs8::form`]: 2
+    /// [`store`](Regs8::store) in the form `FORM` of [`Params8::form`]: 2
     /// caps the magnitude at the overflow code and sets the sign (two
     /// instructions where the general form takes four), 1 and 0 are the
     /// general form with and without the sign on zeros.
@@ -878,18 +881,36 @@ impl Regs8 {
             _ => unsafe { self.store::<false>(mag, neg, d) },
         }
     }
+}
 
-    /// The form of [`Regs8::store_as`] for `k`: 2 where `−0` exists and a
-    /// magnitude above the largest gives the code of `over[0]` (the largest
-    /// or the next) signed, as under the stochastic modes into the formats
-    /// with a negative zero; else 1 or 0 by `k.zero_sign`.
-    fn form(k: &Params8) -> u8 {
-        let [pos, neg] = k.over;
-        if k.zero_sign && neg == pos | k.sign && (k.max_code..=k.max_code + 1).contains(&pos) {
+#[cfg(target_arch = "x86_64")]
+impl Params8 {
+    /// The form of [`Regs8::store_as`] for these parameters: 2 where `−0`
+    /// exists and a magnitude above the largest gives the code of
+    /// `over[0]` (the largest or the next) signed, as under the stochastic
+    /// modes into the formats with a negative zero; else 1 or 0 by
+    /// `zero_sign`.
+    pub(crate) fn form(&self) -> u8 {
+        if self.zero_sign && self.caps().is_some_and(|[p, n]| p == n) {
             2
         } else {
-            k.zero_sign as u8
+            self.zero_sign as u8
         }
+    }
+
+    /// The magnitudes at which a positive and a negative value's code is
+    /// capped, where `−0` exists and each sign's overflow code is the
+    /// largest magnitude or the next with that sign (then every code is
+    /// the magnitude capped there, signed); None otherwise.
+    pub(crate) fn caps(&self) -> Option<[u32; 2]> {
+        let [pos, neg] = self.over;
+        let near = |m: u32| (self.max_code..=self.max_code + 1).contains(&m);
+        let caps = [pos, neg & !self.sign];
+        (self.zero_sign
+            && neg & self.sign != 0
+            && pos & self.sign == 0
+            && caps.iter().all(|&m| near(m)))
+        .then_some(caps)
     }
 }
 
@@ -1145,7 +1166,7 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     let n = src.len().min(dst.len()).min(rnd.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
     let mut seen = _mm512_setzero_si512();
-    let form = Regs8::form(k);
+    let form = k.form();
     let regs = RegsSr8::of(k, fast, sub_shift, mp);
     // As in `det8_avx512`: the steps without calls, up to the first with
     // lanes that need more.
@@ -1466,6 +1487,8 @@ struct Regs8Avx2 {
     over: [__m256i; 2],
     m: __m128i,
     zero_sign: bool,
+    /// [`Params8::caps`] (zero where there are none).
+    caps: [__m256i; 2],
     /// All ones where a stochastic mode's random numbers fill 31 bits or
     /// more: the exact form of [`split8_avx2`] then leaves the values more
     /// than 32 bits below the quantum to the element conversion.
@@ -1491,6 +1514,7 @@ impl Regs8Avx2 {
             over: k.over.map(splat),
             m: _mm_cvtsi32_si128(23 - k.s as i32),
             zero_sign: k.zero_sign,
+            caps: k.caps().unwrap_or_default().map(splat),
             wide: _mm256_setzero_si256(),
         }
     }
@@ -1509,6 +1533,20 @@ impl Regs8Avx2 {
         let code = _mm256_or_si256(mag, _mm256_and_si256(signed, self.sign));
         let over = _mm256_blendv_epi8(self.over[0], self.over[1], neg);
         _mm256_blendv_epi8(code, over, _mm256_cmpgt_epi32(mag, self.max))
+    }
+
+    /// [`code`](Regs8Avx2::code), or with `CAP` (where [`Params8::caps`]
+    /// gives caps) the magnitude capped by its sign and signed: four
+    /// instructions where the general form takes five or six.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn code_as<const CAP: bool>(&self, mag: __m256i, neg: __m256i) -> __m256i {
+        if CAP {
+            let cap = _mm256_blendv_epi8(self.caps[0], self.caps[1], neg);
+            _mm256_or_si256(_mm256_min_epu32(mag, cap), _mm256_and_si256(neg, self.sign))
+        } else {
+            self.code(mag, neg)
+        }
     }
 }
 
@@ -1533,18 +1571,177 @@ unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
     unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
 }
 
-/// The lanes of four vectors of lane masks (all ones or zero) as one
-/// 32-bit mask, lane `8 j + l` at bit `8 j + l`; None when no lane is set.
+/// One 32-lane step of the one-byte AVX2 kernels at `d`: `lanes(j)` gives
+/// the codes (below 256, in 32-bit lanes) of the eight lanes from `8 j` and
+/// the mask of those a kernel leaves to others (all ones or zero per
+/// lane); the codes are packed as they come (two vectors live rather than
+/// eight, so that the kernels' constants stay in registers) and stored as
+/// 32 bytes in lane order. Returns the lanes left (bit `8 j + l`).
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `d` addresses 32 writable bytes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn lanes32(m: [__m256i; 4]) -> Option<u32> {
-    let any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
-    if _mm256_testz_si256(any, any) != 0 {
-        return None;
+unsafe fn step32_avx2(d: *mut u8, mut lanes: impl FnMut(usize) -> (__m256i, __m256i)) -> u32 {
+    let bits = |m: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32;
+    let mut pair = |j: usize| {
+        let (c0, r0) = lanes(j);
+        let (c1, r1) = lanes(j + 1);
+        (_mm256_packus_epi32(c0, c1), bits(r0) | bits(r1) << 8)
+    };
+    let (p01, m01) = pair(0);
+    let (p23, m23) = pair(2);
+    // As in `store_codes8_avx2`: the permute puts the packs' dwords in order.
+    let b = _mm256_packus_epi16(p01, p23);
+    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
+    m01 | m23 << 16
+}
+
+/// float32 → one-byte codes of a signed format under a deterministic mode
+/// (`MODE` as in [`det8_avx512`]) in 32-lane AVX2 steps, [`det8_fpu_avx2`]
+/// where MXCSR rounds to nearest with DAZ clear ([`fpu_rounds_to_nearest`]):
+/// normal targets as there (the mode's increment, then the cut); a
+/// subnormal target's magnitude scaled by `2^−qe` (quantum `2^qe`; exact,
+/// below `2^m`) is converted to its code by the FPU: rounded to nearest
+/// even, truncated toward zero, truncated after `1/2 − 2^−25` is added
+/// (ties away from zero, exact: see the code), or truncated after its
+/// ceiling is taken on the lanes whose magnitude rounds up. `CAP` as in
+/// [`sr8_fpu_avx2`]. Lanes holding an infinity or a NaN, and the rest of
+/// the slice, go through `element` (checked against the scalar path in
+/// `tests/round_paths.rs`).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn det8_cvt_avx2<const MODE: u8, const CAP: bool>(
+    k: &Params8,
+    src: &[f32],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &mut [u8]),
+) {
+    let c = Regs8Avx2::of(k);
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let h = 1u32 << (k.s - 1);
+    // The subnormal quantum's exponent: the magic addend is 2^(qe + 23).
+    let qe = (k.magic >> 23) as i32 - 150;
+    let f = CvtAvx2 {
+        inc: splat(match MODE {
+            0 => h - 1,
+            1 => h,
+            _ => 2 * h - 1,
+        }),
+        parity: splat(k.parity),
+        rebias: splat(k.rebias),
+        sub: splat(k.sub),
+        scale: _mm256_castsi256_ps(splat(((127 - qe) as u32) << 23)),
+    };
+    let n = src.len().min(dst.len());
+    let body = n - n % 32;
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= n; unaligned loads.
+        let mask = unsafe {
+            step32_avx2(dst.as_mut_ptr().add(i), |j| {
+                let u = _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i);
+                det8_cvt_vec_avx2::<MODE, CAP>(&c, &f, u)
+            })
+        };
+        if mask != 0 {
+            let out = dst.as_mut_ptr();
+            // SAFETY: the step's 32 bytes.
+            unsafe { redo_lanes::<u32>(i, mask, src, &[], out, |x, _, o| element(x, o)) };
+        }
+        i += 32;
     }
-    let bits = m.map(|v| _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32 & 0xff);
-    Some(bits[0] | bits[1] << 8 | bits[2] << 16 | bits[3] << 24)
+    if body < n {
+        element(&src[body..n], &mut dst[body..n]);
+    }
+}
+
+/// The constants of [`det8_cvt_avx2`] beyond [`Regs8Avx2`]'s: the normal
+/// targets' increment (as in [`FpuAvx2`]), the parity flip, the rebias,
+/// the smallest normal target and the subnormal targets' scale `2^−qe`.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct CvtAvx2 {
+    inc: __m256i,
+    parity: __m256i,
+    rebias: __m256i,
+    sub: __m256i,
+    scale: __m256,
+}
+
+/// The increment of a normal target's magnitude `a` under the
+/// deterministic mode `MODE` (see [`det8_fpu_avx2`]), `neg` all ones on
+/// negative lanes, added before the dropped bits are cut.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn det8_up_avx2<const MODE: u8>(
+    c: &Regs8Avx2,
+    inc: __m256i,
+    parity: __m256i,
+    a: __m256i,
+    neg: __m256i,
+) -> __m256i {
+    match MODE {
+        0 => {
+            // Ties to even: the kept bits' parity (`parity` flips it for
+            // formats without significand bits) added as well.
+            let kept = _mm256_xor_si256(_mm256_srlv_epi32(a, c.s), parity);
+            let lsb = _mm256_and_si256(kept, _mm256_set1_epi32(1));
+            _mm256_add_epi32(_mm256_add_epi32(a, inc), lsb)
+        }
+        1 => _mm256_add_epi32(a, inc),
+        2 => a,
+        3 => _mm256_add_epi32(a, _mm256_and_si256(neg, inc)),
+        _ => _mm256_add_epi32(a, _mm256_andnot_si256(neg, inc)),
+    }
+}
+
+/// The codes of eight lanes of [`det8_cvt_avx2`], and its rare lanes
+/// (infinities and NaN).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn det8_cvt_vec_avx2<const MODE: u8, const CAP: bool>(
+    c: &Regs8Avx2,
+    f: &CvtAvx2,
+    u: __m256i,
+) -> (__m256i, __m256i) {
+    let a = _mm256_and_si256(u, c.abs);
+    let neg = _mm256_srai_epi32::<31>(u);
+    let up = det8_up_avx2::<MODE>(c, f.inc, f.parity, a, neg);
+    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.rebias);
+    // The magnitude (the smallest normal's in the other lanes, so that no
+    // conversion is invalid) in quanta.
+    let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.sub)), f.scale);
+    const CEIL: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+    let sign = _mm256_castsi256_ps(u);
+    let cs = if MODE == 0 {
+        _mm256_cvtps_epi32(x)
+    } else {
+        _mm256_cvttps_epi32(match MODE {
+            // Ties away: ⌊x + 1/2⌋ as ⌊fl(x + c)⌋, `c` = 1/2 − 2^−25 the
+            // float below 1/2, exact for x below 2^23: a tie lands on the
+            // integer above (at 1, by ties to even), and a sum below an
+            // integer stays below it (it lies at least an ulp of `x` plus
+            // 2^−25 under it, more than half an ulp of the sum).
+            1 => _mm256_add_ps(x, _mm256_set1_ps(f32::from_bits(0x3eff_ffff))),
+            2 => x,
+            // Directed: the magnitude up (a ceiling) on the lanes of one sign.
+            3 => _mm256_blendv_ps(x, _mm256_round_ps::<CEIL>(x), sign),
+            _ => _mm256_blendv_ps(_mm256_round_ps::<CEIL>(x), x, sign),
+        })
+    };
+    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
+    (c.code_as::<CAP>(mag, neg), _mm256_cmpgt_epi32(a, c.finite))
 }
 
 /// float32 → one-byte codes of a signed format under a deterministic mode
@@ -1561,9 +1758,10 @@ fn lanes32(m: [__m256i; 4]) -> Option<u32> {
 /// flushing subnormal inputs still gives the right code. Steps holding an
 /// infinity or a NaN, and the rest of the slice, go through `element`
 /// (checked against the scalar path in `tests/round_paths.rs`). Where
-/// gathers are slow (AMD) this replaces the table of [`table_enc32_avx2`]
-/// (an integer form of [`sr8_avx2`]'s kind took a quarter more
-/// instructions and time).
+/// gathers are slow (AMD) and MXCSR is not as [`det8_cvt_avx2`] needs
+/// (flush-to-zero of inputs, another rounding), this replaces the table of
+/// [`table_enc32_avx2`] (an integer form of [`sr8_avx2`]'s kind took a
+/// quarter more instructions and time).
 ///
 /// # Safety
 ///
@@ -1596,15 +1794,14 @@ pub(crate) unsafe fn det8_fpu_avx2<const MODE: u8>(
     let body = n - n % 32;
     let mut i = 0;
     while i < body {
-        let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
-        for j in 0..4 {
-            // SAFETY: i + 32 <= n; unaligned loads.
-            let u = unsafe { _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i) };
-            (codes[j], rare[j]) = det8_fpu_vec_avx2::<MODE>(&c, &f, u);
-        }
-        // SAFETY: i + 32 <= n.
-        unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
-        if let Some(mask) = lanes32(rare) {
+        // SAFETY: i + 32 <= n; unaligned loads.
+        let mask = unsafe {
+            step32_avx2(dst.as_mut_ptr().add(i), |j| {
+                let u = _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i);
+                det8_fpu_vec_avx2::<MODE>(&c, &f, u)
+            })
+        };
+        if mask != 0 {
             let out = dst.as_mut_ptr();
             // SAFETY: the step's 32 bytes.
             unsafe { redo_lanes::<u32>(i, mask, src, &[], out, |x, _, o| element(x, o)) };
@@ -1640,19 +1837,7 @@ fn det8_fpu_vec_avx2<const MODE: u8>(c: &Regs8Avx2, f: &FpuAvx2, u: __m256i) -> 
     let a = _mm256_and_si256(u, c.abs);
     let neg = _mm256_srai_epi32::<31>(u);
     // Normal targets: the increment, then the cut.
-    let up = match MODE {
-        0 => {
-            // Ties to even: the kept bits' parity (`parity` flips it for
-            // formats without significand bits) added as well.
-            let kept = _mm256_xor_si256(_mm256_srlv_epi32(a, c.s), f.parity);
-            let lsb = _mm256_and_si256(kept, _mm256_set1_epi32(1));
-            _mm256_add_epi32(_mm256_add_epi32(a, f.inc), lsb)
-        }
-        1 => _mm256_add_epi32(a, f.inc),
-        2 => a,
-        3 => _mm256_add_epi32(a, _mm256_and_si256(neg, f.inc)),
-        _ => _mm256_add_epi32(a, _mm256_andnot_si256(neg, f.inc)),
-    };
+    let up = det8_up_avx2::<MODE>(c, f.inc, f.parity, a, neg);
     let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.rebias);
     // Subnormal targets: to nearest even by the FPU, then corrected.
     let (af, m) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(f.magic));
@@ -1691,7 +1876,9 @@ fn det8_fpu_vec_avx2<const MODE: u8>(c: &Regs8Avx2, f: &FpuAvx2, u: __m256i) -> 
 /// [`split8_avx2`]'s code toward zero and fraction, `enc32_sr`'s bits
 /// (checked against the scalar path in `tests/round_paths.rs`); rare steps
 /// and the rest go through `element`. Where gathers are slow (AMD) this
-/// replaces the table of [`sr_table_avx2`].
+/// replaces the table of [`sr_table_avx2`] when [`sr8_fpu_avx2`] does not
+/// apply (as many random bits as a normal target drops or more, or MXCSR
+/// not as it needs).
 ///
 /// # Safety
 ///
@@ -1727,23 +1914,17 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
     let body = n - n % 32;
     let mut i = 0;
     while i < body {
-        let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
-        for j in 0..4 {
-            // SAFETY: i + 32 <= n for the three slices; unaligned loads.
-            let (u, rv) = unsafe {
-                (
-                    _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i),
-                    W::load8(rnd.as_ptr().add(i + 8 * j)),
-                )
-            };
-            (codes[j], rare[j]) = sr8_vec_avx2::<false>(&c, &sr, u, rv);
-        }
-        // SAFETY: i + 32 <= n.
-        unsafe { store_codes8_avx2(dst.as_mut_ptr().add(i), codes) };
-        if lanes32(rare).is_some() {
+        // SAFETY: i + 32 <= n for the three slices; unaligned loads.
+        let rare = unsafe {
+            step32_avx2(dst.as_mut_ptr().add(i), |j| {
+                let (u, rv) = sr8_load_avx2(src, rnd, i + 8 * j);
+                sr8_vec_avx2::<false>(&c, &sr, u, rv)
+            })
+        };
+        if rare != 0 {
             // SAFETY: the step lies within the three slices.
-            let rest = unsafe { sr8_exact_step_avx2(&c, &sr, src, rnd, dst.as_mut_ptr(), i) };
-            if let Some(mask) = rest {
+            let mask = unsafe { sr8_exact_step_avx2(&c, &sr, src, rnd, dst.as_mut_ptr(), i) };
+            if mask != 0 {
                 // SAFETY: the step's 32 bytes.
                 unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
             }
@@ -1759,7 +1940,7 @@ pub(crate) unsafe fn sr8_avx2<W: Word>(
 /// of values more than 32 bits below the quantum (float32 subnormals among
 /// them; the exact form of [`split8_avx2`]): the mask of the lanes it
 /// leaves to the element conversion (infinities, NaN; with 31 random bits,
-/// those values).
+/// those values), 0 for none.
 ///
 /// # Safety
 ///
@@ -1775,21 +1956,33 @@ unsafe fn sr8_exact_step_avx2<W: Word>(
     rnd: &[W],
     d: *mut u8,
     i: usize,
-) -> Option<u32> {
-    let (mut codes, mut rare) = ([_mm256_setzero_si256(); 4], [_mm256_setzero_si256(); 4]);
-    for j in 0..4 {
-        // SAFETY: the caller's guarantee; unaligned loads.
-        let (u, rv) = unsafe {
-            (
-                _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i),
-                W::load8(rnd.as_ptr().add(i + 8 * j)),
-            )
-        };
-        (codes[j], rare[j]) = sr8_vec_avx2::<true>(c, sr, u, rv);
-    }
+) -> u32 {
     // SAFETY: the caller's guarantee.
-    unsafe { store_codes8_avx2(d.add(i), codes) };
-    lanes32(rare)
+    unsafe {
+        step32_avx2(d.add(i), |j| {
+            let (u, rv) = sr8_load_avx2(src, rnd, i + 8 * j);
+            sr8_vec_avx2::<true>(c, sr, u, rv)
+        })
+    }
+}
+
+/// The inputs and the random numbers of the eight lanes at element `i`
+/// (unaligned loads).
+///
+/// # Safety
+///
+/// `i + 8 ≤ src.len(), rnd.len()`; the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sr8_load_avx2<W: Word>(src: &[f32], rnd: &[W], i: usize) -> (__m256i, __m256i) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        (
+            _mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i),
+            W::load8(rnd.as_ptr().add(i)),
+        )
+    }
 }
 
 /// The stochastic modes' parameters of [`sr8_avx2`] in registers: `!A`
@@ -1825,6 +2018,189 @@ fn sr8_vec_avx2<const EXACT: bool>(
     // f > not_t, unsigned: both with the sign flipped, signed.
     let up = _mm256_cmpgt_epi32(_mm256_xor_si256(f, top), _mm256_xor_si256(not_t, top));
     (c.code(_mm256_sub_epi32(down, up), neg), rare)
+}
+
+/// Whether this thread's MXCSR rounds to nearest even and reads subnormal
+/// inputs as they are (DAZ clear), as [`sr8_fpu_avx2`] needs: its
+/// conversions take the rounding from MXCSR, and a subnormal input read as
+/// zero would lose its random rounding. Code that changed MXCSR (an
+/// extension setting flush-to-zero, `fesetround`) gets the integer kernel.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn fpu_rounds_to_nearest() -> bool {
+    let mut csr = 0u32;
+    // SAFETY: `stmxcsr` stores the 32-bit MXCSR at the address given, a
+    // local of that size; every x86-64 CPU has it.
+    unsafe {
+        std::arch::asm!(
+            "stmxcsr [{}]",
+            in(reg) &mut csr as *mut u32,
+            options(nostack, preserves_flags)
+        )
+    };
+    // RC (bits 13–14) to nearest, DAZ (bit 6) clear.
+    csr & 0x6040 == 0
+}
+
+/// float32 → one-byte codes of a signed format under a stochastic mode with
+/// `n < s` random bits (`s` the bits a normal target drops) in 32-lane
+/// AVX2 steps, `enc32_sr`'s bits in two forms that need no variable
+/// fraction (checked against the scalar path in `tests/round_paths.rs`):
+/// - normal targets: the input's `s` low bits are the fraction; with
+///   `k = s − n`, `stochastic` / `stochastic_odd` round its `k` lowest bits
+///   off to nearest (ties to the even / odd `n`-bit fraction) and carry out
+///   when the random number is added: the increment
+///   `r · 2^k + 2^(k−1) − 1 + tie` added to the magnitude's bits before
+///   the `s` dropped ones are cut, as `astype`'s kernel adds its own;
+///   `stochastic_fast` / `stochastic_fastest` add `(2r + h) · 2^(k−1)`
+///   (`h` = 1 / 0: gfloat's half step);
+/// - subnormal targets (quantum `2^qe`): the magnitude scaled by `2^(n − qe)`
+///   is exact (below `2^(m + n)`), and the FPU's conversion to integer
+///   rounds it to the `n`-bit fraction as the mode does (to nearest even;
+///   a tie moved to the odd neighbour by the exact remainder), so the code
+///   is `(D + r) >> n`; the fast modes truncate at `n + 1` bits and take
+///   `(T + 2r + h) >> (n + 1)`. Values far below the quantum and float32
+///   subnormals need nothing more (the conversion sees all their bits).
+///
+/// MXCSR must round to nearest with DAZ clear ([`fpu_rounds_to_nearest`]).
+/// `FAM`: 0 `stochastic`, 1 `stochastic_odd`, 2 the fast modes; `CAP`:
+/// the codes are formed by [`Regs8Avx2::code_as`]. Lanes holding an
+/// infinity or a NaN, and the rest of the slice, go through `element`.
+/// Returns the OR of the random numbers it read (as [`sr8_avx512`]).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (checked by `cast::dispatch`); `mp` has fewer
+/// random bits than `k.s`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
+    k: &Params8,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &[W], &mut [u8]),
+) -> u32 {
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
+    let [n, _, _, half] = mp.stochastic32();
+    debug_assert!(n >= 1 && n < k.s);
+    let kk = k.s - n;
+    // The subnormal quantum's exponent: the magic addend is 2^(qe + 23).
+    let qe = (k.magic >> 23) as i32 - 150;
+    let fast = FAM == 2;
+    let bits = if fast { n + 1 } else { n };
+    let c = Regs8Avx2::of(k);
+    let f = SrFpuAvx2 {
+        rshift: splat(if fast { kk - 1 } else { kk }),
+        kbit: splat(kk),
+        inc: splat(match FAM {
+            0 => (1 << (kk - 1)) - 1,
+            1 => 1 << (kk - 1),
+            _ => 0,
+        }),
+        half: splat(half),
+        bits: splat(bits),
+        scale: _mm256_castsi256_ps(splat(((bits as i32 - qe + 127) as u32) << 23)),
+        sub: splat(k.sub),
+        rebias: splat(k.rebias),
+    };
+    let n_all = src.len().min(dst.len()).min(rnd.len());
+    let body = n_all - n_all % 32;
+    let mut seen = _mm256_setzero_si256();
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + 32 <= n_all for the three slices; unaligned loads.
+        let mask = unsafe {
+            step32_avx2(dst.as_mut_ptr().add(i), |j| {
+                let (u, rv) = sr8_load_avx2(src, rnd, i + 8 * j);
+                seen = _mm256_or_si256(seen, rv);
+                sr8_fpu_vec_avx2::<FAM, CAP>(&c, &f, u, rv)
+            })
+        };
+        if mask != 0 {
+            // SAFETY: the step's 32 bytes.
+            unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
+        }
+        i += 32;
+    }
+    if body < n_all {
+        element(&src[body..n_all], &rnd[body..n_all], &mut dst[body..n_all]);
+    }
+    let tail = rnd[body..n_all].iter().fold(0, |m, &v| m | v.into());
+    // SAFETY: eight 32-bit lanes.
+    let lanes: [u32; 8] = unsafe { std::mem::transmute(seen) };
+    lanes.iter().fold(tail, |m, &v| m | v)
+}
+
+/// The constants of [`sr8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the shift of
+/// a random number into a normal target's dropped bits (`k`, or `k − 1`
+/// for the fast modes' `2r + h`), the position `k` of the lowest bit of the
+/// `n`-bit fraction, the rest of the increment, gfloat's half step `h`
+/// (fast modes), the fraction's bits of subnormal targets (`n`, or `n + 1`)
+/// and their scale `2^(bits − qe)`, the smallest normal target and the
+/// rebias.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct SrFpuAvx2 {
+    rshift: __m256i,
+    kbit: __m256i,
+    inc: __m256i,
+    half: __m256i,
+    bits: __m256i,
+    scale: __m256,
+    sub: __m256i,
+    rebias: __m256i,
+}
+
+/// The codes of eight lanes of [`sr8_fpu_avx2`] from their random numbers
+/// `rv`, and its rare lanes (infinities and NaN).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sr8_fpu_vec_avx2<const FAM: u8, const CAP: bool>(
+    c: &Regs8Avx2,
+    f: &SrFpuAvx2,
+    u: __m256i,
+    rv: __m256i,
+) -> (__m256i, __m256i) {
+    let a = _mm256_and_si256(u, c.abs);
+    // Normal targets: the increment, then the cut.
+    let (w, r2) = if FAM == 2 {
+        let r2 = _mm256_add_epi32(_mm256_slli_epi32::<1>(rv), f.half);
+        (_mm256_add_epi32(a, _mm256_sllv_epi32(r2, f.rshift)), r2)
+    } else {
+        let tie = _mm256_and_si256(_mm256_srlv_epi32(a, f.kbit), _mm256_set1_epi32(1));
+        let inc = _mm256_add_epi32(_mm256_sllv_epi32(rv, f.rshift), f.inc);
+        let w = _mm256_add_epi32(a, inc);
+        // `inc` holds 2^(k−1) for ties to odd: an odd fraction takes one off.
+        let w = if FAM == 0 {
+            _mm256_add_epi32(w, tie)
+        } else {
+            _mm256_sub_epi32(w, tie)
+        };
+        (w, rv)
+    };
+    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(w, c.s), f.rebias);
+    // Subnormal targets: the magnitude (the smallest normal's in the other
+    // lanes, so that no conversion is invalid) scaled, then converted.
+    let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.sub)), f.scale);
+    let d = if FAM == 2 {
+        _mm256_cvttps_epi32(x)
+    } else {
+        let d = _mm256_cvtps_epi32(x);
+        if FAM == 1 {
+            // A tie (remainder ±1/2) moves to the other neighbour: the
+            // remainder doubled truncates to ±1 there and to 0 elsewhere.
+            let rem = _mm256_sub_ps(x, _mm256_cvtepi32_ps(d));
+            _mm256_add_epi32(d, _mm256_cvttps_epi32(_mm256_add_ps(rem, rem)))
+        } else {
+            d
+        }
+    };
+    let cs = _mm256_srlv_epi32(_mm256_add_epi32(d, r2), f.bits);
+    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
+    let neg = _mm256_srai_epi32::<31>(u);
+    (c.code_as::<CAP>(mag, neg), _mm256_cmpgt_epi32(a, c.finite))
 }
 
 /// One element of [`sr_table_avx2`] by `kernels::enc32_sr` (out of line:
@@ -2016,7 +2392,8 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, cut: Cut, dst: &m
 /// [`philox_fill_avx512`] on AVX2: four generator calls per register, the
 /// high halves of the products brought down by shifts (the shuffle port
 /// stays free for the final interleave), the three-way XORs as two with
-/// the key's one off the multiplier's path; three groups in flight.
+/// the key's one off the multiplier's path; two groups in flight (three
+/// need more than AVX2's 16 registers and spilled: 13 % slower on Zen 4).
 ///
 /// # Safety
 ///
@@ -2025,7 +2402,7 @@ pub(crate) unsafe fn philox_fill_avx512(seed: u64, first: u64, cut: Cut, dst: &m
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn philox_fill_avx2(seed: u64, first: u64, cut: Cut, dst: &mut [u32]) {
     const CALLS: usize = 4; // per register
-    const GROUPS: usize = 3;
+    const GROUPS: usize = 2;
     const STEP: usize = 4 * CALLS * GROUPS; // numbers per iteration
     let (m0, m1, w0, w1) = PHILOX_M;
     let head = (first.wrapping_neg() % 4) as usize;

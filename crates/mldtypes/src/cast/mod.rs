@@ -79,7 +79,8 @@ pub mod slice;
 
 pub use codec::{CodeWord, Codec, Strategy};
 pub use dispatch::{
-    available_paths, cpu_is_intel, gather_tables, path, set_gather_tables, set_path, Path,
+    available_paths, cpu_is_intel, fpu_forms, gather_tables, path, set_fpu_forms,
+    set_gather_tables, set_path, Path,
 };
 
 use crate::dtype::DType;

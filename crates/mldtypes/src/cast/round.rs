@@ -447,7 +447,7 @@ impl Job<'_> {
         if let Source::F32 = self.from {
             let sr_table = match self.table {
                 Some(t @ Table::Sr(_)) => Some(t),
-                Some(t @ Table::Sr8(_)) if self.path != Path::Avx2 => Some(t),
+                Some(t @ Table::Sr8(k)) if self.path != Path::Avx2 || self.sr8_fpu(&k) => Some(t),
                 _ => None,
             };
             let bf16 = match self.to {
@@ -608,9 +608,25 @@ impl Job<'_> {
                     _ => 4,
                 };
                 let avx512 = self.path == Path::Avx512;
+                let cvt = !avx512 && super::fpu_forms();
+                let cap = k.caps().is_some();
                 streamed::<_, u32, _>(x, &[], dst, |x, _, d| unsafe {
                     // SAFETY: `table_for` gives these parameters on the
                     // AVX-512 and AVX2 paths only.
+                    if cvt {
+                        return match (cap, mode) {
+                            (true, 0) => hw::det8_cvt_avx2::<0, true>(&k, x, d, element),
+                            (true, 1) => hw::det8_cvt_avx2::<1, true>(&k, x, d, element),
+                            (true, 2) => hw::det8_cvt_avx2::<2, true>(&k, x, d, element),
+                            (true, 3) => hw::det8_cvt_avx2::<3, true>(&k, x, d, element),
+                            (true, _) => hw::det8_cvt_avx2::<4, true>(&k, x, d, element),
+                            (false, 0) => hw::det8_cvt_avx2::<0, false>(&k, x, d, element),
+                            (false, 1) => hw::det8_cvt_avx2::<1, false>(&k, x, d, element),
+                            (false, 2) => hw::det8_cvt_avx2::<2, false>(&k, x, d, element),
+                            (false, 3) => hw::det8_cvt_avx2::<3, false>(&k, x, d, element),
+                            (false, _) => hw::det8_cvt_avx2::<4, false>(&k, x, d, element),
+                        };
+                    }
                     match (avx512, mode) {
                         (true, 0) => hw::det8_avx512::<0>(&k, x, d, element),
                         (true, 1) => hw::det8_avx512::<1>(&k, x, d, element),
@@ -666,22 +682,52 @@ impl Job<'_> {
                 };
                 let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
                 let avx512 = self.path == Path::Avx512;
+                let fpu = !avx512 && self.sr8_fpu(&k);
+                let cap = k.caps().is_some();
                 let mut seen = 0;
                 // SAFETY: `table_for` gives these parameters on the AVX-512
-                // and AVX2 paths only.
+                // and AVX2 paths only; `sr8_fpu` checked the random bits.
                 streamed(x, rnd, dst, |x, r, d| unsafe {
                     if avx512 {
                         seen |= hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, &element)
+                    } else if fpu {
+                        seen |= match (self.mode, cap) {
+                            (RoundMode::Stochastic, true) => {
+                                hw::sr8_fpu_avx2::<W, 0, true>(&k, mp, x, r, d, &element)
+                            }
+                            (RoundMode::Stochastic, false) => {
+                                hw::sr8_fpu_avx2::<W, 0, false>(&k, mp, x, r, d, &element)
+                            }
+                            (RoundMode::StochasticOdd, true) => {
+                                hw::sr8_fpu_avx2::<W, 1, true>(&k, mp, x, r, d, &element)
+                            }
+                            (RoundMode::StochasticOdd, false) => {
+                                hw::sr8_fpu_avx2::<W, 1, false>(&k, mp, x, r, d, &element)
+                            }
+                            (_, true) => hw::sr8_fpu_avx2::<W, 2, true>(&k, mp, x, r, d, &element),
+                            (_, false) => {
+                                hw::sr8_fpu_avx2::<W, 2, false>(&k, mp, x, r, d, &element)
+                            }
+                        }
                     } else if W::WIDE {
                         hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element)
                     } else {
                         unreachable!("AVX2's integer kernel reads 32-bit numbers (see `chunk`)")
                     }
                 });
-                avx512.then_some(seen)
+                (avx512 || fpu).then_some(seen)
             }
             _ => unreachable!("a stochastic mode's kernel"),
         }
+    }
+
+    /// Whether AVX2's one-byte stochastic kernel for the parameters `k`
+    /// takes its FPU form ([`hw::sr8_fpu_avx2`], which reads 16-bit numbers
+    /// as they are): fewer random bits than a normal target drops, and
+    /// [`super::fpu_forms`].
+    #[cfg(target_arch = "x86_64")]
+    fn sr8_fpu(&self, k: &hw::Params8) -> bool {
+        self.family != Family::Det && self.sr_bits < k.s && super::fpu_forms()
     }
 
     /// The table for float32 → one-byte codes of [`codec::table_eligible`]
