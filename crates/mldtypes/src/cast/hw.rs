@@ -2093,9 +2093,10 @@ pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
     let f = SrFpuAvx2 {
         rshift: splat(if fast { kk - 1 } else { kk }),
         kbit: splat(kk),
+        // The rebias taken off here, so that the cut leaves the code.
         inc: splat(match FAM {
-            0 => (1 << (kk - 1)) - 1,
-            1 => 1 << (kk - 1),
+            0 => ((1u32 << (kk - 1)) - 1).wrapping_sub(k.rebias << k.s),
+            1 => (1u32 << (kk - 1)).wrapping_sub(k.rebias << k.s),
             _ => 0,
         }),
         half: splat(half),
@@ -2180,7 +2181,11 @@ fn sr8_fpu_vec_avx2<const FAM: u8, const CAP: bool>(
         };
         (w, rv)
     };
-    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(w, c.s), f.rebias);
+    let cn = if FAM == 2 {
+        _mm256_sub_epi32(_mm256_srlv_epi32(w, c.s), f.rebias)
+    } else {
+        _mm256_srlv_epi32(w, c.s)
+    };
     // Subnormal targets: the magnitude (the smallest normal's in the other
     // lanes, so that no conversion is invalid) scaled, then converted.
     let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.sub)), f.scale);
