@@ -914,27 +914,29 @@ impl Params8 {
     }
 }
 
-/// Runs `steps(i)` (16-lane steps from `i`, returning where they stopped:
-/// `body`, or a step whose codes they stored but whose lanes of the mask
-/// returned need the element conversion), `lanes(i, mask)` on each such
-/// step and `element` on the rest of `n` elements; `body` is `n` rounded
-/// down to 16.
+/// Runs `steps(i)` (steps of `step` lanes from `i`, returning where they
+/// stopped: `body`, or a step whose codes they stored but whose lanes of
+/// the mask returned need the element conversion), `lanes(i, mask)` on
+/// each such step and `element` on the rest of `n` elements; `body` is `n`
+/// rounded down to `step`. The steps run without a call between them, which
+/// would leave the kernels' constants spilled.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn steps_then_elements(
     n: usize,
+    step: usize,
     mut steps: impl FnMut(usize) -> (usize, u32),
     mut lanes: impl FnMut(usize, u32),
     element: impl FnOnce(std::ops::Range<usize>),
 ) {
-    let body = n - n % 16;
+    let body = n - n % step;
     let mut i = 0;
     while i < body {
         let mask;
         (i, mask) = steps(i);
         if i < body {
             lanes(i, mask);
-            i += 16;
+            i += step;
         }
     }
     if body < n {
@@ -1027,6 +1029,7 @@ pub(crate) unsafe fn det8_avx512<const MODE: u8>(
     // conversion.
     steps_then_elements(
         n,
+        16,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
             if k.zero_sign {
@@ -1172,6 +1175,7 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     // lanes that need more.
     steps_then_elements(
         n,
+        16,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
             match form {
@@ -1599,6 +1603,33 @@ unsafe fn step32_avx2(d: *mut u8, mut lanes: impl FnMut(usize) -> (__m256i, __m2
     // SAFETY: the caller's guarantee.
     unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
     m01 | m23 << 16
+}
+
+/// [`step32_avx2`] telling only whether any lane is left to others (the
+/// masks ORed, one test): the FPU kernels' steps, whose rare steps are
+/// converted again by [`step32_avx2`] for the lanes' mask, keep fewer
+/// vectors live this way.
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `d` addresses 32 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn step32_any_avx2(d: *mut u8, mut lanes: impl FnMut(usize) -> (__m256i, __m256i)) -> bool {
+    let mut any = _mm256_setzero_si256();
+    let mut pair = |j: usize| {
+        let (c0, r0) = lanes(j);
+        let (c1, r1) = lanes(j + 1);
+        any = _mm256_or_si256(any, _mm256_or_si256(r0, r1));
+        _mm256_packus_epi32(c0, c1)
+    };
+    let (p01, p23) = (pair(0), pair(2));
+    let b = _mm256_packus_epi16(p01, p23);
+    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
+    _mm256_testz_si256(any, any) == 0
 }
 
 /// float32 → one-byte codes of a signed format under a deterministic mode
@@ -2092,11 +2123,14 @@ pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
     let c = Regs8Avx2::of(k);
     let f = SrFpuAvx2 {
         rshift: splat(if fast { kk - 1 } else { kk }),
-        kbit: splat(kk),
         // The rebias taken off here, so that the cut leaves the code.
         inc: splat(match FAM {
             0 => ((1u32 << (kk - 1)) - 1).wrapping_sub(k.rebias << k.s),
-            1 => (1u32 << (kk - 1)).wrapping_sub(k.rebias << k.s),
+            // The numbers arrive less `ODD_MAGIC`'s bits (see
+            // `sr8_fpu_vec_avx2`): added back here.
+            1 => (1u32 << (kk - 1))
+                .wrapping_add(ODD_MAGIC.to_bits() << kk)
+                .wrapping_sub(k.rebias << k.s),
             _ => 0,
         }),
         half: splat(half),
@@ -2106,31 +2140,76 @@ pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
         rebias: splat(k.rebias),
     };
     let n_all = src.len().min(dst.len()).min(rnd.len());
-    let body = n_all - n_all % 32;
+    let (body, d) = (n_all - n_all % 32, dst.as_mut_ptr());
     let mut seen = _mm256_setzero_si256();
-    let mut i = 0;
-    while i < body {
-        // SAFETY: i + 32 <= n_all for the three slices; unaligned loads.
-        let mask = unsafe {
-            step32_avx2(dst.as_mut_ptr().add(i), |j| {
+    steps_then_elements(
+        n_all,
+        32,
+        // SAFETY: `i ≤ body`, within the three slices.
+        |i| unsafe { sr8_fpu_steps::<W, FAM, CAP>(&c, &f, src, rnd, d, i, body, &mut seen) },
+        // SAFETY: a step within `body`.
+        |i, _| unsafe {
+            let mask = step32_avx2(d.add(i), |j| {
                 let (u, rv) = sr8_load_avx2(src, rnd, i + 8 * j);
-                seen = _mm256_or_si256(seen, rv);
                 sr8_fpu_vec_avx2::<FAM, CAP>(&c, &f, u, rv)
-            })
-        };
-        if mask != 0 {
-            // SAFETY: the step's 32 bytes.
-            unsafe { redo_lanes(i, mask, src, rnd, dst.as_mut_ptr(), &element) };
-        }
-        i += 32;
-    }
-    if body < n_all {
-        element(&src[body..n_all], &rnd[body..n_all], &mut dst[body..n_all]);
-    }
+            });
+            redo_lanes(i, mask, src, rnd, d, &element)
+        },
+        // SAFETY: the range lies within `n_all` (`dst` is not otherwise
+        // borrowed meanwhile).
+        |r| {
+            let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
+            element(&src[r.clone()], &rnd[r], out)
+        },
+    );
     let tail = rnd[body..n_all].iter().fold(0, |m, &v| m | v.into());
     // SAFETY: eight 32-bit lanes.
     let lanes: [u32; 8] = unsafe { std::mem::transmute(seen) };
     lanes.iter().fold(tail, |m, &v| m | v)
+}
+
+/// The 32-lane steps of [`sr8_fpu_avx2`] from element `i` to `body`, as
+/// [`sr8_steps`] but for the mask (a step with lanes left to others stops
+/// them; its mask is made again), the random numbers they read ORed into
+/// `seen`.
+///
+/// # Safety
+///
+/// As [`sr8_fpu_avx2`]; `body ≤ src.len(), rnd.len()` and `d` addresses
+/// `body` writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sr8_fpu_steps<W: Word, const FAM: u8, const CAP: bool>(
+    c: &Regs8Avx2,
+    f: &SrFpuAvx2,
+    src: &[f32],
+    rnd: &[W],
+    d: *mut u8,
+    mut i: usize,
+    body: usize,
+    seen: &mut __m256i,
+) -> (usize, u32) {
+    let (c, f) = (*c, *f);
+    let mut all = *seen;
+    while i < body {
+        // SAFETY: i + 32 <= body for the three slices; unaligned loads.
+        let rare = unsafe {
+            step32_any_avx2(d.add(i), |j| {
+                let (u, rv) = sr8_load_avx2(src, rnd, i + 8 * j);
+                all = _mm256_or_si256(all, rv);
+                sr8_fpu_vec_avx2::<FAM, CAP>(&c, &f, u, rv)
+            })
+        };
+        if rare {
+            *seen = all;
+            return (i, 0);
+        }
+        i += 32;
+    }
+    *seen = all;
+    (body, 0)
 }
 
 /// The constants of [`sr8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the shift of
@@ -2144,7 +2223,6 @@ pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
 #[derive(Clone, Copy)]
 struct SrFpuAvx2 {
     rshift: __m256i,
-    kbit: __m256i,
     inc: __m256i,
     half: __m256i,
     bits: __m256i,
@@ -2152,6 +2230,13 @@ struct SrFpuAvx2 {
     sub: __m256i,
     rebias: __m256i,
 }
+
+/// `2^23 + 1`: added to a nonnegative float `x` below `2^22`, the sum
+/// rounded once to an integer is `2^23 + RNE(x + 1)`, whose bits less its
+/// own are `x` rounded to nearest with ties to odd (see
+/// `sr8_fpu_vec_avx2`).
+#[cfg(target_arch = "x86_64")]
+const ODD_MAGIC: f32 = 8_388_609.0;
 
 /// The codes of eight lanes of [`sr8_fpu_avx2`] from their random numbers
 /// `rv`, and its rare lanes (infinities and NaN).
@@ -2170,8 +2255,16 @@ fn sr8_fpu_vec_avx2<const FAM: u8, const CAP: bool>(
         let r2 = _mm256_add_epi32(_mm256_slli_epi32::<1>(rv), f.half);
         (_mm256_add_epi32(a, _mm256_sllv_epi32(r2, f.rshift)), r2)
     } else {
-        let tie = _mm256_and_si256(_mm256_srlv_epi32(a, f.kbit), _mm256_set1_epi32(1));
-        let inc = _mm256_add_epi32(_mm256_sllv_epi32(rv, f.rshift), f.inc);
+        let tie = _mm256_and_si256(_mm256_srlv_epi32(a, f.rshift), _mm256_set1_epi32(1));
+        // `stochastic_odd` takes `r − B`, `B` the bits of `2^23 + 1` (those
+        // of 2^23 plus one), which its subnormal targets add (`inc` puts
+        // `B · 2^k` back).
+        let r2 = if FAM == 1 {
+            _mm256_sub_epi32(rv, _mm256_set1_epi32(ODD_MAGIC.to_bits() as i32))
+        } else {
+            rv
+        };
+        let inc = _mm256_add_epi32(_mm256_sllv_epi32(r2, f.rshift), f.inc);
         let w = _mm256_add_epi32(a, inc);
         // `inc` holds 2^(k−1) for ties to odd: an odd fraction takes one off.
         let w = if FAM == 0 {
@@ -2179,7 +2272,7 @@ fn sr8_fpu_vec_avx2<const FAM: u8, const CAP: bool>(
         } else {
             _mm256_sub_epi32(w, tie)
         };
-        (w, rv)
+        (w, r2)
     };
     let cn = if FAM == 2 {
         _mm256_sub_epi32(_mm256_srlv_epi32(w, c.s), f.rebias)
@@ -2189,18 +2282,14 @@ fn sr8_fpu_vec_avx2<const FAM: u8, const CAP: bool>(
     // Subnormal targets: the magnitude (the smallest normal's in the other
     // lanes, so that no conversion is invalid) scaled, then converted.
     let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.sub)), f.scale);
-    let d = if FAM == 2 {
-        _mm256_cvttps_epi32(x)
-    } else {
-        let d = _mm256_cvtps_epi32(x);
-        if FAM == 1 {
-            // A tie (remainder ±1/2) moves to the other neighbour: the
-            // remainder doubled truncates to ±1 there and to 0 elsewhere.
-            let rem = _mm256_sub_ps(x, _mm256_cvtepi32_ps(d));
-            _mm256_add_epi32(d, _mm256_cvttps_epi32(_mm256_add_ps(rem, rem)))
-        } else {
-            d
-        }
+    let d = match FAM {
+        0 => _mm256_cvtps_epi32(x),
+        // Ties to odd: `x + 2^23 + 1` rounded once to an integer (its ulp)
+        // is `2^23 + RNE(x + 1)`, and `RNE(x + 1) − 1` rounds `x` to
+        // nearest with ties to odd (a tie's neighbours swap parity); its
+        // bits less those of 2^23 and the one come with `r2`.
+        1 => _mm256_castps_si256(_mm256_add_ps(x, _mm256_set1_ps(ODD_MAGIC))),
+        _ => _mm256_cvttps_epi32(x),
     };
     let cs = _mm256_srlv_epi32(_mm256_add_epi32(d, r2), f.bits);
     let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
