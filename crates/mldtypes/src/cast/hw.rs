@@ -1672,6 +1672,30 @@ pub(crate) unsafe fn det8_cvt_avx2<const MODE: u8, const CAP: bool>(
         sub: splat(k.sub),
         scale: _mm256_castsi256_ps(splat(((127 - qe) as u32) << 23)),
     };
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        det8_steps_avx2(src, dst, element, |u| {
+            det8_cvt_vec_avx2::<MODE, CAP>(&c, &f, u)
+        })
+    }
+}
+
+/// The 32-lane steps of the deterministic one-byte AVX2 kernels: `vec`
+/// gives the codes and the rare lanes (infinities, NaN) of eight inputs,
+/// whose lanes then go through `element`, as does the rest of the slice.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn det8_steps_avx2(
+    src: &[f32],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &mut [u8]),
+    vec: impl Fn(__m256i) -> (__m256i, __m256i),
+) {
     let n = src.len().min(dst.len());
     let body = n - n % 32;
     let mut i = 0;
@@ -1679,8 +1703,9 @@ pub(crate) unsafe fn det8_cvt_avx2<const MODE: u8, const CAP: bool>(
         // SAFETY: i + 32 <= n; unaligned loads.
         let mask = unsafe {
             step32_avx2(dst.as_mut_ptr().add(i), |j| {
-                let u = _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i);
-                det8_cvt_vec_avx2::<MODE, CAP>(&c, &f, u)
+                vec(_mm256_loadu_si256(
+                    src.as_ptr().add(i + 8 * j) as *const __m256i
+                ))
             })
         };
         if mask != 0 {
@@ -1821,27 +1846,8 @@ pub(crate) unsafe fn det8_fpu_avx2<const MODE: u8>(
         // Half the quantum: the magic's exponent less 24.
         half_q: splat(k.magic - (24 << 23)),
     };
-    let n = src.len().min(dst.len());
-    let body = n - n % 32;
-    let mut i = 0;
-    while i < body {
-        // SAFETY: i + 32 <= n; unaligned loads.
-        let mask = unsafe {
-            step32_avx2(dst.as_mut_ptr().add(i), |j| {
-                let u = _mm256_loadu_si256(src.as_ptr().add(i + 8 * j) as *const __m256i);
-                det8_fpu_vec_avx2::<MODE>(&c, &f, u)
-            })
-        };
-        if mask != 0 {
-            let out = dst.as_mut_ptr();
-            // SAFETY: the step's 32 bytes.
-            unsafe { redo_lanes::<u32>(i, mask, src, &[], out, |x, _, o| element(x, o)) };
-        }
-        i += 32;
-    }
-    if body < n {
-        element(&src[body..n], &mut dst[body..n]);
-    }
+    // SAFETY: the caller's guarantee.
+    unsafe { det8_steps_avx2(src, dst, element, |u| det8_fpu_vec_avx2::<MODE>(&c, &f, u)) }
 }
 
 /// The constants of [`det8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the normal
