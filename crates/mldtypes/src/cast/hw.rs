@@ -1657,20 +1657,11 @@ pub(crate) unsafe fn det8_cvt_avx2<const MODE: u8, const CAP: bool>(
     element: impl Fn(&[f32], &mut [u8]),
 ) {
     let c = Regs8Avx2::of(k);
-    let splat = |v: u32| _mm256_set1_epi32(v as i32);
-    let h = 1u32 << (k.s - 1);
     // The subnormal quantum's exponent: the magic addend is 2^(qe + 23).
     let qe = (k.magic >> 23) as i32 - 150;
     let f = CvtAvx2 {
-        inc: splat(match MODE {
-            0 => h - 1,
-            1 => h,
-            _ => 2 * h - 1,
-        }),
-        parity: splat(k.parity),
-        rebias: splat(k.rebias),
-        sub: splat(k.sub),
-        scale: _mm256_castsi256_ps(splat(((127 - qe) as u32) << 23)),
+        det: DetAvx2::of::<MODE>(k),
+        scale: _mm256_castsi256_ps(_mm256_set1_epi32((127 - qe) << 23)),
     };
     // SAFETY: the caller's guarantee.
     unsafe {
@@ -1720,17 +1711,48 @@ unsafe fn det8_steps_avx2(
     }
 }
 
-/// The constants of [`det8_cvt_avx2`] beyond [`Regs8Avx2`]'s: the normal
-/// targets' increment (as in [`FpuAvx2`]), the parity flip, the rebias,
-/// the smallest normal target and the subnormal targets' scale `2^−qe`.
+/// The constants of [`det8_cvt_avx2`] beyond [`Regs8Avx2`]'s: those of
+/// every deterministic AVX2 kernel and the subnormal targets' scale
+/// `2^−qe`.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct CvtAvx2 {
+    det: DetAvx2,
+    scale: __m256,
+}
+
+/// The constants of the deterministic one-byte AVX2 kernels under the
+/// mode `MODE` beyond [`Regs8Avx2`]'s: the normal targets' increment where
+/// the magnitude rounds up (or half the quantum to nearest; see
+/// [`det8_up_avx2`]), the parity flip, the rebias and the smallest normal
+/// target.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct DetAvx2 {
     inc: __m256i,
     parity: __m256i,
     rebias: __m256i,
     sub: __m256i,
-    scale: __m256,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl DetAvx2 {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn of<const MODE: u8>(k: &Params8) -> DetAvx2 {
+        let splat = |v: u32| _mm256_set1_epi32(v as i32);
+        let h = 1u32 << (k.s - 1);
+        DetAvx2 {
+            inc: splat(match MODE {
+                0 => h - 1,
+                1 => h,
+                _ => 2 * h - 1,
+            }),
+            parity: splat(k.parity),
+            rebias: splat(k.rebias),
+            sub: splat(k.sub),
+        }
+    }
 }
 
 /// The increment of a normal target's magnitude `a` under the
@@ -1773,11 +1795,11 @@ fn det8_cvt_vec_avx2<const MODE: u8, const CAP: bool>(
 ) -> (__m256i, __m256i) {
     let a = _mm256_and_si256(u, c.abs);
     let neg = _mm256_srai_epi32::<31>(u);
-    let up = det8_up_avx2::<MODE>(c, f.inc, f.parity, a, neg);
-    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.rebias);
+    let up = det8_up_avx2::<MODE>(c, f.det.inc, f.det.parity, a, neg);
+    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.det.rebias);
     // The magnitude (the smallest normal's in the other lanes, so that no
     // conversion is invalid) in quanta.
-    let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.sub)), f.scale);
+    let x = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_min_epi32(a, f.det.sub)), f.scale);
     const CEIL: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
     let sign = _mm256_castsi256_ps(u);
     let cs = if MODE == 0 {
@@ -1796,7 +1818,7 @@ fn det8_cvt_vec_avx2<const MODE: u8, const CAP: bool>(
             _ => _mm256_blendv_ps(_mm256_round_ps::<CEIL>(x), x, sign),
         })
     };
-    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
+    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.det.sub, a));
     (c.code_as::<CAP>(mag, neg), _mm256_cmpgt_epi32(a, c.finite))
 }
 
@@ -1832,16 +1854,8 @@ pub(crate) unsafe fn det8_fpu_avx2<const MODE: u8>(
 ) {
     let c = Regs8Avx2::of(k);
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
-    let h = 1u32 << (k.s - 1);
     let f = FpuAvx2 {
-        inc: splat(match MODE {
-            0 => h - 1,
-            1 => h,
-            _ => 2 * h - 1,
-        }),
-        parity: splat(k.parity),
-        rebias: splat(k.rebias),
-        sub: splat(k.sub),
+        det: DetAvx2::of::<MODE>(k),
         magic: splat(k.magic),
         // Half the quantum: the magic's exponent less 24.
         half_q: splat(k.magic - (24 << 23)),
@@ -1850,17 +1864,13 @@ pub(crate) unsafe fn det8_fpu_avx2<const MODE: u8>(
     unsafe { det8_steps_avx2(src, dst, element, |u| det8_fpu_vec_avx2::<MODE>(&c, &f, u)) }
 }
 
-/// The constants of [`det8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the normal
-/// targets' increment where the magnitude rounds up (or half the quantum
-/// to nearest), the rebias, the smallest normal target, the magic addend
-/// and half the subnormal quantum (both as float32 bits).
+/// The constants of [`det8_fpu_avx2`] beyond [`Regs8Avx2`]'s: those of
+/// every deterministic AVX2 kernel, the magic addend and half the
+/// subnormal quantum (both as float32 bits).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct FpuAvx2 {
-    inc: __m256i,
-    parity: __m256i,
-    rebias: __m256i,
-    sub: __m256i,
+    det: DetAvx2,
     magic: __m256i,
     half_q: __m256i,
 }
@@ -1874,8 +1884,8 @@ fn det8_fpu_vec_avx2<const MODE: u8>(c: &Regs8Avx2, f: &FpuAvx2, u: __m256i) -> 
     let a = _mm256_and_si256(u, c.abs);
     let neg = _mm256_srai_epi32::<31>(u);
     // Normal targets: the increment, then the cut.
-    let up = det8_up_avx2::<MODE>(c, f.inc, f.parity, a, neg);
-    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.rebias);
+    let up = det8_up_avx2::<MODE>(c, f.det.inc, f.det.parity, a, neg);
+    let cn = _mm256_sub_epi32(_mm256_srlv_epi32(up, c.s), f.det.rebias);
     // Subnormal targets: to nearest even by the FPU, then corrected.
     let (af, m) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(f.magic));
     let t = _mm256_add_ps(af, m);
@@ -1904,7 +1914,7 @@ fn det8_fpu_vec_avx2<const MODE: u8>(c: &Regs8Avx2, f: &FpuAvx2, u: __m256i) -> 
             _mm256_add_epi32(cs, _mm256_and_si256(neg, above))
         }
     };
-    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.sub, a));
+    let mag = _mm256_blendv_epi8(cn, cs, _mm256_cmpgt_epi32(f.det.sub, a));
     (c.code(mag, neg), _mm256_cmpgt_epi32(a, c.finite))
 }
 
