@@ -682,7 +682,9 @@ impl Job<'_> {
                 };
                 let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
                 let avx512 = self.path == Path::Avx512;
-                let fpu = !avx512 && self.sr8_fpu(&k);
+                // 16-bit numbers come here only where `chunk` found the FPU
+                // form (a later `set_fpu_forms` does not undo that choice).
+                let fpu = !avx512 && (!W::WIDE || self.sr8_fpu(&k));
                 let cap = k.caps().is_some();
                 let mut seen = 0;
                 // SAFETY: `table_for` gives these parameters on the AVX-512
@@ -709,10 +711,9 @@ impl Job<'_> {
                                 hw::sr8_fpu_avx2::<W, 2, false>(&k, mp, x, r, d, &element)
                             }
                         }
-                    } else if W::WIDE {
-                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element)
                     } else {
-                        unreachable!("AVX2's integer kernel reads 32-bit numbers (see `chunk`)")
+                        // 32-bit numbers here (see `fpu`).
+                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element)
                     }
                 });
                 (avx512 || fpu).then_some(seen)
