@@ -2101,10 +2101,10 @@ pub(crate) fn fpu_rounds_to_nearest() -> bool {
 ///   `stochastic_fast` / `stochastic_fastest` add `(2r + h) · 2^(k−1)`
 ///   (`h` = 1 / 0: gfloat's half step);
 /// - subnormal targets (quantum `2^qe`): the magnitude scaled by `2^(n − qe)`
-///   is exact (below `2^(m + n)`), and the FPU's conversion to integer
-///   rounds it to the `n`-bit fraction as the mode does (to nearest even;
-///   a tie moved to the odd neighbour by the exact remainder), so the code
-///   is `(D + r) >> n`; the fast modes truncate at `n + 1` bits and take
+///   is exact (below `2^(m + n)`), and the FPU rounds it to the `n`-bit
+///   fraction as the mode does (the conversion to nearest even; ties to
+///   odd by one addition of [`ODD_MAGIC`]), so the code is `(D + r) >> n`;
+///   the fast modes truncate at `n + 1` bits and take
 ///   `(T + 2r + h) >> (n + 1)`. Values far below the quantum and float32
 ///   subnormals need nothing more (the conversion sees all their bits).
 ///
