@@ -1564,12 +1564,29 @@ impl Regs8Avx2 {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn store_codes8_avx2(d: *mut u8, c: [__m256i; 4]) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        store_pairs8_avx2(
+            d,
+            _mm256_packus_epi32(c[0], c[1]),
+            _mm256_packus_epi32(c[2], c[3]),
+        )
+    }
+}
+
+/// [`store_codes8_avx2`] of codes already packed in pairs (`p01` of the
+/// first two vectors, `p23` of the last two, by `_mm256_packus_epi32`).
+///
+/// # Safety
+///
+/// The CPU must support AVX2; `d` addresses 32 writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store_pairs8_avx2(d: *mut u8, p01: __m256i, p23: __m256i) {
     // The packs interleave the 128-bit halves: dwords [c0 lo, c1 lo, c2 lo,
     // c3 lo | c0 hi, c1 hi, c2 hi, c3 hi], which the permute puts in order.
-    let b = _mm256_packus_epi16(
-        _mm256_packus_epi32(c[0], c[1]),
-        _mm256_packus_epi32(c[2], c[3]),
-    );
+    let b = _mm256_packus_epi16(p01, p23);
     let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     // SAFETY: the caller's guarantee.
     unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
@@ -1597,11 +1614,8 @@ unsafe fn step32_avx2(d: *mut u8, mut lanes: impl FnMut(usize) -> (__m256i, __m2
     };
     let (p01, m01) = pair(0);
     let (p23, m23) = pair(2);
-    // As in `store_codes8_avx2`: the permute puts the packs' dwords in order.
-    let b = _mm256_packus_epi16(p01, p23);
-    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     // SAFETY: the caller's guarantee.
-    unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
+    unsafe { store_pairs8_avx2(d, p01, p23) };
     m01 | m23 << 16
 }
 
@@ -1625,10 +1639,8 @@ unsafe fn step32_any_avx2(d: *mut u8, mut lanes: impl FnMut(usize) -> (__m256i, 
         _mm256_packus_epi32(c0, c1)
     };
     let (p01, p23) = (pair(0), pair(2));
-    let b = _mm256_packus_epi16(p01, p23);
-    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     // SAFETY: the caller's guarantee.
-    unsafe { _mm256_storeu_si256(d as *mut __m256i, b) };
+    unsafe { store_pairs8_avx2(d, p01, p23) };
     _mm256_testz_si256(any, any) == 0
 }
 
