@@ -188,7 +188,9 @@ fn seeded_numbers_on_every_path_at_any_offset() {
 }
 
 /// Outputs of 40 MB and more are written with streaming stores, piece by
-/// piece: each piece's random numbers are its elements' own.
+/// piece: each piece's random numbers are its elements' own, and the
+/// deterministic modes' kernel (called once per staged block there) gives
+/// the codes of shorter conversions.
 #[test]
 fn streamed_outputs_keep_each_elements_numbers() {
     let n = 7_000_013;
@@ -200,6 +202,8 @@ fn streamed_outputs_keep_each_elements_numbers() {
     let roundings = [
         Rounding::new(RoundMode::Stochastic).with_seed(77, 16),
         Rounding::new(RoundMode::StochasticFast).with_bits(RandomBits::U16(&bits), 16),
+        Rounding::new(RoundMode::TowardPositive),
+        Rounding::new(RoundMode::NearestAway).saturating(true),
     ];
     for &p in &vector_paths() {
         for r in &roundings {

@@ -2141,29 +2141,14 @@ pub(crate) unsafe fn sr8_fpu_avx2<W: Word, const FAM: u8, const CAP: bool>(
     element: impl Fn(&[f32], &[W], &mut [u8]),
 ) -> u32 {
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
-    let [n, _, _, half] = mp.stochastic32();
-    debug_assert!(n >= 1 && n < k.s);
-    let kk = k.s - n;
-    // The subnormal quantum's exponent: the magic addend is 2^(qe + 23).
-    let qe = (k.magic >> 23) as i32 - 150;
-    let fast = FAM == 2;
-    let bits = if fast { n + 1 } else { n };
+    let v = SrFpu::of::<FAM>(k, mp);
     let c = Regs8Avx2::of(k);
     let f = SrFpuAvx2 {
-        rshift: splat(if fast { kk - 1 } else { kk }),
-        // The rebias taken off here, so that the cut leaves the code.
-        inc: splat(match FAM {
-            0 => ((1u32 << (kk - 1)) - 1).wrapping_sub(k.rebias << k.s),
-            // The numbers arrive less `ODD_MAGIC`'s bits (see
-            // `sr8_fpu_vec_avx2`): added back here.
-            1 => (1u32 << (kk - 1))
-                .wrapping_add(ODD_MAGIC.to_bits() << kk)
-                .wrapping_sub(k.rebias << k.s),
-            _ => 0,
-        }),
-        half: splat(half),
-        bits: splat(bits),
-        scale: _mm256_castsi256_ps(splat(((bits as i32 - qe + 127) as u32) << 23)),
+        rshift: splat(v.rshift),
+        inc: splat(v.inc),
+        half: splat(v.half),
+        bits: splat(v.bits),
+        scale: _mm256_set1_ps(v.scale),
         sub: splat(k.sub),
         rebias: splat(k.rebias),
     };
@@ -2240,12 +2225,225 @@ unsafe fn sr8_fpu_steps<W: Word, const FAM: u8, const CAP: bool>(
     (body, 0)
 }
 
-/// The constants of [`sr8_fpu_avx2`] beyond [`Regs8Avx2`]'s: the shift of
-/// a random number into a normal target's dropped bits (`k`, or `k − 1`
-/// for the fast modes' `2r + h`), the position `k` of the lowest bit of the
-/// `n`-bit fraction, the rest of the increment, gfloat's half step `h`
-/// (fast modes), the fraction's bits of subnormal targets (`n`, or `n + 1`)
-/// and their scale `2^(bits − qe)`, the smallest normal target and the
+/// The constants of the FPU forms of the one-byte stochastic kernels
+/// ([`sr8_fpu_avx2`], [`sr8_fpu_avx512`]) for the parameters `k` and `n`
+/// random bits (`FAM` as there): the shift of a random number into a normal
+/// target's dropped bits (`k = s − n`, or `k − 1` for the fast modes'
+/// `2r + h`), the rest of a normal target's increment (the rebias taken
+/// off, so that the cut leaves the code), gfloat's half step `h` (fast
+/// modes), the fraction's bits of subnormal targets (`n`, or `n + 1`) and
+/// their scale `2^(bits − qe)` (quantum `2^qe`).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct SrFpu {
+    rshift: u32,
+    inc: u32,
+    half: u32,
+    bits: u32,
+    scale: f32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl SrFpu {
+    fn of<const FAM: u8>(k: &Params8, mp: &kernels::ModeParams) -> SrFpu {
+        let [n, _, _, half] = mp.stochastic32();
+        debug_assert!(n >= 1 && n < k.s);
+        let kk = k.s - n;
+        // The subnormal quantum's exponent: the magic addend is 2^(qe + 23).
+        let qe = (k.magic >> 23) as i32 - 150;
+        let fast = FAM == 2;
+        let bits = if fast { n + 1 } else { n };
+        SrFpu {
+            rshift: if fast { kk - 1 } else { kk },
+            inc: match FAM {
+                0 => ((1u32 << (kk - 1)) - 1).wrapping_sub(k.rebias << k.s),
+                // The numbers arrive less `ODD_MAGIC`'s bits (see
+                // `sr8_fpu_vec_avx2`): added back here.
+                1 => (1u32 << (kk - 1))
+                    .wrapping_add(ODD_MAGIC.to_bits() << kk)
+                    .wrapping_sub(k.rebias << k.s),
+                _ => 0,
+            },
+            half,
+            bits,
+            scale: f32::from_bits(((bits as i32 - qe + 127) as u32) << 23),
+        }
+    }
+}
+
+/// [`sr8_fpu_avx2`] in 16-lane AVX-512 steps (the same arithmetic; the
+/// scaling, the conversions and the ties-to-odd addition round to nearest
+/// by AVX-512's embedded rounding, without exception flags), `enc32_sr`'s
+/// bits (checked against the scalar path in `tests/round_paths.rs`). The
+/// caller takes it where [`fpu_rounds_to_nearest`] holds, as on AVX2 (a CPU
+/// set to read subnormal inputs as zero would not change these codes, but
+/// one condition serves both paths). `FAM` as there; the codes are formed
+/// by [`Regs8::store_as`] in [`Params8::form`]. Lanes holding an infinity
+/// or a NaN, and the rest of the slice, go through `element`. Returns the
+/// OR of the random numbers it read (as [`sr8_avx512`]).
+///
+/// # Safety
+///
+/// The CPU must support AVX-512 F/BW/VL/DQ (checked by `cast::dispatch`);
+/// `mp` has fewer random bits than `k.s`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+pub(crate) unsafe fn sr8_fpu_avx512<W: Word, const FAM: u8>(
+    k: &Params8,
+    mp: &kernels::ModeParams,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    element: impl Fn(&[f32], &[W], &mut [u8]),
+) -> u32 {
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    let v = SrFpu::of::<FAM>(k, mp);
+    let c = Regs8::of(k);
+    let f = SrFpu512 {
+        rshift: _mm_cvtsi32_si128(v.rshift as i32),
+        inc: splat(v.inc),
+        half: splat(v.half),
+        bits: _mm_cvtsi32_si128(v.bits as i32),
+        scale: _mm512_set1_ps(v.scale),
+        one: splat(1),
+        odd: splat(ODD_MAGIC.to_bits()),
+    };
+    let n = src.len().min(dst.len()).min(rnd.len());
+    let (body, d) = (n - n % 16, dst.as_mut_ptr());
+    let mut seen = _mm512_setzero_si512();
+    let form = k.form();
+    steps_then_elements(
+        n,
+        16,
+        // SAFETY: the caller's guarantee; `i ≤ body`.
+        |i| unsafe {
+            match form {
+                2 => sr8_fpu_steps512::<W, FAM, 2>(&c, &f, src, rnd, d, i, body, &mut seen),
+                1 => sr8_fpu_steps512::<W, FAM, 1>(&c, &f, src, rnd, d, i, body, &mut seen),
+                _ => sr8_fpu_steps512::<W, FAM, 0>(&c, &f, src, rnd, d, i, body, &mut seen),
+            }
+        },
+        // SAFETY: a step within `body`, its vector codes stored.
+        |i, mask| unsafe { redo_lanes(i, mask, src, rnd, d, &element) },
+        // SAFETY: the range lies within `n` (`dst` is not otherwise
+        // borrowed meanwhile).
+        |r| {
+            let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
+            element(&src[r.clone()], &rnd[r], out)
+        },
+    );
+    let tail = rnd[body..n].iter().fold(0, |m, &v| m | v.into());
+    _mm512_reduce_or_epi32(seen) as u32 | tail
+}
+
+/// [`SrFpu`] in AVX-512 registers (the uniform shifts as counts), with the
+/// constants of the ties-to-odd form.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct SrFpu512 {
+    rshift: __m128i,
+    inc: __m512i,
+    half: __m512i,
+    bits: __m128i,
+    scale: __m512,
+    one: __m512i,
+    odd: __m512i,
+}
+
+/// The 16-lane steps of [`sr8_fpu_avx512`] from element `i` to `body`, as
+/// [`sr8_steps`] (`FORM` as in [`Regs8::store_as`]).
+///
+/// # Safety
+///
+/// As [`sr8_fpu_avx512`]; `body ≤ src.len(), rnd.len()` and `d` addresses
+/// `body` writable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sr8_fpu_steps512<W: Word, const FAM: u8, const FORM: u8>(
+    c: &Regs8,
+    f: &SrFpu512,
+    src: &[f32],
+    rnd: &[W],
+    d: *mut u8,
+    mut i: usize,
+    body: usize,
+    seen: &mut __m512i,
+) -> (usize, u32) {
+    let (c, f) = (*c, *f);
+    let mut all = *seen;
+    while i < body {
+        // SAFETY: i + 16 <= body for the three slices.
+        let (u, rv) = unsafe { sr8_load(src, rnd, i) };
+        all = _mm512_or_si512(all, rv);
+        let (mag, neg, rare) = sr8_fpu_vec512::<FAM>(&c, &f, u, rv);
+        // SAFETY: i + 16 <= body.
+        unsafe { c.store_as::<FORM>(mag, neg, d.add(i)) };
+        if rare != 0 {
+            *seen = all;
+            return (i, rare.into());
+        }
+        i += 16;
+    }
+    *seen = all;
+    (body, 0)
+}
+
+/// The magnitudes' codes of sixteen lanes of [`sr8_fpu_avx512`] from their
+/// random numbers `rv` (the arithmetic of [`sr8_fpu_vec_avx2`]), the mask
+/// of the negative lanes and that of the rare ones (infinities and NaN).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline]
+fn sr8_fpu_vec512<const FAM: u8>(
+    c: &Regs8,
+    f: &SrFpu512,
+    u: __m512i,
+    rv: __m512i,
+) -> (__m512i, __mmask16, __mmask16) {
+    const NEAR: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    let a = _mm512_and_si512(u, c.abs);
+    let (w, r2) = if FAM == 2 {
+        let r2 = _mm512_add_epi32(_mm512_slli_epi32::<1>(rv), f.half);
+        (_mm512_add_epi32(a, _mm512_sll_epi32(r2, f.rshift)), r2)
+    } else {
+        let tie = _mm512_and_si512(_mm512_srl_epi32(a, f.rshift), f.one);
+        let r2 = if FAM == 1 {
+            _mm512_sub_epi32(rv, f.odd)
+        } else {
+            rv
+        };
+        let w = _mm512_add_epi32(a, _mm512_add_epi32(_mm512_sll_epi32(r2, f.rshift), f.inc));
+        let w = if FAM == 0 {
+            _mm512_add_epi32(w, tie)
+        } else {
+            _mm512_sub_epi32(w, tie)
+        };
+        (w, r2)
+    };
+    let cn = _mm512_srl_epi32(w, c.cut);
+    let cn = if FAM == 2 {
+        _mm512_sub_epi32(cn, c.rebias)
+    } else {
+        cn
+    };
+    let x = _mm512_mul_round_ps::<NEAR>(_mm512_castsi512_ps(_mm512_min_epi32(a, c.sub)), f.scale);
+    let d = match FAM {
+        0 => _mm512_cvt_roundps_epi32::<NEAR>(x),
+        1 => _mm512_castps_si512(_mm512_add_round_ps::<NEAR>(x, _mm512_castsi512_ps(f.odd))),
+        _ => _mm512_cvtt_roundps_epi32::<{ _MM_FROUND_NO_EXC }>(x),
+    };
+    let cs = _mm512_srl_epi32(_mm512_add_epi32(d, r2), f.bits);
+    let mag = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(a, c.sub), cn, cs);
+    (
+        mag,
+        _mm512_movepi32_mask(u),
+        _mm512_cmpge_epu32_mask(a, c.inf),
+    )
+}
+
+/// [`SrFpu`] in AVX2 registers, with the smallest normal target and the
 /// rebias.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]

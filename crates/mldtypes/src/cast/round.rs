@@ -244,6 +244,9 @@ struct Job<'a> {
     bad: AtomicBool,
     /// float32 → one-byte codes through a table (see [`Job::table_for`]).
     table: Option<Table>,
+    /// The output is written through the staging buffer of
+    /// [`engine::convert_streaming`] (see [`Job::pieces`]).
+    stream: bool,
 }
 
 /// The table of a conversion (see [`Job::table_for`]).
@@ -523,7 +526,7 @@ impl Job<'_> {
                             as u16
                     }
                     let element = |v: f32| flat(&p, mp, v);
-                    streamed::<_, u32, _>(x, &[], d, |x, _, d| unsafe {
+                    self.pieces::<_, u32, _>(x, &[], d, |x, _, d| unsafe {
                         // SAFETY: the path was confirmed available.
                         hw::f32_to_bf16_det_avx2(p.s32, [pos, neg], parity, x, d, element)
                     })
@@ -556,7 +559,7 @@ impl Job<'_> {
                     flat::<StochRn>(p, mp, v, r)
                 }
             };
-            streamed(x, rnd, d, |x, r, d| unsafe {
+            self.pieces(x, rnd, d, |x, r, d| unsafe {
                 // SAFETY: the path was confirmed available.
                 if self.path == Path::Avx512 {
                     hw::f32_to_bf16_sr_avx512::<W>(p.s32, fast, mp, x, r, d, element)
@@ -565,6 +568,28 @@ impl Job<'_> {
                 }
             })
         })
+    }
+
+    /// The bfloat16 kernels' calls: [`streamed`], or one call on the whole
+    /// slices where the output goes through the staging buffer of
+    /// [`engine::convert_streaming`] (blocks of a few thousand elements,
+    /// read in sequence: the early requests of `streamed` then cost more
+    /// than they save — on Zen 4, float32 → bfloat16 under `toward_zero`
+    /// took 1.22–1.45× `astype`'s time with them and 0.95–1.15× without,
+    /// where below the streaming size they help or do nothing).
+    #[cfg(target_arch = "x86_64")]
+    fn pieces<S, R, C>(
+        &self,
+        x: &[S],
+        rnd: &[R],
+        d: &mut [C],
+        mut k: impl FnMut(&[S], &[R], &mut [C]),
+    ) {
+        if self.stream {
+            k(x, rnd, d)
+        } else {
+            streamed(x, rnd, d, k)
+        }
     }
 
     /// Whether float32 → `f` takes a bfloat16 kernel written out
@@ -682,38 +707,51 @@ impl Job<'_> {
                 };
                 let (mp, sub_shift) = (&self.mp32, p.sub_shift32);
                 let avx512 = self.path == Path::Avx512;
-                // 16-bit numbers come here only where `chunk` found the FPU
-                // form (a later `set_fpu_forms` does not undo that choice).
-                let fpu = !avx512 && (!W::WIDE || self.sr8_fpu(&k));
+                // AVX2's 16-bit numbers come here only where `chunk` found
+                // the FPU form (a later `set_fpu_forms` does not undo that
+                // choice); AVX-512's kernels take either width.
+                let fpu = (!avx512 && !W::WIDE) || self.sr8_fpu(&k);
                 let cap = k.caps().is_some();
+                // The FPU forms' numbering of the modes.
+                let fam = match self.mode {
+                    RoundMode::Stochastic => 0,
+                    RoundMode::StochasticOdd => 1,
+                    _ => 2,
+                };
                 let mut seen = 0;
                 // SAFETY: `table_for` gives these parameters on the AVX-512
                 // and AVX2 paths only; `sr8_fpu` checked the random bits.
                 streamed(x, rnd, dst, |x, r, d| unsafe {
-                    if avx512 {
-                        seen |= hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, &element)
-                    } else if fpu {
-                        seen |= match (self.mode, cap) {
-                            (RoundMode::Stochastic, true) => {
-                                hw::sr8_fpu_avx2::<W, 0, true>(&k, mp, x, r, d, &element)
-                            }
-                            (RoundMode::Stochastic, false) => {
-                                hw::sr8_fpu_avx2::<W, 0, false>(&k, mp, x, r, d, &element)
-                            }
-                            (RoundMode::StochasticOdd, true) => {
-                                hw::sr8_fpu_avx2::<W, 1, true>(&k, mp, x, r, d, &element)
-                            }
-                            (RoundMode::StochasticOdd, false) => {
-                                hw::sr8_fpu_avx2::<W, 1, false>(&k, mp, x, r, d, &element)
-                            }
-                            (_, true) => hw::sr8_fpu_avx2::<W, 2, true>(&k, mp, x, r, d, &element),
-                            (_, false) => {
-                                hw::sr8_fpu_avx2::<W, 2, false>(&k, mp, x, r, d, &element)
-                            }
+                    seen |= match (avx512, fpu, fam, cap) {
+                        (true, true, 0, _) => hw::sr8_fpu_avx512::<W, 0>(&k, mp, x, r, d, &element),
+                        (true, true, 1, _) => hw::sr8_fpu_avx512::<W, 1>(&k, mp, x, r, d, &element),
+                        (true, true, _, _) => hw::sr8_fpu_avx512::<W, 2>(&k, mp, x, r, d, &element),
+                        (true, false, _, _) => {
+                            hw::sr8_avx512::<W>(&k, !rn, sub_shift, mp, x, r, d, &element)
                         }
-                    } else {
+                        (false, true, 0, true) => {
+                            hw::sr8_fpu_avx2::<W, 0, true>(&k, mp, x, r, d, &element)
+                        }
+                        (false, true, 0, false) => {
+                            hw::sr8_fpu_avx2::<W, 0, false>(&k, mp, x, r, d, &element)
+                        }
+                        (false, true, 1, true) => {
+                            hw::sr8_fpu_avx2::<W, 1, true>(&k, mp, x, r, d, &element)
+                        }
+                        (false, true, 1, false) => {
+                            hw::sr8_fpu_avx2::<W, 1, false>(&k, mp, x, r, d, &element)
+                        }
+                        (false, true, _, true) => {
+                            hw::sr8_fpu_avx2::<W, 2, true>(&k, mp, x, r, d, &element)
+                        }
+                        (false, true, _, false) => {
+                            hw::sr8_fpu_avx2::<W, 2, false>(&k, mp, x, r, d, &element)
+                        }
                         // 32-bit numbers here (see `fpu`).
-                        hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element)
+                        (false, false, _, _) => {
+                            hw::sr8_avx2::<W>(&k, !rn, mp, x, r, d, &element);
+                            0
+                        }
                     }
                 });
                 (avx512 || fpu).then_some(seen)
@@ -1219,9 +1257,10 @@ fn run(
         lazy,
         bad: AtomicBool::new(false),
         table: None,
+        stream: src.len() + dst.len() >= engine::STREAM_THRESHOLD && 2 * sb >= sa && sb <= 2 * sa,
     };
     job.table = job.table_for(src.len() / sa);
-    let stream = src.len() + dst.len() >= engine::STREAM_THRESHOLD && 2 * sb >= sa && sb <= 2 * sa;
+    let stream = job.stream;
     let go = |start: usize, s: &[u8], d: &mut [u8]| {
         // Streaming hands over consecutive pieces of `s`: each piece's
         // first element is found from its place in `s` (the random
