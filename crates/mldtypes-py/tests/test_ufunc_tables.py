@@ -84,12 +84,41 @@ def kernel_path(request):
 @pytest.mark.parametrize("name", FORMATS)
 def test_every_unary_ufunc_every_input(name, kernel_path):
     if kernel_path != PATHS[0] and not FULL:
-        ufuncs = (BF16_KERNELS + ["exp", "arcsin", "cbrt"] if name == "bfloat16"
+        ufuncs = (BF16_KERNELS + ["exp", "exp2", "arcsin", "cbrt"] if name == "bfloat16"
                   else ["exp", "sign", "isnan", "negative", "absolute", "frexp"])
     else:
         ufuncs = UNARY
     for ufunc in ufuncs:
         check(ufunc, name)
+
+
+@pytest.mark.parametrize("ufunc", ["exp", "exp2"])
+def test_bf16_exp_computed_on_vector_paths(ufunc, kernel_path):
+    """bfloat16 `exp` / `exp2` compute in vectors on the AVX2 and AVX-512
+    paths (their exceptions, found against the table when it is built, are
+    at most four codes), and read the table on the portable path; every
+    input equal to the table either way."""
+    r = mldtypes._core._ufunc_check(ufunc, np.dtype(mldtypes.bfloat16))
+    assert r["mismatches"] == 0, r["first"]
+    assert r["computed"] == (kernel_path in ("avx2", "avx512"))
+    # Blocks of 4,096 codes within the range raise nothing; one code
+    # beyond it, anywhere, raises overflow once.
+    f = getattr(np, ufunc)
+    x = np.linspace(-20, 20, 3 * 4096 + 7).astype(mldtypes.bfloat16)
+    with np.errstate(all="raise"):
+        y = f(x)
+    # The portable path reads the table.
+    mldtypes._core._set_kernel_path("portable")
+    try:
+        want = f(x)
+    finally:
+        mldtypes._core._set_kernel_path(None if kernel_path == PATHS[0] else kernel_path)
+    assert (y.view(np.uint16) == want.view(np.uint16)).all()
+    for at in (5, 4096 + 31, len(x) - 1):
+        z = x.copy()
+        z[at] = 200
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError, match="overflow"):
+            f(z)
 
 
 @pytest.mark.parametrize("name", PAIR_FORMATS)

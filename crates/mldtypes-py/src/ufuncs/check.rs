@@ -325,7 +325,9 @@ unsafe fn call(
 /// `{"inputs", "mismatches", "first", "shape"}` (`first`: the first
 /// mismatch, or None; `shape`: how the AVX2 path computes a one-byte
 /// table, `"masked"` (bit operations, with the number of exception codes
-/// as `"masked+N"`), `"bits"` (a 256-bit map of booleans) or `"table"`).
+/// as `"masked+N"`), `"bits"` (a 256-bit map of booleans) or `"table"`;
+/// `"computed"`: whether bfloat16 `exp` / `exp2` compute on the current
+/// kernel path instead of reading the table, `super::expk`).
 ///
 /// Raises ValueError if the ufunc has no table-driven loop for the dtype.
 #[pyfunction]
@@ -360,6 +362,7 @@ pub(crate) fn _ufunc_check<'py>(
         r.set_item("mismatches", mismatches)?;
         r.set_item("first", first)?;
         r.set_item("shape", l.get().shape8.name())?;
+        r.set_item("computed", l.get().exp.is_some_and(|e| e.serves()))?;
         Ok(r)
     })
 }

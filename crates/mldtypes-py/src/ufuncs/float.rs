@@ -32,6 +32,7 @@ use super::bf16;
 use super::bf16_libm;
 use super::check::{self, Outs, Scalar};
 use super::desc::FloatDesc;
+use super::expk;
 use super::funcs::{self, *};
 use super::simd;
 use super::table::{Column, FlagPages, Lazy, Table, MIXED};
@@ -198,8 +199,23 @@ fn register_format(r: &mut Registrar<'_>, num: c_int, d: &'static FloatDesc) -> 
         value1;
     let value1 = [
         bf16_kernel(rint, bf16_simd_loop::<simd::Rint>),
-        exp,
-        exp2,
+        // bfloat16's computed forms, with the table as their exceptions.
+        if bf {
+            Entry {
+                data: lazy(d, build_exp),
+                ..exp
+            }
+        } else {
+            exp
+        },
+        if bf {
+            Entry {
+                data: lazy(d, build_exp2),
+                ..exp2
+            }
+        } else {
+            exp2
+        },
         expm1,
         log,
         log2,
@@ -601,7 +617,25 @@ fn table(first: Column, second: Option<Column>, flags: &[u8]) -> Table {
         second,
         flags: FlagPages::new(flags),
         shape8,
+        exp: None,
     }
+}
+
+/// bfloat16 `exp`'s table with its computed forms ([`expk`]).
+fn build_exp(d: &FloatDesc) -> Table {
+    with_exp_form(build_value1::<Exp>(d), expk::Base::E)
+}
+
+/// bfloat16 `exp2`'s table with its computed forms ([`expk`]).
+fn build_exp2(d: &FloatDesc) -> Table {
+    with_exp_form(build_value1::<Exp2>(d), expk::Base::Two)
+}
+
+fn with_exp_form(mut t: Table, base: expk::Base) -> Table {
+    if let Column::U16(v) = &t.first {
+        t.exp = Some(expk::ExpForm::derive(base, v, |run| *t.flags.page(run)));
+    }
+    t
 }
 
 /// The bit-pattern function `O` of every code; reading a bfloat16
@@ -1028,7 +1062,15 @@ unsafe extern "C" fn lut_loop(
                 let packed = |src: *const u16, start: usize, len: usize, known: u8| {
                     // SAFETY: `src` and the output hold `len` packed codes
                     // from `start`, disjoint; the column is padded.
-                    simd::lut16(src, o.at(start) as *mut u16, len, v, fl, known)
+                    simd::lut16(
+                        src,
+                        o.at(start) as *mut u16,
+                        len,
+                        v,
+                        fl,
+                        known,
+                        t.exp.as_ref(),
+                    )
                 };
                 let fast = if a.contiguous(2) && o.contiguous(2) && !spans_overlap(a, 2, o, 2, n) {
                     packed(a.at(0) as *const u16, 0, n, 0)

@@ -41,6 +41,7 @@ mod bf16_libm;
 mod check;
 pub(crate) mod complex;
 mod desc;
+mod expk;
 pub(crate) mod float;
 mod funcs;
 pub(crate) mod int;

@@ -17,6 +17,7 @@
 //!   the library's float32 → bfloat16 conversion: NaN becomes `0x7fc0` with
 //!   its sign).
 
+use super::expk::ExpForm;
 use super::funcs::{self, Real};
 use super::table::{FlagPages, MIXED};
 
@@ -718,7 +719,10 @@ pub(crate) fn has_lut16(table: &[u16]) -> bool {
 /// `known` (flags the caller has already met, as from the earlier blocks
 /// of a strided input): the result with `known` is the entries' union
 /// with `known`, and entries whose flags `known` holds are not read
-/// again. On other paths, `None` is returned and nothing is done.
+/// again. Where `exp` (bfloat16 `exp` / `exp2`) serves the path, the
+/// results are computed by it instead of gathered, block by block, each
+/// block's flags read as the gathers' are. On other paths, `None` is
+/// returned and nothing is done.
 ///
 /// # Safety
 ///
@@ -733,17 +737,40 @@ pub(crate) unsafe fn lut16(
     table: &[u16],
     flags: Option<&FlagPages>,
     known: u8,
+    exp: Option<&ExpForm>,
 ) -> Option<u8> {
     #[cfg(target_arch = "x86_64")]
     if has_lut16(table) {
-        // SAFETY: the AVX-512 path is only selected when the CPU has
+        let avx512 = mldtypes::cast::path() == mldtypes::cast::Path::Avx512;
+        // SAFETY (all): the AVX-512 path is only selected when the CPU has
         // AVX-512 F/BW/VL/DQ and VBMI, the AVX2 path when it has AVX2.
-        return Some(match mldtypes::cast::path() {
-            mldtypes::cast::Path::Avx512 => lut16_avx512(src, dst, n, table, flags, known),
-            _ => lut16_avx2(src, dst, n, table, flags, known),
+        if let Some(e) = exp.filter(|e| e.serves()) {
+            // Computed in blocks whose flags are then read from the codes
+            // while they are in the cache (where a code took the table's
+            // entry: within the range no code raises a flag).
+            let mut f = 0u8;
+            let mut start = 0;
+            while start < n {
+                let len = (n - start).min(4096);
+                let (s, d) = (src.add(start), dst.add(start));
+                if e.run(s, d, len, table) && flags.is_some() {
+                    f |= if avx512 {
+                        lut16_avx512::<false>(s, d, len, table, flags, known | f)
+                    } else {
+                        lut16_avx2::<false>(s, d, len, table, flags, known | f)
+                    };
+                }
+                start += len;
+            }
+            return Some(f);
+        }
+        return Some(if avx512 {
+            lut16_avx512::<true>(src, dst, n, table, flags, known)
+        } else {
+            lut16_avx2::<true>(src, dst, n, table, flags, known)
         });
     }
-    let _ = (src, dst, n, table, flags, known);
+    let _ = (src, dst, n, table, flags, known, exp);
     None
 }
 
@@ -754,7 +781,7 @@ pub(crate) unsafe fn lut16(
 /// ([`Range16::flags`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn lut16_avx2(
+unsafe fn lut16_avx2<const VALUES: bool>(
     src: *const u16,
     dst: *mut u16,
     n: usize,
@@ -777,13 +804,15 @@ unsafe fn lut16_avx2(
             // the table, whose two entries past the last make the four
             // bytes read at each one readable.
             let v = _mm256_loadu_si256(s.add(k).cast());
-            let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
-            let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
-            let g0 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, lo), low);
-            let g1 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, hi), low);
-            // Entries below 2^16: the unsigned saturating pack is exact.
-            let r = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(g0, g1));
-            _mm256_storeu_si256(d.add(k).cast(), r);
+            if VALUES {
+                let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v));
+                let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(v));
+                let g0 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, lo), low);
+                let g1 = _mm256_and_si256(_mm256_i32gather_epi32::<2>(t, hi), low);
+                // Entries below 2^16: the unsigned saturating pack is exact.
+                let r = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(g0, g1));
+                _mm256_storeu_si256(d.add(k).cast(), r);
+            }
             if flags.is_some() {
                 range.add(v);
             }
@@ -791,7 +820,9 @@ unsafe fn lut16_avx2(
         }
         for j in k..len {
             let c = s.add(j).read_unaligned();
-            d.add(j).write_unaligned(table[usize::from(c)]);
+            if VALUES {
+                d.add(j).write_unaligned(table[usize::from(c)]);
+            }
             range.add_one(c);
         }
         if let Some(fl) = flags {
@@ -917,7 +948,7 @@ impl Range16 {
 /// every flag of the table's mixed runs.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn lut16_avx512(
+unsafe fn lut16_avx512<const VALUES: bool>(
     src: *const u16,
     dst: *mut u16,
     n: usize,
@@ -942,15 +973,17 @@ unsafe fn lut16_avx512(
         // too few of the input's lines in flight for one thread.
         _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(k + 512).cast());
         let v = _mm512_loadu_si512(src.add(k).cast());
-        let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
-        let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
-        let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
-        let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
-        let r = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
-            _mm512_cvtepi32_epi16(g_hi),
-        );
-        _mm512_storeu_si512(dst.add(k).cast(), r);
+        if VALUES {
+            let lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v));
+            let hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(v));
+            let g_lo = _mm512_i32gather_epi32::<2>(lo, base.cast());
+            let g_hi = _mm512_i32gather_epi32::<2>(hi, base.cast());
+            let r = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(g_lo)),
+                _mm512_cvtepi32_epi16(g_hi),
+            );
+            _mm512_storeu_si512(dst.add(k).cast(), r);
+        }
         if flags.is_some() {
             acc = _mm512_or_si512(acc, by_run(v, s0, s1, s2, s3));
         }
@@ -964,7 +997,9 @@ unsafe fn lut16_avx512(
     let mut f = fold(acc);
     for j in k..n {
         let c = src.add(j).read_unaligned();
-        dst.add(j).write_unaligned(table[usize::from(c)]);
+        if VALUES {
+            dst.add(j).write_unaligned(table[usize::from(c)]);
+        }
         f |= sm[usize::from(c >> 8)];
     }
     let Some(fl) = flags.filter(|fl| !fl.settled(f | known)) else {

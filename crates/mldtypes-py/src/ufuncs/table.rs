@@ -222,6 +222,9 @@ pub(crate) struct Table {
     pub(crate) flags: FlagPages,
     /// What the first output is, for the AVX2 loops of one-byte codes.
     pub(crate) shape8: Shape8,
+    /// bfloat16 `exp` / `exp2`: the computed forms that replace the
+    /// look-ups ([`super::expk`]).
+    pub(crate) exp: Option<super::expk::ExpForm>,
 }
 
 impl Table {
@@ -232,6 +235,7 @@ impl Table {
             second: None,
             flags: FlagPages::new(&[]),
             shape8: Shape8::Table,
+            exp: None,
         }
     }
 
