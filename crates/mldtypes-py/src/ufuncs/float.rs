@@ -1364,20 +1364,10 @@ unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
             let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
             if o.contiguous(1) && !inplace {
                 let po = std::slice::from_raw_parts_mut(o.at(start), len);
-                // Pieces whose inputs are requested ahead: one thread's
-                // loop over three streams is bound by the lines in flight.
-                for ((xa, xb), xo) in pa
-                    .chunks(1024)
-                    .zip(pb.chunks(1024))
-                    .zip(po.chunks_mut(1024))
-                {
-                    prefetch(xa.as_ptr().wrapping_add(2048));
-                    prefetch(xb.as_ptr().wrapping_add(2048));
-                    simd::byte_block2::<O>(f, xa, xb, xo);
-                }
+                simd::byte_block2::<O, true>(f, pa, pb, po);
             } else {
                 out.resize(len.max(out.len()), 0u8);
-                simd::byte_block2::<O>(f, pa, pb, &mut out[..len]);
+                simd::byte_block2::<O, false>(f, pa, pb, &mut out[..len]);
                 o.put_bytes(start, &out[..len], 1);
             }
         });
@@ -1386,7 +1376,7 @@ unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
 
 /// Asks for the sixteen cache lines from `p` (a hint: it never faults).
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(super) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     for line in 0..16 {
         // SAFETY: a prefetch hint dereferences nothing.
