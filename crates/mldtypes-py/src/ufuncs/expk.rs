@@ -61,7 +61,9 @@ const NO_CODE: u16 = 0x7fff;
 /// than four codes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ExpForm {
-    base: Base,
+    /// The constants of the AVX-512 and the AVX2 kernel (`P` = 16, 8).
+    c16: Consts,
+    c8: Consts,
     /// Whether no code within the range raises a flag (then a block whose
     /// codes all lie within it needs no flags read).
     quiet: bool,
@@ -70,7 +72,7 @@ pub(crate) struct ExpForm {
 }
 
 /// The scalar constants of a kernel with `per` table steps per binade.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Consts {
     k: f32,
     hi: f32,
@@ -122,9 +124,11 @@ impl ExpForm {
     /// run of 256): each kernel this CPU runs, over every code, compared
     /// with the table.
     pub(crate) fn derive(base: Base, table: &[u16], flags: impl Fn(usize) -> [u8; 256]) -> ExpForm {
-        let lim = Consts::of(base, 8).lim;
+        let (c16, c8) = (Consts::of(base, 16), Consts::of(base, 8));
+        let lim = c8.lim;
         let mut form = ExpForm {
-            base,
+            c16,
+            c8,
             quiet: (0..256).all(|run| {
                 let page = flags(run);
                 (0..256).all(|j| ((run << 8 | j) as u16) & 0x7fff >= lim || page[j] == 0)
@@ -152,7 +156,7 @@ impl ExpForm {
                 // hold 65,536 codes.
                 unsafe {
                     exp_avx512::<false>(
-                        base,
+                        &c16,
                         &none,
                         codes.as_ptr(),
                         out.as_mut_ptr(),
@@ -165,14 +169,7 @@ impl ExpForm {
             if avx2_runs() {
                 // SAFETY: as above.
                 unsafe {
-                    exp_avx2::<false>(
-                        base,
-                        &none,
-                        codes.as_ptr(),
-                        out.as_mut_ptr(),
-                        1 << 16,
-                        table,
-                    )
+                    exp_avx2::<false>(&c8, &none, codes.as_ptr(), out.as_mut_ptr(), 1 << 16, table)
                 };
                 form.avx2 = exceptions(&out);
             }
@@ -180,10 +177,10 @@ impl ExpForm {
         form
     }
 
-    /// The kernel of the current kernel path and its exceptions, if a
-    /// form serves there.
+    /// The kernel of the current kernel path, its constants and its
+    /// exceptions, if a form serves there.
     #[cfg(target_arch = "x86_64")]
-    fn kernel(&self) -> Option<(Kernel, &[u16; 4])> {
+    fn kernel(&self) -> Option<(Kernel, &Consts, &[u16; 4])> {
         use mldtypes::cast::Path;
         match mldtypes::cast::path() {
             Path::Avx512 if self.avx512.is_some() && avx512_runs() => {
@@ -193,7 +190,7 @@ impl ExpForm {
                 } else {
                     exp_avx512::<true>
                 };
-                Some((k, e))
+                Some((k, &self.c16, e))
             }
             Path::Avx512 | Path::Avx2 if self.avx2.is_some() && avx2_runs() => {
                 let e = self.avx2.as_ref()?;
@@ -202,7 +199,7 @@ impl ExpForm {
                 } else {
                     exp_avx2::<true>
                 };
-                Some((k, e))
+                Some((k, &self.c8, e))
             }
             _ => None,
         }
@@ -233,9 +230,9 @@ impl ExpForm {
         table: &[u16],
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if let Some((kernel, e)) = self.kernel() {
+        if let Some((kernel, c, e)) = self.kernel() {
             // SAFETY: the caller's guarantee; `kernel` checked the CPU.
-            return unsafe { kernel(self.base, e, src, dst, n, table) } || !self.quiet;
+            return unsafe { kernel(c, e, src, dst, n, table) } || !self.quiet;
         }
         let _ = (src, dst, n, table);
         true
@@ -245,7 +242,7 @@ impl ExpForm {
 /// A kernel: function, exceptions, codes in, codes out, count, table;
 /// returns whether any code took the table's entry.
 #[cfg(target_arch = "x86_64")]
-type Kernel = unsafe fn(Base, &[u16; 4], *const u16, *mut u16, usize, &[u16]) -> bool;
+type Kernel = unsafe fn(&Consts, &[u16; 4], *const u16, *mut u16, usize, &[u16]) -> bool;
 
 /// Whether the AVX-512 kernel runs here: AVX-512 F/BW/VL/DQ and BF16.
 #[cfg(target_arch = "x86_64")]
@@ -288,14 +285,13 @@ unsafe fn from_table(mut bad: u32, k: usize, src: *const u16, dst: *mut u16, tab
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")]
 unsafe fn exp_avx512<const EXC: bool>(
-    base: Base,
+    c: &Consts,
     exc: &[u16; 4],
     src: *const u16,
     dst: *mut u16,
     n: usize,
     table: &[u16],
 ) -> bool {
-    let c = Consts::of(base, 16);
     let ps = |v: f32| _mm512_set1_ps(v);
     // The converted pair holds the even codes' results, then the odd
     // ones': word `2j` takes word `j`, word `2j + 1` word `16 + j`.
@@ -432,14 +428,13 @@ unsafe fn steps512<const EXC: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,bmi2")]
 unsafe fn exp_avx2<const EXC: bool>(
-    base: Base,
+    c: &Consts,
     exc: &[u16; 4],
     src: *const u16,
     dst: *mut u16,
     n: usize,
     table: &[u16],
 ) -> bool {
-    let c = Consts::of(base, 8);
     let ps = |v: f32| _mm256_set1_ps(v);
     let v = V256 {
         k: ps(c.k),
