@@ -1178,10 +1178,12 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
         16,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
+            // The constants copied into the closure, kept in registers.
+            let vec = move |u, rv| regs.vec::<false>(u, rv);
             match form {
-                2 => sr8_steps::<2, W>(&regs, src, rnd, d, i, body, &mut seen),
-                1 => sr8_steps::<1, W>(&regs, src, rnd, d, i, body, &mut seen),
-                _ => sr8_steps::<0, W>(&regs, src, rnd, d, i, body, &mut seen),
+                2 => sr8_steps::<2, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
+                1 => sr8_steps::<1, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
+                _ => sr8_steps::<0, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
             }
         },
         // SAFETY: a step within `body`.
@@ -1329,9 +1331,11 @@ impl RegsSr8 {
     }
 }
 
-/// The 16-lane steps of [`sr8_avx512`] from element `i` to `body`, as
-/// [`det8_steps`] (`FORM` as in [`Regs8::store_as`]), the random numbers
-/// they read ORed into `seen`.
+/// The 16-lane steps of [`sr8_avx512`] and [`sr8_fpu_avx512`] from
+/// element `i` to `body`, as [`det8_steps`] (`FORM` as in
+/// [`Regs8::store_as`]): `vec` gives each step's magnitudes' codes, the
+/// mask of its negative lanes and that of its rare ones from the inputs
+/// and the random numbers, which are ORed into `seen`.
 ///
 /// # Safety
 ///
@@ -1340,24 +1344,26 @@ impl RegsSr8 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn sr8_steps<const FORM: u8, W: Word>(
-    regs: &RegsSr8,
+    c: &Regs8,
     src: &[f32],
     rnd: &[W],
     d: *mut u8,
     mut i: usize,
     body: usize,
     seen: &mut __m512i,
+    vec: impl Fn(__m512i, __m512i) -> (__m512i, __mmask16, __mmask16),
 ) -> (usize, u32) {
-    let regs = *regs;
+    let c = *c;
     let mut all = *seen;
     while i < body {
         // SAFETY: i + 16 <= body for the three slices.
         let (u, rv) = unsafe { sr8_load(src, rnd, i) };
         all = _mm512_or_si512(all, rv);
-        let (mag, neg, rare) = regs.vec::<false>(u, rv);
+        let (mag, neg, rare) = vec(u, rv);
         // SAFETY: i + 16 <= body.
-        unsafe { regs.c.store_as::<FORM>(mag, neg, d.add(i)) };
+        unsafe { c.store_as::<FORM>(mag, neg, d.add(i)) };
         if rare != 0 {
             *seen = all;
             return (i, rare.into());
@@ -2317,10 +2323,11 @@ pub(crate) unsafe fn sr8_fpu_avx512<W: Word, const FAM: u8>(
         16,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
+            let vec = move |u, rv| sr8_fpu_vec512::<FAM>(&c, &f, u, rv);
             match form {
-                2 => sr8_fpu_steps512::<W, FAM, 2>(&c, &f, src, rnd, d, i, body, &mut seen),
-                1 => sr8_fpu_steps512::<W, FAM, 1>(&c, &f, src, rnd, d, i, body, &mut seen),
-                _ => sr8_fpu_steps512::<W, FAM, 0>(&c, &f, src, rnd, d, i, body, &mut seen),
+                2 => sr8_steps::<2, W>(&c, src, rnd, d, i, body, &mut seen, vec),
+                1 => sr8_steps::<1, W>(&c, src, rnd, d, i, body, &mut seen, vec),
+                _ => sr8_steps::<0, W>(&c, src, rnd, d, i, body, &mut seen, vec),
             }
         },
         // SAFETY: a step within `body`, its vector codes stored.
@@ -2348,46 +2355,6 @@ struct SrFpu512 {
     scale: __m512,
     one: __m512i,
     odd: __m512i,
-}
-
-/// The 16-lane steps of [`sr8_fpu_avx512`] from element `i` to `body`, as
-/// [`sr8_steps`] (`FORM` as in [`Regs8::store_as`]).
-///
-/// # Safety
-///
-/// As [`sr8_fpu_avx512`]; `body ≤ src.len(), rnd.len()` and `d` addresses
-/// `body` writable bytes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
-#[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn sr8_fpu_steps512<W: Word, const FAM: u8, const FORM: u8>(
-    c: &Regs8,
-    f: &SrFpu512,
-    src: &[f32],
-    rnd: &[W],
-    d: *mut u8,
-    mut i: usize,
-    body: usize,
-    seen: &mut __m512i,
-) -> (usize, u32) {
-    let (c, f) = (*c, *f);
-    let mut all = *seen;
-    while i < body {
-        // SAFETY: i + 16 <= body for the three slices.
-        let (u, rv) = unsafe { sr8_load(src, rnd, i) };
-        all = _mm512_or_si512(all, rv);
-        let (mag, neg, rare) = sr8_fpu_vec512::<FAM>(&c, &f, u, rv);
-        // SAFETY: i + 16 <= body.
-        unsafe { c.store_as::<FORM>(mag, neg, d.add(i)) };
-        if rare != 0 {
-            *seen = all;
-            return (i, rare.into());
-        }
-        i += 16;
-    }
-    *seen = all;
-    (body, 0)
 }
 
 /// The magnitudes' codes of sixteen lanes of [`sr8_fpu_avx512`] from their
