@@ -1166,11 +1166,59 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
     dst: &mut [u8],
     element: impl Fn(&[f32], &[W], &mut [u8]),
 ) -> u32 {
+    let regs = RegsSr8::of(k, fast, sub_shift, mp);
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        sr8_frame512(
+            k,
+            src,
+            rnd,
+            dst,
+            // The constants copied into the closure, kept in registers.
+            move |u, rv| regs.vec::<false>(u, rv),
+            // A step whose vector codes are stored, converted again with
+            // the exact fraction.
+            |i, _, d| {
+                let rest = if k.zero_sign {
+                    sr8_exact_step::<1, W>(&regs, src, rnd, d, i)
+                } else {
+                    sr8_exact_step::<0, W>(&regs, src, rnd, d, i)
+                };
+                if rest != 0 {
+                    redo_lanes(i, rest, src, rnd, d, &element)
+                }
+            },
+            &element,
+        )
+    }
+}
+
+/// The frame of AVX-512's one-byte stochastic kernels ([`sr8_avx512`],
+/// [`sr8_fpu_avx512`]) for the parameters `k`: their steps ([`sr8_steps`],
+/// `vec` making each step's codes), `lanes(i, mask, d)` on each step with
+/// rare lanes (`d` the output's start), `element` on the rest of the
+/// slice; returns the OR of the random numbers read.
+///
+/// # Safety
+///
+/// As [`sr8_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+#[inline]
+unsafe fn sr8_frame512<W: Word>(
+    k: &Params8,
+    src: &[f32],
+    rnd: &[W],
+    dst: &mut [u8],
+    vec: impl Fn(__m512i, __m512i) -> (__m512i, __mmask16, __mmask16) + Copy,
+    mut lanes: impl FnMut(usize, u32, *mut u8),
+    element: &impl Fn(&[f32], &[W], &mut [u8]),
+) -> u32 {
     let n = src.len().min(dst.len()).min(rnd.len());
     let (body, d) = (n - n % 16, dst.as_mut_ptr());
     let mut seen = _mm512_setzero_si512();
     let form = k.form();
-    let regs = RegsSr8::of(k, fast, sub_shift, mp);
+    let c = Regs8::of(k);
     // As in `det8_avx512`: the steps without calls, up to the first with
     // lanes that need more.
     steps_then_elements(
@@ -1178,26 +1226,15 @@ pub(crate) unsafe fn sr8_avx512<W: Word>(
         16,
         // SAFETY: the caller's guarantee; `i ≤ body`.
         |i| unsafe {
-            // The constants copied into the closure, kept in registers.
-            let vec = move |u, rv| regs.vec::<false>(u, rv);
             match form {
-                2 => sr8_steps::<2, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
-                1 => sr8_steps::<1, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
-                _ => sr8_steps::<0, W>(&regs.c, src, rnd, d, i, body, &mut seen, vec),
+                2 => sr8_steps::<2, W>(&c, src, rnd, d, i, body, &mut seen, vec),
+                1 => sr8_steps::<1, W>(&c, src, rnd, d, i, body, &mut seen, vec),
+                _ => sr8_steps::<0, W>(&c, src, rnd, d, i, body, &mut seen, vec),
             }
         },
-        // SAFETY: a step within `body`.
-        |i, _| unsafe {
-            let rest = if k.zero_sign {
-                sr8_exact_step::<1, W>(&regs, src, rnd, d, i)
-            } else {
-                sr8_exact_step::<0, W>(&regs, src, rnd, d, i)
-            };
-            if rest != 0 {
-                redo_lanes(i, rest, src, rnd, d, &element)
-            }
-        },
-        // SAFETY: as in `det8_avx512`.
+        |i, mask| lanes(i, mask, d),
+        // SAFETY: the range lies within `n` (`dst` is not otherwise
+        // borrowed meanwhile).
         |r| {
             let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
             element(&src[r.clone()], &rnd[r], out)
@@ -2314,33 +2351,19 @@ pub(crate) unsafe fn sr8_fpu_avx512<W: Word, const FAM: u8>(
         one: splat(1),
         odd: splat(ODD_MAGIC.to_bits()),
     };
-    let n = src.len().min(dst.len()).min(rnd.len());
-    let (body, d) = (n - n % 16, dst.as_mut_ptr());
-    let mut seen = _mm512_setzero_si512();
-    let form = k.form();
-    steps_then_elements(
-        n,
-        16,
-        // SAFETY: the caller's guarantee; `i ≤ body`.
-        |i| unsafe {
-            let vec = move |u, rv| sr8_fpu_vec512::<FAM>(&c, &f, u, rv);
-            match form {
-                2 => sr8_steps::<2, W>(&c, src, rnd, d, i, body, &mut seen, vec),
-                1 => sr8_steps::<1, W>(&c, src, rnd, d, i, body, &mut seen, vec),
-                _ => sr8_steps::<0, W>(&c, src, rnd, d, i, body, &mut seen, vec),
-            }
-        },
-        // SAFETY: a step within `body`, its vector codes stored.
-        |i, mask| unsafe { redo_lanes(i, mask, src, rnd, d, &element) },
-        // SAFETY: the range lies within `n` (`dst` is not otherwise
-        // borrowed meanwhile).
-        |r| {
-            let out = unsafe { std::slice::from_raw_parts_mut(d.add(r.start), r.len()) };
-            element(&src[r.clone()], &rnd[r], out)
-        },
-    );
-    let tail = rnd[body..n].iter().fold(0, |m, &v| m | v.into());
-    _mm512_reduce_or_epi32(seen) as u32 | tail
+    // SAFETY: the caller's guarantee; `redo_lanes` on a step whose
+    // vector codes are stored.
+    unsafe {
+        sr8_frame512(
+            k,
+            src,
+            rnd,
+            dst,
+            move |u, rv| sr8_fpu_vec512::<FAM>(&c, &f, u, rv),
+            |i, mask, d| redo_lanes(i, mask, src, rnd, d, &element),
+            &element,
+        )
+    }
 }
 
 /// [`SrFpu`] in AVX-512 registers (the uniform shifts as counts), with the
