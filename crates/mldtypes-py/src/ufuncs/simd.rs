@@ -778,7 +778,8 @@ pub(crate) unsafe fn lut16(
 /// widened to 32-bit indices, two gathers of the entries (scale 2: the low
 /// half of each gathered word), packed and stored; each block's flags from
 /// the range of its positive codes and that of its negative ones
-/// ([`Range16::flags`]).
+/// ([`Range16::flags`]). Without `VALUES` only the flags are read (the
+/// results written by the caller).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn lut16_avx2<const VALUES: bool>(
@@ -946,6 +947,8 @@ impl Range16 {
 /// flag of the runs met (their union found by a second pass of the same
 /// permutation) that `known` does not; no second pass where `known` holds
 /// every flag of the table's mixed runs.
+/// Without `VALUES` only the flags are read (the results written by the
+/// caller).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn lut16_avx512<const VALUES: bool>(
