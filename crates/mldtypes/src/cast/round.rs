@@ -672,8 +672,9 @@ impl Job<'_> {
 
     /// float32 → one-byte codes through a stochastic mode's table, the
     /// random numbers 16 or 32 bits wide (16-bit ones are widened in
-    /// registers); with AVX-512's kernel ([`hw::sr8_avx512`]), the OR of
-    /// the numbers it read.
+    /// registers); with AVX-512's kernels ([`hw::sr8_avx512`],
+    /// [`hw::sr8_fpu_avx512`]) and AVX2's FPU form ([`hw::sr8_fpu_avx2`]),
+    /// the OR of the numbers they read (None from the other kernels).
     #[cfg(target_arch = "x86_64")]
     fn by_sr_table<W: hw::Word>(
         &self,
