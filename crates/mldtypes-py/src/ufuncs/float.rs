@@ -37,8 +37,8 @@ use super::funcs::{self, *};
 use super::simd;
 use super::table::{Column, FlagPages, Lazy, Table, MIXED};
 use super::{
-    clear_flags, count, raise_flags, raise_invalid, reported_flags, Arg, FpFlags, LoopFn, Operand,
-    Registrar, BOOL, FLAG_INVALID, INTC,
+    clear_flags, count, raise_flags, raise_invalid, reported_flags, take_sse_flags, x87_flags, Arg,
+    FpFlags, LoopFn, Operand, Registrar, BOOL, FLAG_INVALID, INTC,
 };
 
 /// The named float formats, in registration order.
@@ -521,6 +521,58 @@ fn probed<R>(f: impl FnOnce() -> R) -> (R, u8) {
     (r, raised)
 }
 
+/// `f(i)` for every `i < n`, handed to `put` with the flags that call
+/// raised. The calls run in groups of 16 between two reads of the flags
+/// (most groups raise none); a group that raised one runs again a call at
+/// a time, and so do the groups after it until one raises nothing (runs of
+/// inputs raising flags, such as `log` of the negative numbers, are
+/// computed once). A call at a time reads MXCSR alone
+/// ([`take_sse_flags`]: glibc's float32 functions compute with SSE); a
+/// group that raised a flag in the x87 unit runs again with both read
+/// ([`probed`]). `f` must give the same result and flags whenever it is
+/// called. The flags are clear before and after.
+fn probed_each<R: Copy + Default>(
+    n: usize,
+    mut f: impl FnMut(usize) -> R,
+    mut put: impl FnMut(usize, R, u8),
+) {
+    const GROUP: usize = 16;
+    let mut group = [R::default(); GROUP];
+    let mut raised = [0u8; GROUP];
+    let mut one_by_one = false;
+    clear_flags();
+    for start in (0..n).step_by(GROUP) {
+        let end = (start + GROUP).min(n);
+        let len = end - start;
+        if !one_by_one {
+            for (i, r) in (start..end).zip(&mut group) {
+                *r = black_box(f(i));
+            }
+            if reported_flags() == 0 {
+                for (i, &r) in (start..end).zip(&group) {
+                    put(i, r, 0);
+                }
+                continue;
+            }
+            clear_flags();
+        }
+        for (i, (r, fl)) in (start..end).zip(group.iter_mut().zip(&mut raised)) {
+            *r = black_box(f(i));
+            *fl = take_sse_flags();
+        }
+        if x87_flags() {
+            clear_flags();
+            for (i, (r, fl)) in (start..end).zip(group.iter_mut().zip(&mut raised)) {
+                (*r, *fl) = probed(|| f(i));
+            }
+        }
+        one_by_one = raised[..len].iter().any(|&fl| fl != 0);
+        for (i, (&r, &fl)) in (start..end).zip(group.iter().zip(&raised)) {
+            put(i, r, fl);
+        }
+    }
+}
+
 /// The invalid flag if `seen` (a signalling NaN read as float32).
 #[inline(always)]
 fn invalid_if(seen: bool) -> u8 {
@@ -592,18 +644,21 @@ fn build_value1<O: Unary>(d: &FloatDesc) -> Table {
         }
         return table(code_column(d, out), None, &flags);
     }
-    let mut x = all_values(d);
-    clear_flags();
-    for v in x.iter_mut() {
-        let snan = invalid_if(d.eigen() && funcs::is_snan(*v));
-        let (mut r, f) = probed(|| O::f(black_box(*v)));
-        if O::NONNEGATIVE && d.eigen() && r.is_nan() {
-            r = f32::NAN;
-        }
-        *v = r;
-        flags.push(f | snan);
-    }
-    table(encode_column(d, &x), None, &flags)
+    let x = all_values(d);
+    let mut y = vec![0f32; n];
+    flags.resize(n, 0);
+    probed_each(
+        n,
+        |i| O::f(black_box(x[i])),
+        |i, mut r, f| {
+            if O::NONNEGATIVE && d.eigen() && r.is_nan() {
+                r = f32::NAN;
+            }
+            y[i] = r;
+            flags[i] = f | invalid_if(d.eigen() && funcs::is_snan(x[i]));
+        },
+    );
+    table(encode_column(d, &y), None, &flags)
 }
 
 /// A table from its columns and per-entry flags.
@@ -716,13 +771,14 @@ fn build_spacing(d: &FloatDesc) -> Table {
     let x = all_values(d);
     let mut y = vec![0f32; n];
     d.decode_block(&nexts, &mut y);
-    clear_flags();
-    for (v, &u) in y.iter_mut().zip(&x) {
-        let (r, fl) = probed(|| black_box(*v) - black_box(u));
-        *v = r;
-        flags.push(fl);
-    }
-    d.encode_block(&y, &mut out);
+    let mut r = vec![0f32; n];
+    flags.resize(n, 0);
+    probed_each(
+        n,
+        |i| black_box(y[i]) - black_box(x[i]),
+        |i, v, f| (r[i], flags[i]) = (v, f),
+    );
+    d.encode_block(&r, &mut out);
     for i in 0..n {
         if at_max(code(i)) {
             d.put_code(&mut out, i, max_result(code(i)));
@@ -746,16 +802,18 @@ fn build_modf(d: &FloatDesc) -> Table {
         }
         return table(code_column(d, fr), Some(code_column(d, ip)), &flags);
     }
-    let mut x = all_values(d);
-    let mut y = vec![0f32; n];
-    clear_flags();
-    for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-        let snan = invalid_if(d.eigen() && funcs::is_snan(*u));
-        let ((a, b), f) = probed(|| black_box(*u).c_modf());
-        (*u, *v) = (a, b);
-        flags.push(f | snan);
-    }
-    table(encode_column(d, &x), Some(encode_column(d, &y)), &flags)
+    let x = all_values(d);
+    let (mut fr, mut ip) = (vec![0f32; n], vec![0f32; n]);
+    flags.resize(n, 0);
+    probed_each(
+        n,
+        |i| black_box(x[i]).c_modf(),
+        |i, (a, b), f| {
+            (fr[i], ip[i]) = (a, b);
+            flags[i] = f | invalid_if(d.eigen() && funcs::is_snan(x[i]));
+        },
+    );
+    table(encode_column(d, &fr), Some(encode_column(d, &ip)), &flags)
 }
 
 /// The exponent [`build_frexp`] stores where ml_dtypes writes none.
@@ -792,22 +850,23 @@ fn build_frexp(d: &FloatDesc) -> Table {
             &flags,
         );
     }
-    let mut x = all_values(d);
-    clear_flags();
-    for u in x.iter_mut() {
-        let snan = invalid_if(d.eigen() && funcs::is_snan(*u));
-        if keep(u.is_nan()) {
-            flags.push(snan);
-            exps.push(KEEP_EXPONENT);
-            continue;
-        }
-        let ((m, e), f) = probed(|| black_box(*u).c_frexp());
-        *u = m;
-        flags.push(f | snan);
-        exps.push(e as i16);
-    }
+    let x = all_values(d);
+    let mut mant = x.clone();
+    flags.resize(n, 0);
+    exps.resize(n, KEEP_EXPONENT);
+    probed_each(
+        n,
+        // An element whose exponent ml_dtypes keeps: its value, no call.
+        |i| (!keep(x[i].is_nan())).then(|| black_box(x[i]).c_frexp()),
+        |i, me, f| {
+            if let Some((m, e)) = me {
+                (mant[i], exps[i]) = (m, e as i16);
+            }
+            flags[i] = f | invalid_if(d.eigen() && funcs::is_snan(x[i]));
+        },
+    );
     table(
-        encode_column(d, &x),
+        encode_column(d, &mant),
         Some(Column::I16(exps.into_boxed_slice())),
         &flags,
     )
@@ -848,18 +907,18 @@ fn build_value2<O: Binary>(d: &FloatDesc) -> Table {
     let quiet = O::QUIET_UNSIGNED && !d.format.signed;
     let mut r = vec![0f32; 1 << 16];
     let mut flags = vec![0u8; 1 << 16];
-    clear_flags();
-    for a in 0..=mask as usize {
-        for b in 0..=mask as usize {
-            let (u, v) = (x[a], x[b]);
-            let (res, f) = probed(|| {
-                let (u, v) = (black_box(u), black_box(v));
-                apply_nan_rule(rule, u, v, O::f(u, v))
-            });
-            r[a << 8 | b] = res;
-            flags[a << 8 | b] = if quiet { 0 } else { f };
-        }
-    }
+    let m = mask as usize + 1;
+    probed_each(
+        m * m,
+        |i| {
+            let (u, v) = (black_box(x[i / m]), black_box(x[i % m]));
+            apply_nan_rule(rule, u, v, O::f(u, v))
+        },
+        |i, res, f| {
+            let at = ((i / m) << 8) | (i % m);
+            (r[at], flags[at]) = (res, if quiet { 0 } else { f });
+        },
+    );
     replicate(&mut r, mask);
     replicate(&mut flags, mask);
     table(encode_column(d, &r), None, &flags)
@@ -882,14 +941,15 @@ fn build_divmod(d: &FloatDesc) -> Table {
     let mut q = vec![0f32; 1 << 16];
     let mut m = vec![0f32; 1 << 16];
     let mut flags = vec![0u8; 1 << 16];
-    clear_flags();
-    for a in 0..=mask as usize {
-        for b in 0..=mask as usize {
-            let ((dq, dm), f) = probed(|| funcs::divmod(black_box(x[a]), black_box(x[b])));
-            (q[a << 8 | b], m[a << 8 | b]) = (dq, dm);
-            flags[a << 8 | b] = f;
-        }
-    }
+    let w = mask as usize + 1;
+    probed_each(
+        w * w,
+        |i| funcs::divmod(black_box(x[i / w]), black_box(x[i % w])),
+        |i, (dq, dm), f| {
+            let at = ((i / w) << 8) | (i % w);
+            (q[at], m[at], flags[at]) = (dq, dm, f);
+        },
+    );
     replicate(&mut q, mask);
     replicate(&mut m, mask);
     replicate(&mut flags, mask);

@@ -525,6 +525,58 @@ pub(crate) fn reported_flags() -> u8 {
     0
 }
 
+/// Whether a reported flag is raised in the x87 unit (x86-64; elsewhere
+/// there is one set of flags and this is false): glibc's float32 functions
+/// compute with SSE, and a caller that found none here needs only MXCSR's
+/// flags ([`take_sse_flags`]).
+#[inline]
+pub(crate) fn x87_flags() -> bool {
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    {
+        let sw: u16;
+        // SAFETY: `fnstsw` stores the x87 status word in `ax`, nothing else.
+        unsafe {
+            std::arch::asm!("fnstsw ax", out("ax") sw, options(nomem, nostack, preserves_flags))
+        };
+        c_int::from(sw) & fenv::FE_REPORTED != 0
+    }
+    #[cfg(not(all(unix, target_arch = "x86_64")))]
+    false
+}
+
+/// The reported flags raised outside the x87 unit (MXCSR on x86-64; every
+/// flag elsewhere), then cleared there: one read, and one write only when
+/// a flag was raised.
+#[inline]
+pub(crate) fn take_sse_flags() -> u8 {
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    {
+        let mut csr: u32 = 0;
+        // SAFETY: `stmxcsr` stores MXCSR in `csr`; `ldmxcsr` writes it back
+        // with only its six exception bits cleared.
+        unsafe {
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack, preserves_flags));
+        }
+        let raised = (csr as c_int & fenv::FE_REPORTED) as u8;
+        if raised != 0 {
+            csr &= !0x3f;
+            // SAFETY: as above.
+            unsafe {
+                std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack, preserves_flags))
+            };
+        }
+        raised
+    }
+    #[cfg(not(all(unix, target_arch = "x86_64")))]
+    {
+        let raised = reported_flags();
+        if raised != 0 {
+            clear_flags();
+        }
+        raised
+    }
+}
+
 /// Clears every floating-point exception flag. On x86-64: `fnclex` for the
 /// x87 unit and MXCSR's exception bits rewritten (what glibc's
 /// `feclearexcept` does, without saving and reloading the x87
