@@ -12,7 +12,8 @@ Run it from a virtual environment outside the repository that has both packages:
     python -m venv /tmp/bench && /tmp/bench/bin/pip install ml_dtypes==0.6.0 numpy==2.4.6
     /tmp/bench/bin/pip install ./crates/mldtypes-py
     /tmp/bench/bin/python tools/bench_py_vs_ml_dtypes.py [--n 4194304] [--repeat 7] \
-        [--sections casts,arith,unary,binary,reduce,sort,matmul] [--types bfloat16,float8_e4m3fn]
+        [--sections casts,arith,unary,binary,reduce,sort,matmul,tables]
+        [--types bfloat16,float8_e4m3fn]
         [--kernels avx2]
 
 Sections:
@@ -41,6 +42,9 @@ Sections:
   number of BLAS threads (each thread count in a child process, as BLAS reads its thread count
   at start-up), and against ml_dtypes' ``np.dot`` at the smallest size. The two GEMMs are
   timed in blocks of back-to-back calls (`best_in_blocks`), ml_dtypes' loop on its own.
+- ``tables``: for every ufunc of the unary and binary sections whose loop for a ``--types``
+  format reads a result table, the bytes the table holds and the time one build takes (built
+  afresh on the calling thread, best of 5: what the first call pays).
 
 Prints Markdown tables: for each operation the best-of-`repeat` time of ml_dtypes, of mldtypes
 and of NumPy float32 (the three alternating) and the ratios (ml_dtypes time / mldtypes time and
@@ -409,6 +413,21 @@ def section_matmul(t, sizes, types, repeat):
             t.add(label, *times)
 
 
+def section_tables(types, repeat=5):
+    """(ufunc, format, bytes, best build time in s) of every table-driven loop of the unary and
+    binary ufuncs on `types`."""
+    rows = []
+    for name in types:
+        dt = np.dtype(getattr(mldtypes, name))
+        for uname in UNARY + BINARY:
+            try:
+                infos = [mldtypes._core._ufunc_table_info(uname, dt) for _ in range(repeat)]
+            except ValueError:  # a kernel of its own, no table
+                continue
+            rows.append((uname, name, infos[0]["bytes"], min(i["build_seconds"] for i in infos)))
+    return rows
+
+
 def summary(rows, types):
     """A compact Markdown table of the unary and binary sections: one row per ufunc, the ratio
     to ml_dtypes (contiguous), the most the memory bound allows there (ml_dtypes' time over
@@ -469,7 +488,7 @@ def main():
     ap.add_argument("--sort-repeat", type=int, default=2,
                     help="timed runs of each sort of --n elements (ml_dtypes' take seconds)")
     ap.add_argument("--small", type=int, default=1024, help="elements of the small sort case")
-    ap.add_argument("--sections", default="unary,binary,reduce,matmul",
+    ap.add_argument("--sections", default="unary,binary,reduce,matmul,tables",
                     help="comma-separated subset of casts,arith,unary,binary,reduce,sort,matmul")
     ap.add_argument("--types", default="bfloat16,float8_e4m3fn",
                     help="formats of the unary, binary, reduce and matmul sections")
@@ -500,7 +519,7 @@ def main():
     sections = args.sections.split(",")
 
     x32 = values(n, np.random.default_rng(0))
-    tables = []
+    tables, tables_report = [], []
     warnings.simplefilter("ignore")
     with np.errstate(all="ignore"):
         for s in sections:
@@ -520,6 +539,8 @@ def main():
                 section_sort(t, x32, repeat, args.sort_repeat, args.small)
             elif s == "matmul":
                 section_matmul(t, sizes, types, repeat)
+            elif s == "tables":
+                tables_report.extend(section_tables(types))
             else:
                 sys.exit(f"unknown section {s!r}")
 
@@ -527,6 +548,15 @@ def main():
           f"mldtypes kernels: {mldtypes._core._kernel_path()}; NumPy {np.__version__}")
     for t in tables:
         t.print()
+    if tables_report:
+        print("\n### Result tables: size and build time (best of 5)\n")
+        print("| ufunc | format | bytes | build |")
+        print("|---|---|---:|---:|")
+        for uname, name, size, secs in tables_report:
+            print(f"| {uname} | {name} | {size:,} | {fmt_t(secs)} |")
+        worst = max(tables_report, key=lambda r: r[3])
+        print(f"\nslowest build: {worst[0]} of {worst[1]}, {fmt_t(worst[3])}; largest table: "
+              f"{max(r[2] for r in tables_report):,} bytes")
     if {"unary", "binary"} & set(sections):
         print("\n### Summary: ratios (ml_dtypes / mldtypes, NumPy float32 / mldtypes)\n")
         print(summary([r for t in tables for r in t.rows], types))
