@@ -1424,10 +1424,10 @@ unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
             let inplace = o.at(start) == a.at(start) || o.at(start) == b.at(start);
             if o.contiguous(1) && !inplace {
                 let po = std::slice::from_raw_parts_mut(o.at(start), len);
-                simd::byte_block2::<O, true>(f, pa, pb, po);
+                simd::byte_block2::<O>(f, pa, pb, po);
             } else {
                 out.resize(len.max(out.len()), 0u8);
-                simd::byte_block2::<O, false>(f, pa, pb, &mut out[..len]);
+                simd::byte_block2::<O>(f, pa, pb, &mut out[..len]);
                 o.put_bytes(start, &out[..len], 1);
             }
         });
@@ -1436,7 +1436,7 @@ unsafe extern "C" fn byte_simd2_loop<O: simd::ByteOp2>(
 
 /// Asks for the sixteen cache lines from `p` (a hint: it never faults).
 #[inline(always)]
-pub(super) fn prefetch(p: *const u8) {
+fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     for line in 0..16 {
         // SAFETY: a prefetch hint dereferences nothing.
