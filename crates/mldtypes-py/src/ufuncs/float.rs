@@ -1264,6 +1264,10 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
                 };
             if o.contiguous(osize) && apart {
                 let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
+                if !O::AHEAD {
+                    snan |= simd::bf16_block::<O>(src, dst);
+                    return;
+                }
                 // Pieces of 512 codes whose input is requested 2 KiB ahead
                 // (one thread's stream is bound by the lines in flight).
                 for (xs, ds) in src.chunks(512).zip(dst.chunks_mut(512 * osize)) {

@@ -1073,6 +1073,14 @@ pub(crate) trait Bf16Op {
     /// For [`Bf16Op::F32`]: whether a NaN result is `+NaN` (see
     /// `funcs::Unary::NONNEGATIVE`).
     const NONNEGATIVE: bool = false;
+    /// Whether the loop over a packed input requests it ahead of the
+    /// kernel (`float::bf16_simd_loop`): not for the maps of one bit
+    /// operation, which copy at the memory's speed. On Zen 4, 4M codes
+    /// right after ml_dtypes' call: `positive` 0.57–1.04 ms with the
+    /// requests, 0.41–0.73 ms without (NumPy's `invert` of the codes
+    /// 0.40–0.57 ms), while `rint`, `sign` and `logical_not` gained a few
+    /// per cent from them.
+    const AHEAD: bool = true;
     /// The result of one code (a code, or 0/1).
     fn apply(c: u16) -> u16;
 }
@@ -1124,12 +1132,14 @@ fn round(u: u32, positive_nan: bool) -> u16 {
 }
 
 macro_rules! bit_ops {
-    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr] = |$c:ident| $e:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident [$bool:expr, $reads:expr $(, ahead = $ahead:expr)?] =
+        |$c:ident| $e:expr;)*) => {$(
         $(#[$doc])*
         pub(crate) struct $name;
         impl Bf16Op for $name {
             const BOOL: bool = $bool;
             const READS_VALUE: bool = $reads;
+            $(const AHEAD: bool = $ahead;)?
             #[inline(always)]
             fn apply($c: u16) -> u16 { $e }
         }
@@ -1138,11 +1148,11 @@ macro_rules! bit_ops {
 
 bit_ops! {
     /// `negative`: the sign flipped (NaN included).
-    Negative [false, false] = |c| c ^ 0x8000;
+    Negative [false, false, ahead = false] = |c| c ^ 0x8000;
     /// `positive`, `conjugate`.
-    Identity [false, false] = |c| c;
+    Identity [false, false, ahead = false] = |c| c;
     /// `absolute`, `fabs`.
-    Absolute [false, false] = |c| c & 0x7fff;
+    Absolute [false, false, ahead = false] = |c| c & 0x7fff;
     /// `sign`: NaN and zeros unchanged, else ±1.
     Sign [false, true] = |c| {
         let mag = c & 0x7fff;
