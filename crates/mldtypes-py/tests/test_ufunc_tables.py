@@ -121,6 +121,44 @@ def test_bf16_exp_computed_on_vector_paths(ufunc, kernel_path):
             f(z)
 
 
+@pytest.mark.parametrize(("ufunc", "fields", "loud", "flag"), [
+    # The exponent fields where input and result are normal: square 2 (e − 127) + 127
+    # (+1) within 2 ..= 253; reciprocal 254 − e (−1); deg2rad e − 6 (+1); rad2deg e + 5 (+1).
+    ("square", (65, 189), 1e30, "overflow"),
+    ("reciprocal", (1, 251), 0.0, "divide"),
+    ("deg2rad", (8, 254), 1e-37, "underflow"),
+    ("rad2deg", (1, 247), 3e38, "overflow"),
+])
+def test_bf16_binade_forms(ufunc, fields, loud, flag, kernel_path):
+    """bfloat16 `square`, `reciprocal`, `deg2rad` and `rad2deg` look up their fraction bits on
+    the AVX-512 path for the exponent fields derived from the scalar definition, and take the
+    float32 instruction elsewhere; every input equal to the scalar path either way, and a code
+    outside the fields anywhere in a block raises its flag with the other results unchanged."""
+    r = mldtypes._core._ufunc_check(ufunc, np.dtype(mldtypes.bfloat16))
+    assert r["mismatches"] == 0, r["first"]
+    assert r["binade"] == (fields if kernel_path == "avx512" else None)
+    f = getattr(np, ufunc)
+    mag = np.geomspace(1e-3, 1e3, 3 * 4096 + 7)
+    x = (mag * np.where(np.arange(mag.size) % 3 == 0, -1, 1)).astype(mldtypes.bfloat16)
+    with np.errstate(all="raise"):
+        y = f(x)
+    mldtypes._core._set_kernel_path("portable")
+    try:
+        want = f(x)
+    finally:
+        mldtypes._core._set_kernel_path(None if kernel_path == PATHS[0] else kernel_path)
+    assert (y.view(np.uint16) == want.view(np.uint16)).all()
+    for at in (5, 4096 + 31, len(x) - 1):
+        z = x.copy()
+        z[at] = loud
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError, match=flag):
+            f(z)
+        with np.errstate(all="ignore"):
+            got = f(z).view(np.uint16)
+        keep = np.arange(len(z)) != at
+        assert (got[keep] == want.view(np.uint16)[keep]).all()
+
+
 @pytest.mark.parametrize("name", PAIR_FORMATS)
 def test_pair_tables_every_pair(name, kernel_path):
     ufuncs = PAIRS if kernel_path == PATHS[0] or FULL else ["add", "divmod"]

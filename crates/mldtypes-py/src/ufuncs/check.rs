@@ -327,7 +327,11 @@ unsafe fn call(
 /// table, `"masked"` (bit operations, with the number of exception codes
 /// as `"masked+N"`), `"bits"` (a 256-bit map of booleans) or `"table"`;
 /// `"computed"`: whether bfloat16 `exp` / `exp2` compute on the current
-/// kernel path instead of reading the table, `super::expk`).
+/// kernel path instead of reading the table, `super::expk`; `"binade"`:
+/// for bfloat16 `square`, `reciprocal`, `deg2rad` and `rad2deg`, the
+/// exponent fields `(least, greatest)` whose codes take the look-up of
+/// their fraction bits on the current kernel path, else None,
+/// `super::binade`).
 ///
 /// Raises ValueError if the ufunc has no table-driven loop for the dtype.
 #[pyfunction]
@@ -363,6 +367,7 @@ pub(crate) fn _ufunc_check<'py>(
         r.set_item("first", first)?;
         r.set_item("shape", l.get().shape8.name())?;
         r.set_item("computed", l.get().exp.is_some_and(|e| e.serves()))?;
+        r.set_item("binade", super::binade::served(ufunc).filter(|_| d.eigen()))?;
         Ok(r)
     })
 }

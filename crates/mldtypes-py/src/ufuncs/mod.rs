@@ -38,6 +38,7 @@ use crate::dtypes::registry;
 
 mod bf16;
 mod bf16_libm;
+mod binade;
 mod check;
 pub(crate) mod complex;
 mod desc;
