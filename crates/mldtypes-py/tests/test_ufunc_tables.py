@@ -656,11 +656,12 @@ def test_modf_of_long_one_byte_arrays(name, n, kernel_path):
         np.modf(y, out=(other, y))
         np.testing.assert_array_equal(other.view(np.uint8), want_f)
         np.testing.assert_array_equal(y.view(np.uint8), want_i)
-        z = np.zeros(2 * n, dt)
-        z[::2] = x
-        fs, is_ = np.modf(z[::2])
-        np.testing.assert_array_equal(fs.view(np.uint8), want_f)
-        np.testing.assert_array_equal(is_.view(np.uint8), want_i)
+        for step in (2, 3, -1):
+            z = np.zeros(abs(step) * n, dt)
+            z[::step] = x
+            fs, is_ = np.modf(z[::step])
+            np.testing.assert_array_equal(fs.view(np.uint8), want_f)
+            np.testing.assert_array_equal(is_.view(np.uint8), want_i)
 
 
 @pytest.mark.parametrize("n", [511, 512, 1000, 5000])

@@ -1546,6 +1546,39 @@ unsafe extern "C" fn lut2_loop(
                         | simd::lut8(x, y2, n, tq, &simd::Shape8::Table, None)
                 }
             }
+            (Column::U8(p), Column::U8(q))
+                if o1.contiguous(1)
+                    && o2.contiguous(1)
+                    && !spans_overlap(a, 1, o1, 1, n)
+                    && !spans_overlap(a, 1, o2, 1, n)
+                    && !spans_overlap(o1, 1, o2, 1, n) =>
+            {
+                // A strided input into packed outputs: gathered in chunks
+                // ([`gather_u8`]), each looked up as a packed one (a look-up
+                // per element through `lut2` took 0.68 ns per element of
+                // every second one, the chunks 0.1).
+                let tp: &[u8; 256] = p[..256].try_into().expect("256 entries");
+                let tq: &[u8; 256] = q[..256].try_into().expect("256 entries");
+                let fl = t.flags.any().then(|| t.flags.page(0));
+                let mut buf = [0u8; super::BLOCK];
+                let mut f = 0u8;
+                super::blocks(n, super::BLOCK, |start, len| {
+                    let chunk = &mut buf[..len];
+                    gather_u8(a, start, chunk);
+                    // SAFETY: the outputs' `len` packed bytes from `start`
+                    // are disjoint from `chunk` (a stack buffer).
+                    f |= simd::lut8(chunk.as_ptr(), o1.at(start), len, tp, &t.shape8, fl)
+                        | simd::lut8(
+                            chunk.as_ptr(),
+                            o2.at(start),
+                            len,
+                            tq,
+                            &simd::Shape8::Table,
+                            None,
+                        );
+                });
+                f
+            }
             (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
             (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
             _ => unreachable!("a two-output table of this format"),
