@@ -15,7 +15,9 @@
 //!   the float32 instruction (which raises the flags the scalar path raises
 //!   for the same lane), rounded to nearest even in integer arithmetic (as
 //!   the library's float32 → bfloat16 conversion: NaN becomes `0x7fc0` with
-//!   its sign).
+//!   its sign). On AVX-512, `square`, `reciprocal`, `deg2rad` and
+//!   `rad2deg` look their normal results up by the fraction bits
+//!   ([`super::binade`]).
 
 use super::binade::{self, BinadeForm, Scaling};
 use super::expk::ExpForm;
