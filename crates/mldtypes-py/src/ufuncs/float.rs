@@ -1252,6 +1252,7 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
         let (mut inbuf, mut outbuf) = (Vec::new(), Vec::new());
         let (ia, io) = (a.at(0) as usize, o.at(0) as usize);
         let apart = n == 0 || ia + 2 * n <= io || io + osize * n <= ia;
+        let plan = simd::Bf16Plan::of::<O>();
         let mut snan = false;
         super::blocks(n, CHUNK, |start, len| {
             let src: &[u16] =
@@ -1265,19 +1266,19 @@ unsafe extern "C" fn bf16_simd_loop<O: simd::Bf16Op>(
             if o.contiguous(osize) && apart {
                 let dst = std::slice::from_raw_parts_mut(o.at(start), len * osize);
                 if !O::AHEAD {
-                    snan |= simd::bf16_block::<O>(src, dst);
+                    snan |= simd::bf16_block::<O>(plan, src, dst);
                     return;
                 }
                 // Pieces of 512 codes whose input is requested 2 KiB ahead
                 // (one thread's stream is bound by the lines in flight).
                 for (xs, ds) in src.chunks(512).zip(dst.chunks_mut(512 * osize)) {
                     prefetch(xs.as_ptr().wrapping_add(1024).cast());
-                    snan |= simd::bf16_block::<O>(xs, ds);
+                    snan |= simd::bf16_block::<O>(plan, xs, ds);
                 }
             } else {
                 outbuf.resize((len * osize).max(outbuf.len()), 0u8);
                 let dst = &mut outbuf[..len * osize];
-                snan |= simd::bf16_block::<O>(src, dst);
+                snan |= simd::bf16_block::<O>(plan, src, dst);
                 o.put_bytes(start, dst, osize);
             }
         });

@@ -1492,9 +1492,30 @@ unsafe fn apply_tail<O: Bf16Op>(src: &[u16], out: *mut u16) -> bool {
     snan
 }
 
-/// [`bf16_run`] on the best instruction set.
+/// What [`bf16_block`] runs for one loop call, chosen once per call: the
+/// function's fraction look-up ([`super::binade`]) where it serves on
+/// this call, else the instruction set's kernel.
+#[derive(Clone, Copy)]
+pub(crate) struct Bf16Plan {
+    /// The look-up, where it serves (AVX-512 and MXCSR's default rounding).
+    binade: Option<&'static BinadeForm>,
+}
+
+impl Bf16Plan {
+    /// The plan of `O` for a loop call now (reading MXCSR once).
+    pub(crate) fn of<O: Bf16Op>() -> Bf16Plan {
+        #[cfg(target_arch = "x86_64")]
+        let binade = O::binade().filter(|_| binade::runs());
+        #[cfg(not(target_arch = "x86_64"))]
+        let binade = None;
+        Bf16Plan { binade }
+    }
+}
+
+/// [`bf16_run`] on the best instruction set, by `plan` ([`Bf16Plan::of`]
+/// for `O`).
 #[inline]
-pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
+pub(crate) fn bf16_block<O: Bf16Op>(plan: Bf16Plan, src: &[u16], dst: &mut [u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use mldtypes::cast::Path;
@@ -1502,12 +1523,14 @@ pub(crate) fn bf16_block<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         // integer among them: fewer steps than their integer form):
         // 256-bit vectors on both paths, except where a function that
         // scales with the binade looks up its fraction bits on AVX-512
-        // (`binade`: a quarter of the operations). (A constant condition: the functions of one instruction have no
-        // copies of the loops below in the library.)
+        // (`binade`: a quarter of the operations). (A constant condition:
+        // the functions of one instruction have no copies of the loops
+        // below in the library.)
         if O::F32.is_some() {
-            if let Some(form) = O::binade().filter(|_| binade::runs()) {
-                // SAFETY: `runs` checked the AVX-512 path, which is only
-                // selected when the CPU has its features and AVX2.
+            if let Some(form) = plan.binade {
+                // SAFETY: the plan holds a form only where `binade::runs`
+                // found the AVX-512 path, which is only selected when the
+                // CPU has its features and AVX2.
                 return unsafe { binade::binade_avx512(form, src, dst, float_bf16_avx2::<O>) };
             }
             if matches!(mldtypes::cast::path(), Path::Avx2 | Path::Avx512) {
