@@ -1438,16 +1438,22 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
         for (d, &c) in dst.iter_mut().zip(src) {
             *d = O::apply(c) as u8;
         }
+        if O::READS_VALUE {
+            snan = any_snan(src);
+        }
     } else {
         assert!(dst.len() >= 2 * src.len());
         let p = dst.as_mut_ptr() as *mut u16;
+        // The signalling NaN test in the same pass (16-bit lanes).
+        let mut any = 0u16;
         for (k, &c) in src.iter().enumerate() {
             // SAFETY: `dst` holds two bytes per element of `src`.
             unsafe { p.add(k).write_unaligned(O::apply(c)) };
+            if O::READS_VALUE {
+                any |= u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f);
+            }
         }
-    }
-    if O::READS_VALUE {
-        snan = any_snan(src);
+        snan = any != 0;
     }
     snan
 }
