@@ -37,8 +37,10 @@
 //! instruction's kernel per 32 (widening, the instruction, the NaN test,
 //! the rounding, packing), whose division in particular bounds
 //! `reciprocal`: on Zen 4, 4M codes right after ml_dtypes' call run at
-//! NumPy's own `invert` of the codes (the memory's speed), where the
-//! 256-bit kernel took 1.1–1.4 times as long.
+//! NumPy's own `invert` of the codes (the memory's speed; `reciprocal`
+//! 0.47–0.49 ms against the division's 0.61–0.81 ms, `square` 0.46–0.56
+//! against 0.54–0.57), and in the cache at 76–125 ps per code against
+//! 147–231.
 
 use std::sync::OnceLock;
 
