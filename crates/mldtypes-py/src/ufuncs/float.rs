@@ -1102,16 +1102,11 @@ unsafe extern "C" fn lut_loop(
                 // ([`gather_u8`]), each looked up as a packed one.
                 let tab: &[u8; 256] = v[..256].try_into().expect("256 entries");
                 let fl = t.flags.any().then(|| t.flags.page(0));
-                let mut buf = [0u8; super::BLOCK];
-                let mut f = 0u8;
-                super::blocks(n, super::BLOCK, |start, len| {
-                    let chunk = &mut buf[..len];
-                    gather_u8(a, start, chunk);
+                gathered_u8(a, n, |chunk, start| {
                     // SAFETY: `chunk` and the output's `len` packed bytes
                     // from `start` are disjoint (a stack buffer).
-                    f |= simd::lut8(chunk.as_ptr(), o.at(start), len, tab, &t.shape8, fl);
-                });
-                f
+                    simd::lut8(chunk.as_ptr(), o.at(start), chunk.len(), tab, &t.shape8, fl)
+                })
             }
             (1, Column::U8(v)) => lut::<u8, u8>(a, o, n, v, &t.flags),
             (2, Column::U16(v)) => {
@@ -1378,6 +1373,26 @@ unsafe fn gather_u8(x: Operand, start: usize, buf: &mut [u8]) {
     }
 }
 
+/// `f(chunk, start)` over a one-byte operand's `n` elements in chunks of
+/// [`super::BLOCK`] gathered into a stack buffer ([`gather_u8`]); the
+/// union of `f`'s results (flags).
+///
+/// # Safety
+///
+/// The operand's `n` elements are readable.
+#[inline]
+unsafe fn gathered_u8(a: Operand, n: usize, mut f: impl FnMut(&[u8], usize) -> u8) -> u8 {
+    let mut buf = [0u8; super::BLOCK];
+    let mut flags = 0u8;
+    super::blocks(n, super::BLOCK, |start, len| {
+        let chunk = &mut buf[..len];
+        // SAFETY: the caller's guarantee.
+        unsafe { gather_u8(a, start, chunk) };
+        flags |= f(chunk, start);
+    });
+    flags
+}
+
 /// The [`simd::ByteFormat`] of a one-byte format.
 fn byte_format(d: &FloatDesc) -> simd::ByteFormat {
     let f = &d.format;
@@ -1561,24 +1576,13 @@ unsafe extern "C" fn lut2_loop(
                 let tp: &[u8; 256] = p[..256].try_into().expect("256 entries");
                 let tq: &[u8; 256] = q[..256].try_into().expect("256 entries");
                 let fl = t.flags.any().then(|| t.flags.page(0));
-                let mut buf = [0u8; super::BLOCK];
-                let mut f = 0u8;
-                super::blocks(n, super::BLOCK, |start, len| {
-                    let chunk = &mut buf[..len];
-                    gather_u8(a, start, chunk);
+                gathered_u8(a, n, |chunk, start| {
+                    let (x, len) = (chunk.as_ptr(), chunk.len());
                     // SAFETY: the outputs' `len` packed bytes from `start`
                     // are disjoint from `chunk` (a stack buffer).
-                    f |= simd::lut8(chunk.as_ptr(), o1.at(start), len, tp, &t.shape8, fl)
-                        | simd::lut8(
-                            chunk.as_ptr(),
-                            o2.at(start),
-                            len,
-                            tq,
-                            &simd::Shape8::Table,
-                            None,
-                        );
-                });
-                f
+                    simd::lut8(x, o1.at(start), len, tp, &t.shape8, fl)
+                        | simd::lut8(x, o2.at(start), len, tq, &simd::Shape8::Table, None)
+                })
             }
             (Column::U8(p), Column::U8(q)) => lut2::<u8>(a, o1, o2, n, p, q, &t.flags),
             (Column::U16(p), Column::U16(q)) => lut2::<u16>(a, o1, o2, n, p, q, &t.flags),
