@@ -1450,7 +1450,7 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
             // SAFETY: `dst` holds two bytes per element of `src`.
             unsafe { p.add(k).write_unaligned(O::apply(c)) };
             if O::READS_VALUE {
-                any |= u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f);
+                any |= snan_bit(c);
             }
         }
         snan = any != 0;
@@ -1463,10 +1463,13 @@ fn bf16_run<O: Bf16Op>(src: &[u16], dst: &mut [u8]) -> bool {
 /// booleans vectorises poorly on AVX2).
 #[inline(always)]
 fn any_snan(src: &[u16]) -> bool {
-    let any = src.iter().fold(0u16, |acc, &c| {
-        acc | u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f)
-    });
-    any != 0
+    src.iter().fold(0u16, |acc, &c| acc | snan_bit(c)) != 0
+}
+
+/// 1 for a signalling NaN's code, else 0 (a 16-bit lane's test).
+#[inline(always)]
+fn snan_bit(c: u16) -> u16 {
+    u16::from((c & 0x7fff).wrapping_sub(0x7f81) < 0x3f)
 }
 
 #[cfg(target_arch = "x86_64")]
